@@ -1,0 +1,34 @@
+# The README's two commands: `make demo` and `make test`. Both create .venv and install into it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck pytest bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/ctxbudget demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check shared/ctxbudget langchain_ctxbudget llamaindex_ctxbudget tests benchmarks
+	$(BIN)/ruff format --check shared/ctxbudget langchain_ctxbudget llamaindex_ctxbudget tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/pytest -n 2 -q
+
+test: lint typecheck pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

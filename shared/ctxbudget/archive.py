@@ -1,0 +1,115 @@
+"""The archive: where every original that leaves the prompt is kept, retrievable by handle.
+
+Compaction never deletes. A bounded tool output, a cleared tool result, a summarized span and a truncated message
+all leave their originals here, so archive + live history always reconstruct everything the user gave us. Handles
+look like ``ctx://archive/<id>`` and are safe to show to a model (it can ask to read one back).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import ArchiveError, InvalidPolicyError
+from .messages import Message
+
+__all__ = ["HANDLE_PREFIX", "Archive", "ArchiveEntry", "ArchiveReason"]
+
+HANDLE_PREFIX = "ctx://archive/"
+"""Every archive handle starts with this."""
+
+ArchiveReason = Literal["bounded", "cleared", "summarized", "truncated", "evidence", "dropped"]
+
+
+class ArchiveEntry(BaseModel):
+    """One archived original: a whole message, or a long text (tool output, log, transcript)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    handle: str = Field(min_length=len(HANDLE_PREFIX) + 1)
+    reason: ArchiveReason
+    message: Message | None = Field(default=None, description="The original message, when one was archived.")
+    text: str | None = Field(default=None, description="The original text, for long outputs kept as evidence.")
+    source: str | None = Field(default=None, description="Where the text came from (tool name, file, command).")
+
+    @property
+    def full_text(self) -> str:
+        """The archived text: the message's text, or the stored text."""
+        if self.message is not None:
+            return self.message.text
+        return self.text or ""
+
+
+class Archive:
+    """A thread-safe, append-only store of originals keyed by handle.
+
+    Archiving the same message id twice for the same reason returns the first handle: compaction that is retried
+    does not duplicate entries.
+    """
+
+    def __init__(self, entries: Iterable[ArchiveEntry] = ()) -> None:
+        self._entries: dict[str, ArchiveEntry] = {}
+        self._lock = threading.Lock()
+        for entry in entries:
+            self._entries[entry.handle] = entry
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, handle: object) -> bool:
+        return handle in self._entries
+
+    def __iter__(self) -> Iterator[ArchiveEntry]:
+        return iter(list(self._entries.values()))
+
+    def put_message(self, message: Message, reason: ArchiveReason) -> str:
+        """Archive ``message`` and return its handle (``ctx://archive/<message id>.<reason>``)."""
+        handle = f"{HANDLE_PREFIX}{message.id}.{reason}"
+        with self._lock:
+            if handle not in self._entries:
+                self._entries[handle] = ArchiveEntry(handle=handle, reason=reason, message=message)
+        return handle
+
+    def put_text(self, key: str, text: str, *, source: str | None = None, reason: ArchiveReason = "evidence") -> str:
+        """Archive a long text under ``key`` (unique per text) and return its handle."""
+        if not key:
+            raise InvalidPolicyError("key: an archive key must be non-empty", field="key")
+        handle = f"{HANDLE_PREFIX}{key}"
+        with self._lock:
+            existing = self._entries.get(handle)
+            if existing is not None and existing.full_text != text:
+                raise ArchiveError(f"handle {handle!r} already holds a different text ({len(existing.full_text)} chars)")
+            if existing is None:
+                self._entries[handle] = ArchiveEntry(handle=handle, reason=reason, text=text, source=source)
+        return handle
+
+    def get(self, handle: str) -> ArchiveEntry:
+        """Return the entry for ``handle``; raises :class:`ArchiveError` naming it when absent."""
+        entry = self._entries.get(handle)
+        if entry is None:
+            raise ArchiveError(f"handle: {handle!r} is not in the archive ({len(self._entries)} entries)")
+        return entry
+
+    def read(self, handle: str, *, offset: int = 0, limit: int | None = None) -> str:
+        """Return archived text from ``offset`` (chars), at most ``limit`` chars: what a read-back tool serves."""
+        if offset < 0:
+            raise InvalidPolicyError(f"offset: must be >= 0, got {offset}", field="offset")
+        if limit is not None and limit <= 0:
+            raise InvalidPolicyError(f"limit: must be > 0 or None, got {limit}", field="limit")
+        text = self.get(handle).full_text
+        return text[offset:] if limit is None else text[offset : offset + limit]
+
+    def messages(self) -> list[Message]:
+        """Every archived original message, in archiving order (one per message id)."""
+        seen: dict[str, Message] = {}
+        for entry in self._entries.values():
+            if entry.message is not None and entry.message.id not in seen:
+                seen[entry.message.id] = entry.message
+        return list(seen.values())
+
+    def entries(self) -> list[ArchiveEntry]:
+        """Every entry, in archiving order."""
+        return list(self._entries.values())

@@ -1,0 +1,64 @@
+"""Bounded, prompt-safe excerpts of long text: head + tail + a marker naming what was left out and where it is."""
+
+from __future__ import annotations
+
+from .errors import InvalidPolicyError
+from .tokens import TokenCounter
+
+__all__ = ["excerpt"]
+
+
+def _fit_prefix(text: str, budget: int, counter: TokenCounter) -> str:
+    """Longest prefix of ``text`` (cut on a char boundary) whose count is <= budget, by binary search."""
+    if budget <= 0:
+        return ""
+    if counter.count_text(text) <= budget:
+        return text
+    low, high = 0, len(text)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if counter.count_text(text[:mid]) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return text[:low]
+
+
+def excerpt(
+    text: str,
+    *,
+    max_tokens: int,
+    counter: TokenCounter,
+    handle: str | None = None,
+    head_fraction: float = 0.6,
+) -> str:
+    """Return ``text`` if it fits ``max_tokens``, else its head and tail around a marker.
+
+    The marker says how many characters were left out and, when ``handle`` is given, where the full text is
+    archived. The result never exceeds ``max_tokens`` by our counter (the marker is paid for first).
+
+    Raises:
+        InvalidPolicyError: ``max_tokens`` below 1 or ``head_fraction`` outside [0, 1].
+    """
+    if max_tokens < 1:
+        raise InvalidPolicyError(f"max_tokens: must be >= 1, got {max_tokens}", field="max_tokens")
+    if not 0.0 <= head_fraction <= 1.0:
+        raise InvalidPolicyError(f"head_fraction: must be in [0, 1], got {head_fraction}", field="head_fraction")
+    if counter.count_text(text) <= max_tokens:
+        return text
+    where = f"; full text: {handle}" if handle else ""
+    marker = f"\n[... {{omitted}} of {len(text):,} chars omitted{where} ...]\n"
+    room = max_tokens - counter.count_text(marker.format(omitted=f"{len(text):,}"))
+    head = _fit_prefix(text, int(room * head_fraction), counter)
+    tail_budget = room - counter.count_text(head)
+    reversed_tail = _fit_prefix(text[len(head) :][::-1], tail_budget, counter)
+    tail = reversed_tail[::-1]
+    # Token boundaries differ when text is reversed; shrink until the joined result fits.
+    while tail and counter.count_text(tail) > tail_budget:
+        tail = tail[1:]
+    result = head + marker.format(omitted=f"{len(text) - len(head) - len(tail):,}") + tail
+    # Joined text can tokenize differently at the seams; trim until the whole is within budget.
+    while counter.count_text(result) > max_tokens and (head or tail):
+        head, tail = (head[:-1], tail) if len(head) >= len(tail) else (head, tail[1:])
+        result = head + marker.format(omitted=f"{len(text) - len(head) - len(tail):,}") + tail
+    return result

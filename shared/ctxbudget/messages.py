@@ -1,0 +1,125 @@
+"""The framework-neutral message model every other module speaks.
+
+A :class:`Message` is immutable: compaction never edits a message in place, it replaces it with a new one and
+archives the original, so counts cached by content stay valid and nothing a user gave us is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "ContentBlock",
+    "Message",
+    "MessageRole",
+    "MessageState",
+    "ToolCall",
+    "ToolSchema",
+    "new_message_id",
+]
+
+MessageRole = Literal["system", "user", "assistant", "tool"]
+"""The four roles every provider understands."""
+
+MessageState = Literal["complete", "interrupted"]
+"""``interrupted`` marks a reply the user aborted; the next request tells the model it was cut off."""
+
+
+def new_message_id() -> str:
+    """Return a fresh, unique message id (``msg_`` + 32 hex digits)."""
+    return f"msg_{uuid.uuid4().hex}"
+
+
+class ToolCall(BaseModel):
+    """One tool call requested by an assistant message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1, description="Provider-assigned call id; the tool result repeats it.")
+    name: str = Field(min_length=1, description="The tool's name.")
+    args: dict[str, Any] = Field(default_factory=dict, description="Parsed JSON arguments.")
+
+    def args_json(self) -> str:
+        """Return the arguments as compact JSON, the form providers bill for."""
+        return json.dumps(self.args, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+
+
+class ContentBlock(BaseModel):
+    """One block of multi-part content: text, or something opaque (image, audio) kept as data."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    type: str = Field(min_length=1, description="'text' or a provider block type such as 'image_url'.")
+    text: str | None = Field(default=None, description="The text of a 'text' block.")
+    data: dict[str, Any] = Field(default_factory=dict, description="Everything else the block carries.")
+
+
+class Message(BaseModel):
+    """A chat message: role, content, optional tool calls or tool result id, state and metadata."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: MessageRole
+    content: str | tuple[ContentBlock, ...] = ""
+    name: str | None = Field(default=None, description="Optional author name (OpenAI 'name').")
+    tool_calls: tuple[ToolCall, ...] = Field(default=(), description="Calls requested by an assistant message.")
+    tool_call_id: str | None = Field(default=None, description="For a tool result: the call it answers.")
+    state: MessageState = "complete"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    id: str = Field(default_factory=new_message_id, min_length=1)
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _blocks_to_tuple(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return tuple(value)
+        return value
+
+    @model_validator(mode="after")
+    def _check_tool_fields(self) -> Message:
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError(f"tool_calls: only assistant messages carry tool calls, this one is {self.role!r}")
+        if self.role == "tool" and not self.tool_call_id:
+            raise ValueError("tool_call_id: a tool message must name the call it answers")
+        if self.role != "tool" and self.tool_call_id is not None:
+            raise ValueError(f"tool_call_id: only tool messages carry one, this one is {self.role!r}")
+        ids = [call.id for call in self.tool_calls]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"tool_calls: duplicate call ids {sorted(ids)}")
+        return self
+
+    @property
+    def text(self) -> str:
+        """All text in the message: the string content, or the text blocks joined by newlines."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(block.text for block in self.content if block.text is not None)
+
+    def with_content(self, content: str, **metadata: Any) -> Message:
+        """Return a copy with new text content (same id, role, tool fields) and extra metadata."""
+        return self.model_copy(update={"content": content, "metadata": {**self.metadata, **metadata}})
+
+
+class ToolSchema(BaseModel):
+    """A tool exposed to the model: name, description and JSON-schema parameters."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def from_openai(cls, spec: Mapping[str, Any]) -> ToolSchema:
+        """Build from an OpenAI tool spec (``{"type": "function", "function": {...}}``) or a bare function."""
+        function = spec.get("function", spec)
+        return cls(
+            name=str(function["name"]),
+            description=str(function.get("description") or ""),
+            parameters=dict(function.get("parameters") or {}),
+        )

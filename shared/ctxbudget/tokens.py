@@ -1,0 +1,320 @@
+"""Token counting: exact for OpenAI families, estimated and calibrated for the rest, cached by content.
+
+The OpenAI chat format (as documented in OpenAI's token-counting cookbook) bills every message
+``TOKENS_PER_MESSAGE`` tokens of framing plus its role and content, one more token when it carries a ``name``, and
+every request ``REPLY_PRIMING`` tokens that prime the assistant's reply. Tool schemas are billed as the cookbook's
+function-definition formula describes; assistant tool calls as the call's name and JSON arguments plus a small
+framing. Providers that use another tokenizer are estimated with ``o200k_base`` times a per-family factor, which
+:class:`Calibration` then corrects from the usage the provider reports.
+
+Counts are cached by content, so a session that grows by one message pays for that message only.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import tiktoken
+
+from .encodings import get_encoding
+from .errors import InvalidPolicyError
+from .messages import Message, ToolCall, ToolSchema
+from .models import DEFAULT_REGISTRY, ModelRegistry
+
+__all__ = [
+    "REPLY_PRIMING",
+    "TOKENS_PER_MESSAGE",
+    "TOKENS_PER_NAME",
+    "TOKENS_PER_TOOL_CALL",
+    "Calibration",
+    "CharCounter",
+    "EstimatingCounter",
+    "TiktokenCounter",
+    "TokenCounter",
+    "count_request",
+    "counter_for_model",
+]
+
+TOKENS_PER_MESSAGE = 3
+"""Framing tokens per chat message (``<|start|>{role}\\n ... <|end|>``)."""
+TOKENS_PER_NAME = 1
+"""Extra token when a message carries a ``name``."""
+REPLY_PRIMING = 3
+"""Tokens every request spends priming the reply (``<|start|>assistant<|message|>``)."""
+TOKENS_PER_TOOL_CALL = 3
+"""Framing per assistant tool call, on top of its name and JSON arguments."""
+
+# OpenAI cookbook, function-definition billing (gpt-4o / gpt-4 families).
+_FUNC_INIT, _PROP_INIT, _PROP_KEY, _ENUM_INIT, _ENUM_ITEM, _FUNC_END = 7, 3, 3, -3, 3, 12
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens the way a provider bills them. Implementations must never raise on user text."""
+
+    @property
+    def name(self) -> str:
+        """A short description, e.g. ``tiktoken:o200k_base``."""
+        ...
+
+    @property
+    def request_overhead(self) -> int:
+        """Tokens every request costs beyond its messages (reply priming)."""
+        ...
+
+    def count_text(self, text: str) -> int:
+        """Tokens in a bare string."""
+        ...
+
+    def count_message(self, message: Message) -> int:
+        """Tokens one message costs inside a request, framing and tool calls included."""
+        ...
+
+    def count_tools(self, tools: Sequence[ToolSchema]) -> int:
+        """Tokens the tool schemas exposed to the model cost."""
+        ...
+
+
+class _ContentCache:
+    """A bounded, thread-safe cache of counts keyed by content; drops the oldest half when full."""
+
+    def __init__(self, max_entries: int) -> None:
+        self._data: dict[object, int] = {}
+        self._max = max_entries
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: object) -> int | None:
+        value = self._data.get(key)
+        if value is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return value
+
+    def put(self, key: object, value: int) -> None:
+        with self._lock:
+            if len(self._data) >= self._max:
+                for old in list(self._data)[: self._max // 2]:
+                    self._data.pop(old, None)
+            self._data[key] = value
+
+
+def _message_key(message: Message) -> tuple[object, ...]:
+    calls = tuple((call.id, call.name, call.args_json()) for call in message.tool_calls)
+    content = message.content if isinstance(message.content, str) else message.content
+    return (message.role, message.name, content, message.tool_call_id, calls, message.state)
+
+
+class TiktokenCounter:
+    """Exact OpenAI counting with a bundled (offline) tiktoken encoding.
+
+    Args:
+        encoding: ``o200k_base`` (gpt-4o, gpt-4.1, gpt-5, o-series) or ``cl100k_base`` (gpt-4, gpt-3.5).
+        cache_size: how many distinct message contents to remember.
+    """
+
+    def __init__(self, encoding: str = "o200k_base", *, cache_size: int = 200_000) -> None:
+        self._encoding: tiktoken.Encoding = get_encoding(encoding)
+        self._messages = _ContentCache(cache_size)
+        self._texts = _ContentCache(cache_size)
+
+    @property
+    def name(self) -> str:
+        """``tiktoken:<encoding>``."""
+        return f"tiktoken:{self._encoding.name}"
+
+    @property
+    def request_overhead(self) -> int:
+        """Reply priming, per request."""
+        return REPLY_PRIMING
+
+    @property
+    def cache_stats(self) -> tuple[int, int]:
+        """``(hits, misses)`` of the per-message cache."""
+        return self._messages.hits, self._messages.misses
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``; special-token strings are ordinary text here, never an error."""
+        return self._encoding.encode_ordinary(text)
+
+    def count_text(self, text: str) -> int:
+        """Tokens in ``text`` (cached for strings over 64 characters)."""
+        if len(text) <= 64:
+            return len(self._encoding.encode_ordinary(text))
+        cached = self._texts.get(text)
+        if cached is None:
+            cached = len(self._encoding.encode_ordinary(text))
+            self._texts.put(text, cached)
+        return cached
+
+    def count_message(self, message: Message) -> int:
+        """Framing + role + content (+ name) + tool calls, cached by content."""
+        key = _message_key(message)
+        cached = self._messages.get(key)
+        if cached is not None:
+            return cached
+        total = TOKENS_PER_MESSAGE + self.count_text(message.role) + self.count_text(message.text)
+        if message.name:
+            total += TOKENS_PER_NAME + self.count_text(message.name)
+        total += sum(self._count_call(call) for call in message.tool_calls)
+        if message.tool_call_id:
+            total += self.count_text(message.tool_call_id)
+        self._messages.put(key, total)
+        return total
+
+    def _count_call(self, call: ToolCall) -> int:
+        return TOKENS_PER_TOOL_CALL + self.count_text(call.id) + self.count_text(call.name) + self.count_text(
+            call.args_json()
+        )
+
+    def count_tools(self, tools: Sequence[ToolSchema]) -> int:
+        """Function-definition billing as OpenAI's cookbook documents it; 0 for no tools."""
+        if not tools:
+            return 0
+        return sum(self._count_tool(tool) for tool in tools) + _FUNC_END
+
+    def _count_tool(self, tool: ToolSchema) -> int:
+        total = _FUNC_INIT + self.count_text(f"{tool.name}:{tool.description.removesuffix('.')}")
+        properties: Mapping[str, Any] = tool.parameters.get("properties") or {}
+        if properties:
+            total += _PROP_INIT
+            for key, spec in properties.items():
+                total += _PROP_KEY + self._count_property(key, spec if isinstance(spec, Mapping) else {})
+        return total
+
+    def _count_property(self, key: str, spec: Mapping[str, Any]) -> int:
+        total = 0
+        enum = spec.get("enum")
+        if isinstance(enum, list):
+            total += _ENUM_INIT + sum(_ENUM_ITEM + self.count_text(str(item)) for item in enum)
+        kind = spec.get("type", "")
+        description = str(spec.get("description", "")).removesuffix(".")
+        total += self.count_text(f"{key}:{kind}:{description}")
+        for nested in ("properties", "items"):  # nested schemas are billed roughly as their JSON
+            if nested in spec:
+                total += self.count_text(str(spec[nested]))
+        return total
+
+
+class EstimatingCounter:
+    """Counts with ``o200k_base`` and scales by ``factor``: for providers whose tokenizer is not public.
+
+    The estimate is made exact-in-practice by :class:`Calibration` from provider-reported usage.
+    """
+
+    def __init__(self, factor: float = 1.0, *, encoding: str = "o200k_base", cache_size: int = 200_000) -> None:
+        if not math.isfinite(factor) or factor <= 0:
+            raise InvalidPolicyError(f"factor: must be a finite number > 0, got {factor!r}", field="factor")
+        self._base = TiktokenCounter(encoding, cache_size=cache_size)
+        self.factor = factor
+
+    @property
+    def name(self) -> str:
+        """``estimate:<encoding>x<factor>``."""
+        return f"estimate:{self._base.name.split(':', 1)[1]}x{self.factor:g}"
+
+    @property
+    def request_overhead(self) -> int:
+        """Reply priming, scaled."""
+        return math.ceil(REPLY_PRIMING * self.factor)
+
+    def count_text(self, text: str) -> int:
+        """Scaled tokens in ``text``."""
+        return math.ceil(self._base.count_text(text) * self.factor)
+
+    def count_message(self, message: Message) -> int:
+        """Scaled tokens of one message."""
+        return math.ceil(self._base.count_message(message) * self.factor)
+
+    def count_tools(self, tools: Sequence[ToolSchema]) -> int:
+        """Scaled tokens of the tool schemas."""
+        return math.ceil(self._base.count_tools(tools) * self.factor)
+
+
+class CharCounter:
+    """A deterministic, dependency-free counter: ``ceil(chars / chars_per_token)``, plus chat framing.
+
+    Useful as a test double and for quick estimates; never use it where exactness matters.
+    """
+
+    def __init__(self, chars_per_token: float = 4.0) -> None:
+        if not math.isfinite(chars_per_token) or chars_per_token <= 0:
+            raise InvalidPolicyError(
+                f"chars_per_token: must be a finite number > 0, got {chars_per_token!r}", field="chars_per_token"
+            )
+        self.chars_per_token = chars_per_token
+
+    @property
+    def name(self) -> str:
+        """``chars/<n>``."""
+        return f"chars/{self.chars_per_token:g}"
+
+    @property
+    def request_overhead(self) -> int:
+        """Reply priming."""
+        return REPLY_PRIMING
+
+    def count_text(self, text: str) -> int:
+        """``ceil(len(text) / chars_per_token)``."""
+        return math.ceil(len(text) / self.chars_per_token)
+
+    def count_message(self, message: Message) -> int:
+        """Framing + content + tool calls."""
+        total = TOKENS_PER_MESSAGE + self.count_text(message.text)
+        if message.name:
+            total += TOKENS_PER_NAME + self.count_text(message.name)
+        for call in message.tool_calls:
+            total += TOKENS_PER_TOOL_CALL + self.count_text(call.id + call.name + call.args_json())
+        return total
+
+    def count_tools(self, tools: Sequence[ToolSchema]) -> int:
+        """Tokens of each schema's name, description and JSON parameters."""
+        return sum(self.count_text(f"{t.name}:{t.description}:{t.parameters}") + _FUNC_INIT for t in tools)
+
+
+class Calibration:
+    """Learns the ratio between provider-reported prompt tokens and our own count, per model.
+
+    ``observe(counted, reported)`` folds one sample into an exponential moving average; ``apply(count)`` scales a
+    fresh count by it. The ratio is clamped to [0.25, 4] so one bogus report cannot wreck accounting.
+    """
+
+    def __init__(self, *, ratio: float = 1.0, samples: int = 0, smoothing: float = 0.3) -> None:
+        if not 0 < smoothing <= 1:
+            raise InvalidPolicyError(f"smoothing: must be in (0, 1], got {smoothing!r}", field="smoothing")
+        self.ratio = ratio
+        self.samples = samples
+        self.smoothing = smoothing
+
+    def observe(self, counted: int, reported: int) -> None:
+        """Fold in one (own count, provider-reported) pair; ignores non-positive figures."""
+        if counted <= 0 or reported <= 0:
+            return
+        sample = min(4.0, max(0.25, reported / counted))
+        self.ratio = sample if self.samples == 0 else self.ratio + self.smoothing * (sample - self.ratio)
+        self.samples += 1
+
+    def apply(self, count: int) -> int:
+        """Scale ``count`` by the learned ratio (rounded up)."""
+        return math.ceil(count * self.ratio) if self.samples else count
+
+
+def counter_for_model(model: str, *, registry: ModelRegistry = DEFAULT_REGISTRY) -> TokenCounter:
+    """Return the right counter for ``model``: exact tiktoken for OpenAI families, an estimate otherwise."""
+    info = registry.get(model)
+    if info.exact:
+        return TiktokenCounter(info.encoding)
+    return EstimatingCounter(info.token_factor, encoding=info.encoding)
+
+
+def count_request(
+    counter: TokenCounter, messages: Iterable[Message], tools: Sequence[ToolSchema] = ()
+) -> int:
+    """Tokens a whole request costs: every message, the tool schemas and the reply priming."""
+    return sum(counter.count_message(m) for m in messages) + counter.count_tools(tools) + counter.request_overhead
+
