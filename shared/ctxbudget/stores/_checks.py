@@ -1,0 +1,58 @@
+"""Argument checks shared by every store; each failure is a UsageError subclass naming the field."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ctxbudget.errors import SnapshotFormatError, UsageError
+
+__all__ = ["check_data", "check_records", "check_session_id", "check_version", "check_watermark"]
+
+
+def check_session_id(session_id: object) -> None:
+    """Require a non-blank string."""
+    if not isinstance(session_id, str):
+        raise UsageError(f"session_id: must be a str, got {type(session_id).__name__}", field="session_id")
+    if not session_id.strip():
+        raise UsageError(f"session_id: must be non-blank, got {session_id!r}", field="session_id")
+
+
+def check_version(version: object, field: str) -> None:
+    """Require an int >= 1 (versions start at 1)."""
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise UsageError(f"{field}: must be an int, got {type(version).__name__}", field=field)
+    if version < 1:
+        raise UsageError(f"{field}: versions start at 1, got {version}", field=field)
+
+
+def check_watermark(value: object, field: str, *, head: int | None = None) -> None:
+    """Require an int >= 0 and, when ``head`` is given, <= ``head``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{field}: must be an int, got {type(value).__name__}", field=field)
+    if value < 0:
+        raise UsageError(f"{field}: sequence numbers are >= 0, got {value}", field=field)
+    if head is not None and value > head:
+        raise UsageError(f"{field}: {value} is past the log head {head}", field=field)
+
+
+def check_data(data: object, field: str = "data") -> None:
+    """Require a string holding one JSON document."""
+    if not isinstance(data, str):
+        raise SnapshotFormatError(f"{field}: must be a JSON str, got {type(data).__name__}", field=field)
+    try:
+        json.loads(data)
+    except json.JSONDecodeError as exc:
+        message = f"{field}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        raise SnapshotFormatError(message, field=field) from exc
+
+
+def check_records(records: object) -> list[str]:
+    """Require a sequence (not a single str) of JSON strings; return it as a list."""
+    if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
+        message = f"records: must be a sequence of JSON str, got {type(records).__name__}"
+        raise SnapshotFormatError(message, field="records")
+    batch = list(records)
+    for index, record in enumerate(batch):
+        check_data(record, f"records[{index}]")
+    return batch

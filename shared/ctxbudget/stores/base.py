@@ -1,0 +1,271 @@
+"""The snapshot-store seam: where serialized sessions live, with optimistic concurrency and an append log.
+
+A store keeps, per session id, two things:
+
+* **one snapshot**: an opaque JSON string with a version. Versions start at 1 and go up by one on every save.
+  :meth:`SnapshotStore.save` is a compare-and-set: it succeeds only when the caller names the version it read,
+  so a stale writer gets :class:`~ctxbudget.errors.SnapshotConflictError` (with both versions), never a silent
+  overwrite. "No snapshot" is reported as version 0 in that error.
+* **an append-only log** of opaque JSON records, for concurrent workers that must not fight over the snapshot.
+  :meth:`SnapshotStore.append` gives records sequence numbers that are monotonic, gap-free and unique across
+  every worker of every process. A snapshot may record (inside its own JSON) how far into the log it has
+  absorbed; once such a snapshot is saved, :meth:`SnapshotStore.trim_log` drops the absorbed records.
+
+Backends implement :class:`BaseSnapshotStore`'s small ``_`` methods; its public methods validate the
+arguments (:class:`~ctxbudget.errors.UsageError` subclasses naming the field), raise conflicts with the numbers,
+and turn backend exceptions into :class:`~ctxbudget.errors.SnapshotStoreError` with the cause chained.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import TracebackType
+from typing import ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxbudget.errors import SnapshotConflictError, SnapshotStoreError
+from ctxbudget.stores._checks import check_data, check_records, check_session_id, check_version, check_watermark
+
+__all__ = ["BaseSnapshotStore", "SnapshotStore", "StoredSnapshot"]
+
+
+class StoredSnapshot(BaseModel):
+    """One stored snapshot, exactly as :meth:`SnapshotStore.load` returns it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    session_id: str = Field(min_length=1, description="The session the snapshot belongs to.")
+    version: int = Field(ge=1, description="The stored version; pass it as ``expected_version`` to save.")
+    data: str = Field(description="The snapshot's JSON, byte for byte as it was saved.")
+
+
+@runtime_checkable
+class SnapshotStore(Protocol):
+    """Where session snapshots and their append logs live (sync)."""
+
+    def load(self, session_id: str) -> StoredSnapshot | None:
+        """Return the session's snapshot, or ``None`` when it has none."""
+        ...
+
+    def save(self, session_id: str, data: str, *, expected_version: int | None) -> int:
+        """Compare-and-set the snapshot; ``None`` creates. Returns the new version."""
+        ...
+
+    def delete(self, session_id: str, *, expected_version: int) -> None:
+        """Delete the snapshot and the log, if the stored version is ``expected_version``."""
+        ...
+
+    def append(self, session_id: str, records: Sequence[str]) -> list[int]:
+        """Atomically append JSON records to the session's log; returns their sequence numbers."""
+        ...
+
+    def read_log(self, session_id: str, *, after: int = 0) -> list[tuple[int, str]]:
+        """Return ``(seq, record)`` pairs with ``seq > after``, in sequence order."""
+        ...
+
+    def log_head(self, session_id: str) -> int:
+        """Return the last sequence number handed out for the session (0 when none)."""
+        ...
+
+    def trim_log(self, session_id: str, *, upto: int) -> int:
+        """Delete log records with ``seq <= upto``; returns how many were deleted."""
+        ...
+
+
+class BaseSnapshotStore(abc.ABC):
+    """Template for backends: public methods validate and translate errors, subclasses do the storage.
+
+    Subclasses set :attr:`backend_name` and :attr:`backend_errors` and implement the ``_`` methods. Those
+    receive validated arguments, use ``0`` for "no snapshot", and must make ``_save``, ``_delete`` and
+    ``_append`` atomic against every other writer of the same storage.
+    """
+
+    backend_name: ClassVar[str] = "store"
+    """Names the backend in error messages."""
+
+    backend_errors: ClassVar[tuple[type[BaseException], ...]] = ()
+    """Exceptions of the backend that become :class:`~ctxbudget.errors.SnapshotStoreError`."""
+
+    def load(self, session_id: str) -> StoredSnapshot | None:
+        """Return the session's snapshot, or ``None`` when it has none.
+
+        Args:
+            session_id: the session; a non-empty string.
+
+        Raises:
+            SnapshotStoreError: the backend failed.
+        """
+        check_session_id(session_id)
+        with self._translating("load", session_id):
+            found = self._load(session_id)
+        if found is None:
+            return None
+        version, data = found
+        return StoredSnapshot(session_id=session_id, version=version, data=data)
+
+    def save(self, session_id: str, data: str, *, expected_version: int | None) -> int:
+        """Store ``data`` as the session's next version, if nobody else saved first.
+
+        Args:
+            session_id: the session; a non-empty string.
+            data: the snapshot, a JSON string; stored and returned verbatim.
+            expected_version: the version this writer read, or ``None`` to create a session that must not
+                exist yet.
+
+        Returns:
+            The new version: ``expected_version + 1``, or 1 for a create.
+
+        Raises:
+            SnapshotConflictError: the stored version is not ``expected_version`` (or the session exists).
+            SnapshotStoreError: the backend failed.
+        """
+        check_session_id(session_id)
+        check_data(data)
+        if expected_version is not None:
+            check_version(expected_version, "expected_version")
+        expected = expected_version or 0
+        with self._translating("save", session_id):
+            saved, version = self._save(session_id, data, expected)
+        if not saved:
+            raise _conflict("save", session_id, expected, version)
+        return version
+
+    def delete(self, session_id: str, *, expected_version: int) -> None:
+        """Delete the session's snapshot and its whole log, if the stored version is ``expected_version``.
+
+        Sequence numbers of a deleted session start again at 1.
+
+        Raises:
+            SnapshotConflictError: the stored version is not ``expected_version`` (0 = no snapshot).
+            SnapshotStoreError: the backend failed.
+        """
+        check_session_id(session_id)
+        check_version(expected_version, "expected_version")
+        with self._translating("delete", session_id):
+            deleted, version = self._delete(session_id, expected_version)
+        if not deleted:
+            raise _conflict("delete", session_id, expected_version, version)
+
+    def append(self, session_id: str, records: Sequence[str]) -> list[int]:
+        """Atomically append JSON records to the session's log.
+
+        Args:
+            session_id: the session; it needs no snapshot.
+            records: JSON strings, stored verbatim; an empty sequence appends nothing.
+
+        Returns:
+            The records' sequence numbers, consecutive, in the order given; unique across all writers.
+
+        Raises:
+            SnapshotStoreError: the backend failed; then none of the records was appended.
+        """
+        check_session_id(session_id)
+        batch = check_records(records)
+        if not batch:
+            return []
+        with self._translating("append", session_id):
+            first = self._append(session_id, batch)
+        return list(range(first, first + len(batch)))
+
+    def read_log(self, session_id: str, *, after: int = 0) -> list[tuple[int, str]]:
+        """Return the log's ``(seq, record)`` pairs with ``seq > after``, in sequence order.
+
+        Raises:
+            SnapshotStoreError: the backend failed.
+        """
+        check_session_id(session_id)
+        check_watermark(after, "after")
+        with self._translating("read_log", session_id):
+            return self._read_log(session_id, after)
+
+    def log_head(self, session_id: str) -> int:
+        """Return the last sequence number handed out for the session; 0 when none (trimming keeps it).
+
+        Raises:
+            SnapshotStoreError: the backend failed.
+        """
+        check_session_id(session_id)
+        with self._translating("log_head", session_id):
+            return self._log_head(session_id)
+
+    def trim_log(self, session_id: str, *, upto: int) -> int:
+        """Delete log records with ``seq <= upto``: call it once a snapshot absorbing them is saved.
+
+        Returns:
+            How many records were deleted.
+
+        Raises:
+            UsageError: ``upto`` is past the log head (those records do not exist yet).
+            SnapshotStoreError: the backend failed.
+        """
+        check_session_id(session_id)
+        check_watermark(upto, "upto")
+        with self._translating("trim_log", session_id):
+            head = self._log_head(session_id)
+            check_watermark(upto, "upto", head=head)
+            return self._trim_log(session_id, upto)
+
+    def close(self) -> None:  # noqa: B027 - optional hook: most backends hold nothing to release
+        """Release the backend's resources (connections); the default has none."""
+
+    def __enter__(self) -> BaseSnapshotStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def _translating(self, operation: str, session_id: str) -> Iterator[None]:
+        """Turn a backend exception into :class:`SnapshotStoreError`, naming the operation and session."""
+        try:
+            yield
+        except self.backend_errors as exc:
+            cause = f"{type(exc).__name__}: {exc}"
+            message = f"{self.backend_name} {operation} of session {session_id!r} failed: {cause}"
+            raise SnapshotStoreError(message) from exc
+
+    @abc.abstractmethod
+    def _load(self, session_id: str) -> tuple[int, str] | None:
+        """Return ``(version, data)`` or ``None``."""
+
+    @abc.abstractmethod
+    def _save(self, session_id: str, data: str, expected: int) -> tuple[bool, int]:
+        """Compare-and-set; return ``(True, new_version)`` or ``(False, stored_version)``."""
+
+    @abc.abstractmethod
+    def _delete(self, session_id: str, expected: int) -> tuple[bool, int]:
+        """Compare-and-delete snapshot and log; return ``(True, 0)`` or ``(False, stored_version)``."""
+
+    @abc.abstractmethod
+    def _append(self, session_id: str, records: list[str]) -> int:
+        """Append atomically; return the first record's sequence number."""
+
+    @abc.abstractmethod
+    def _read_log(self, session_id: str, after: int) -> list[tuple[int, str]]:
+        """Return records with ``seq > after`` in order."""
+
+    @abc.abstractmethod
+    def _log_head(self, session_id: str) -> int:
+        """Return the last sequence number handed out, or 0."""
+
+    @abc.abstractmethod
+    def _trim_log(self, session_id: str, upto: int) -> int:
+        """Delete records with ``seq <= upto``; return how many."""
+
+
+def _conflict(operation: str, session_id: str, expected: int, actual: int) -> SnapshotConflictError:
+    if expected == 0:
+        detail = f"session {session_id!r} exists at version {actual}; expected_version=None only creates"
+    elif actual == 0:
+        detail = f"session {session_id!r} has no snapshot, expected_version is {expected}"
+    else:
+        detail = (
+            f"session {session_id!r} is at version {actual}, expected_version is {expected}: "
+            "another writer saved first; load and retry"
+        )
+    return SnapshotConflictError(f"{operation}: {detail}", expected_version=expected, actual_version=actual)

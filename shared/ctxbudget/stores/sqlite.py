@@ -1,0 +1,189 @@
+"""A SQLite store (stdlib ``sqlite3``): safe across threads of one process and across processes on one file.
+
+Every write (compare-and-set, append, delete, trim) runs in a ``BEGIN IMMEDIATE`` transaction, which takes
+SQLite's write lock up front, so the read-check-write inside it cannot interleave with another writer in any
+process. The database runs in WAL mode (readers never block the writer) with a busy timeout, so contending
+writers wait for the lock instead of failing. Each instance holds one connection behind a lock and reopens it
+in a forked child. The schema is created on first use and versioned in ``ctxbudget_schema``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from ctxbudget.errors import InvalidPolicyError, SnapshotStoreError
+from ctxbudget.stores.base import BaseSnapshotStore
+
+__all__ = ["SCHEMA_VERSION", "SQLiteSnapshotStore"]
+
+SCHEMA_VERSION = 1
+"""The schema this module writes; a database with a newer one is refused."""
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS ctxbudget_schema (version INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS ctxbudget_snapshots ("
+    " session_id TEXT PRIMARY KEY, version INTEGER NOT NULL, data TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS ctxbudget_log_heads (session_id TEXT PRIMARY KEY, head INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS ctxbudget_log ("
+    " session_id TEXT NOT NULL, seq INTEGER NOT NULL, record TEXT NOT NULL,"
+    " PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
+)
+
+Synchronous = Literal["FULL", "NORMAL", "OFF"]
+
+
+class SQLiteSnapshotStore(BaseSnapshotStore):
+    """Snapshots and logs in one SQLite file.
+
+    Args:
+        path: the database file; ``":memory:"`` keeps a private in-memory database for this instance only.
+        timeout: seconds a writer waits for another process's write lock before failing.
+        synchronous: SQLite's ``PRAGMA synchronous``. ``"FULL"`` survives power loss; ``"NORMAL"`` (safe from
+            corruption in WAL mode, may lose the last commits on power loss) is much faster on slow disks.
+    """
+
+    backend_name: ClassVar[str] = "sqlite"
+    backend_errors: ClassVar[tuple[type[BaseException], ...]] = (sqlite3.Error,)
+
+    def __init__(
+        self, path: str | Path = ":memory:", *, timeout: float = 30.0, synchronous: Synchronous = "FULL"
+    ) -> None:
+        if timeout < 0:
+            raise InvalidPolicyError(f"timeout: must be >= 0 seconds, got {timeout}", field="timeout")
+        if synchronous not in ("FULL", "NORMAL", "OFF"):
+            message = f"synchronous: must be FULL, NORMAL or OFF, got {synchronous!r}"
+            raise InvalidPolicyError(message, field="synchronous")
+        self.path = str(path)
+        self._timeout = timeout
+        self._synchronous = synchronous
+        self._lock = threading.RLock()
+        self._connection: sqlite3.Connection | None = None
+        self._pid = os.getpid()
+
+    def close(self) -> None:
+        """Close this instance's connection; the next call opens a new one."""
+        with self._lock:
+            if self._connection is not None and self._pid == os.getpid():
+                self._connection.close()
+            self._connection = None
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            with _immediate(conn):
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                _check_schema_version(conn, self.path)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @contextmanager
+    def _conn(self) -> Iterator[sqlite3.Connection]:
+        """This instance's connection, under its lock; (re)opened on first use and in a forked child."""
+        with self._lock:
+            if self._connection is None or self._pid != os.getpid():
+                self._connection = self._open()
+                self._pid = os.getpid()
+            yield self._connection
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._conn() as conn, _immediate(conn):
+            yield conn
+
+    def _version(self, conn: sqlite3.Connection, session_id: str) -> int:
+        query = "SELECT version FROM ctxbudget_snapshots WHERE session_id = ?"
+        row = conn.execute(query, (session_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def _load(self, session_id: str) -> tuple[int, str] | None:
+        with self._conn() as conn:
+            query = "SELECT version, data FROM ctxbudget_snapshots WHERE session_id = ?"
+            row = conn.execute(query, (session_id,)).fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
+    def _save(self, session_id: str, data: str, expected: int) -> tuple[bool, int]:
+        with self._write() as conn:
+            version = self._version(conn, session_id)
+            if version != expected:
+                return False, version
+            conn.execute(
+                "INSERT INTO ctxbudget_snapshots (session_id, version, data) VALUES (?, ?, ?)"
+                " ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, data = excluded.data",
+                (session_id, version + 1, data),
+            )
+            return True, version + 1
+
+    def _delete(self, session_id: str, expected: int) -> tuple[bool, int]:
+        with self._write() as conn:
+            version = self._version(conn, session_id)
+            if version != expected:
+                return False, version
+            for table in ("ctxbudget_snapshots", "ctxbudget_log_heads", "ctxbudget_log"):
+                conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            return True, 0
+
+    def _append(self, session_id: str, records: list[str]) -> int:
+        with self._write() as conn:
+            first = self._head(conn, session_id) + 1
+            rows = [(session_id, first + offset, record) for offset, record in enumerate(records)]
+            conn.executemany("INSERT INTO ctxbudget_log (session_id, seq, record) VALUES (?, ?, ?)", rows)
+            conn.execute(
+                "INSERT INTO ctxbudget_log_heads (session_id, head) VALUES (?, ?)"
+                " ON CONFLICT (session_id) DO UPDATE SET head = excluded.head",
+                (session_id, first + len(records) - 1),
+            )
+            return first
+
+    def _read_log(self, session_id: str, after: int) -> list[tuple[int, str]]:
+        with self._conn() as conn:
+            query = "SELECT seq, record FROM ctxbudget_log WHERE session_id = ? AND seq > ? ORDER BY seq"
+            rows = conn.execute(query, (session_id, after)).fetchall()
+        return [(int(seq), str(record)) for seq, record in rows]
+
+    def _log_head(self, session_id: str) -> int:
+        with self._conn() as conn:
+            return self._head(conn, session_id)
+
+    def _head(self, conn: sqlite3.Connection, session_id: str) -> int:
+        query = "SELECT head FROM ctxbudget_log_heads WHERE session_id = ?"
+        row = conn.execute(query, (session_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def _trim_log(self, session_id: str, upto: int) -> int:
+        with self._write() as conn:
+            query = "DELETE FROM ctxbudget_log WHERE session_id = ? AND seq <= ?"
+            cursor = conn.execute(query, (session_id, upto))
+            return int(cursor.rowcount)
+
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.execute("COMMIT")
+
+
+def _check_schema_version(conn: sqlite3.Connection, path: str) -> None:
+    row = conn.execute("SELECT MAX(version) FROM ctxbudget_schema").fetchone()
+    found = row[0] if row else None
+    if found is None:
+        conn.execute("INSERT INTO ctxbudget_schema (version) VALUES (?)", (SCHEMA_VERSION,))
+    elif int(found) > SCHEMA_VERSION:
+        message = f"sqlite: {path} has schema version {found}, this ctxbudget reads up to {SCHEMA_VERSION}"
+        raise SnapshotStoreError(message)
