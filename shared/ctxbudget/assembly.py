@@ -19,10 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._defaults import default_counter
 from .errors import BudgetExceededError, DuplicateFragmentError, FragmentLimitError, InvalidPolicyError, PlanAuditError
 from .fragments import Fragment
 from .messages import Message
-from .tokens import TiktokenCounter, TokenCounter
+from .tokens import TokenCounter
 
 __all__ = ["BuiltContext", "FragmentUsage", "assemble_context_plan", "assemble_fragments"]
 
@@ -32,8 +33,6 @@ FragmentLike = Fragment | Mapping[str, Any]
 # Fields a plan may never change, even on a mutable fragment: compression shortens a value, it does not change
 # where the data came from or the authority it is rendered with.
 _PROVENANCE_FIELDS = ("source_id", "trust", "role")
-
-_default_counter: TiktokenCounter | None = None
 
 
 class FragmentUsage(BaseModel):
@@ -57,15 +56,6 @@ class BuiltContext(BaseModel):
     fragment_usage: list[FragmentUsage]
     total_chars: int
     total_tokens: int = Field(description="Sum of the messages' tokens; a request adds the reply priming.")
-
-
-def _counter(counter: TokenCounter | None) -> TokenCounter:
-    global _default_counter  # noqa: PLW0603 - one shared default keeps its content cache warm
-    if counter is not None:
-        return counter
-    if _default_counter is None:
-        _default_counter = TiktokenCounter()
-    return _default_counter
 
 
 def _check_budget_value(value: object, field: str) -> None:
@@ -182,7 +172,7 @@ def assemble_fragments(
     """
     _check_budget_value(max_chars, "max_chars")
     _check_budget_value(max_tokens, "max_tokens")
-    active = _counter(counter)
+    active = default_counter(counter)
     messages, usage = _build(_coerce(fragments), max_chars, max_tokens, active, ("max_chars", "max_tokens"))
     return BuiltContext(
         messages=messages,
@@ -293,7 +283,7 @@ def assemble_context_plan(
     originals = _coerce(original_fragments)
     candidates = _coerce(fragments)
     _audit(candidates, originals, frozenset(mutable_fragment_ids))
-    active = _counter(counter)
+    active = default_counter(counter)
     names = ("max_input_chars", "max_input_tokens")
     messages, usage = _build(candidates, max_input_chars, max_input_tokens, active, names)
     by_id = {u.id: u for u in usage}
