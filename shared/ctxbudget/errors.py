@@ -14,7 +14,8 @@ Caller mistakes and runtime failures live on separate branches, so ``except Usag
     │   ├── UnknownModelError              a model name the registry cannot resolve
     │   ├── InvalidMessageError            a malformed message or tool-call sequence
     │   ├── TranscriptError                a transcript file that cannot be read (line and field named)
-    │   └── SnapshotFormatError            snapshot JSON that does not validate
+    │   ├── SnapshotFormatError            snapshot JSON that does not validate
+    │   └── SourceError                    an instruction file or skill that cannot be read, parsed or found
     ├── ContextOverflowError               the hard stop: the request would not fit the window
     ├── CompactionError                    compaction could not bring the history under its target
     │   └── SummarizerError                a summarizer raised, timed out, was cancelled or returned blank
@@ -65,6 +66,7 @@ __all__ = [
     "SnapshotError",
     "SnapshotFormatError",
     "SnapshotStoreError",
+    "SourceError",
     "SummarizerError",
     "TranscriptError",
     "UnexpectedBindingError",
@@ -127,6 +129,10 @@ class TranscriptError(UsageError):
 
 class SnapshotFormatError(UsageError):
     """Snapshot JSON that does not validate against the snapshot schema."""
+
+
+class SourceError(UsageError):
+    """A project instruction file or skill that cannot be read, parsed or found; the path or name is named."""
 
 
 class ContextOverflowError(CtxBudgetError):
