@@ -68,7 +68,9 @@ def _check_budget_value(value: object, field: str) -> None:
 
 
 def _coerce(fragments: Iterable[FragmentLike]) -> list[Fragment]:
-    result = [f if isinstance(f, Fragment) else Fragment.from_mapping(f) for f in fragments]
+    # Fragment objects are re-validated too: model_copy(update=...) skips validation, and the rule that data never
+    # takes an instruction role must hold for whatever a strategy hands us.
+    result = [Fragment.from_mapping(dict(f) if isinstance(f, Fragment) else f) for f in fragments]
     seen: set[str] = set()
     for fragment in result:
         if fragment.id in seen:
