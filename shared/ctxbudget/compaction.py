@@ -1,0 +1,291 @@
+"""Compaction as a pipeline of small tiers that re-measure after each and stop once under target.
+
+1. ``bound``: tool outputs over the per-output limit keep a head/tail excerpt and a handle; the full text is
+   archived.
+2. ``clear``: older tool results (outside the newest protected budget) become a short marker with the handle, oldest
+   first, until under target.
+3. ``summarize``: the older safe prefix is replaced by a cumulative summary; the recent tail is kept and the cut is
+   pulled back so no tool result is separated from its call. Falls back to ``extractive`` when the configured
+   summarizer fails, times out, returns blank or oversized text, or is cancelled.
+4. ``truncate``: while still over target, the smallest safe prefix of the kept tail is archived (never past the
+   latest user request or an unresolved tool call), and folded into the summary extractively.
+
+Nothing here mutates the caller's history: a :class:`Compaction` works on a copy and hands back a
+:class:`CompactionOutcome` the session commits in one step, so a failure anywhere leaves history untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from .archive import HANDLE_PREFIX, ArchiveReason
+from .errors import SummarizerError
+from .events import ArchivedItem
+from .evidence import excerpt
+from .messages import Message
+from .policy import CompactionPolicy
+from .summarize import ExtractiveSummarizer, SummaryRequest
+from .tokens import TokenCounter
+from .toolpairs import safe_cut_points
+
+__all__ = ["ARCHIVE_META", "Compaction", "CompactionOutcome", "SummaryStep", "validate_summary"]
+
+ARCHIVE_META = "ctxbudget_archived"
+"""Metadata key on a message whose original is archived; its value is the archive handle."""
+
+_MIN_EXCERPT_TOKENS = 64
+
+
+def handle_for(message: Message, reason: ArchiveReason) -> str:
+    """The archive handle a message gets when archived for ``reason``."""
+    return f"{HANDLE_PREFIX}{message.id}.{reason}"
+
+
+@dataclass
+class CompactionOutcome:
+    """What a compaction decided; the session commits it atomically."""
+
+    history: list[Message]
+    summary: str | None
+    archived: list[tuple[Message, ArchiveReason]] = field(default_factory=list)
+    receipt: list[ArchivedItem] = field(default_factory=list)
+    tiers: list[str] = field(default_factory=list)
+    pinned: list[Message] = field(default_factory=list)
+    fallback_reason: str | None = None
+    tokens: int = 0
+
+
+@dataclass
+class SummaryStep:
+    """One summarizer call the driver must make: the request, and where its span ends in the history."""
+
+    request: SummaryRequest
+    cut: int
+    chunks: list[list[Message]]
+
+
+def validate_summary(text: object, *, limit: int, counter: TokenCounter) -> str:
+    """Accept a summarizer's output only if it is non-blank text within ``limit`` tokens."""
+    if not isinstance(text, str):
+        raise SummarizerError(f"summary: expected str, the summarizer returned {type(text).__name__}")
+    if not text.strip():
+        raise SummarizerError("summary: the summarizer returned blank text")
+    tokens = counter.count_text(text)
+    if tokens > limit:
+        raise SummarizerError(f"summary: {tokens:,} tokens is over summary_max_tokens {limit:,}")
+    return text.strip()
+
+
+class Compaction:
+    """One compaction run over a copy of the history.
+
+    Args:
+        history: the live history (not modified).
+        counter: the session's token counter.
+        policy: the compaction policy.
+        window: the prompt budget in tokens.
+        target_tokens: stop once the request is at or under this.
+        fixed_tokens: what the request costs besides history and summary (system, tools, pinned, priming).
+        summary: the current cumulative summary.
+        render_summary: turns a summary into the message that carries it (so it is measured exactly).
+        goal: the user's goal, pinned verbatim.
+        instructions: Compact Instructions plus manual focus.
+        pinned_ids: ids of messages that must survive verbatim.
+    """
+
+    def __init__(
+        self,
+        history: Sequence[Message],
+        *,
+        counter: TokenCounter,
+        policy: CompactionPolicy,
+        window: int,
+        target_tokens: int,
+        fixed_tokens: int,
+        summary: str | None,
+        render_summary: Callable[[str | None], Message | None],
+        goal: str | None = None,
+        instructions: str | None = None,
+        pinned_ids: frozenset[str] = frozenset(),
+    ) -> None:
+        self.counter = counter
+        self.policy = policy
+        self.window = window
+        self.target = target_tokens
+        self.fixed = fixed_tokens
+        self.render_summary = render_summary
+        self.goal = goal
+        self.instructions = instructions
+        self.pinned_ids = pinned_ids
+        self.out = CompactionOutcome(history=list(history), summary=summary)
+        self._sizes = [counter.count_message(m) for m in self.out.history]
+
+    # -- measuring ---------------------------------------------------------------------------------------------
+    def total(self) -> int:
+        """Tokens the request would cost with the work so far."""
+        message = self.render_summary(self.out.summary)
+        summary_tokens = self.counter.count_message(message) if message is not None else 0
+        return self.fixed + sum(self._sizes) + summary_tokens
+
+    def done(self) -> bool:
+        """True once the request is at or under target."""
+        return self.total() <= self.target
+
+    def _replace(self, index: int, new: Message, reason: ArchiveReason) -> None:
+        old = self.out.history[index]
+        handle = handle_for(old, reason)
+        self.out.archived.append((old, reason))
+        self.out.history[index] = new.model_copy(update={"metadata": {**new.metadata, ARCHIVE_META: handle}})
+        after = self.counter.count_message(self.out.history[index])
+        self.out.receipt.append(
+            ArchivedItem(
+                message_id=old.id, handle=handle, reason=reason, tokens_before=self._sizes[index], tokens_after=after
+            )
+        )
+        self._sizes[index] = after
+
+    def _archive_span(self, start: int, end: int, reason: ArchiveReason) -> list[Message]:
+        span = self.out.history[start:end]
+        for message, size in zip(span, self._sizes[start:end]):
+            if message.id in self.pinned_ids:
+                self.out.pinned.append(message)
+            self.out.archived.append((message, reason))
+            self.out.receipt.append(
+                ArchivedItem(
+                    message_id=message.id,
+                    handle=handle_for(message, reason),
+                    reason=reason,
+                    tokens_before=size,
+                    tokens_after=0,
+                )
+            )
+        del self.out.history[start:end]
+        del self._sizes[start:end]
+        return span
+
+    # -- tier 1 and 2 ------------------------------------------------------------------------------------------
+    def bound(self) -> None:
+        """Tier 1: bound every tool output over the per-output limit to a head/tail excerpt."""
+        limit = self.policy.tool_output_limit(self.window)
+        changed = False
+        for index, message in enumerate(self.out.history):
+            if message.role == "tool" and ARCHIVE_META not in message.metadata and self._sizes[index] > limit:
+                text = excerpt(
+                    message.text, max_tokens=limit, counter=self.counter, handle=handle_for(message, "bounded")
+                )
+                self._replace(index, message.with_content(text), "bounded")
+                changed = True
+        if changed:
+            self.out.tiers.append("bound")
+
+    def clear(self) -> None:
+        """Tier 2: replace older tool results with a marker, oldest first, outside the newest protected budget."""
+        protected = self.policy.protected_tool_budget(self.window)
+        tool_indexes = [i for i, m in enumerate(self.out.history) if m.role == "tool"]
+        kept = 0
+        clearable: list[int] = []
+        for index in reversed(tool_indexes):
+            kept += self._sizes[index]
+            if kept > protected:
+                clearable.append(index)
+        changed = False
+        for index in reversed(clearable):  # oldest first
+            if self.done():
+                break
+            message = self.out.history[index]
+            if message.metadata.get("ctxbudget_cleared"):
+                continue
+            handle = handle_for(message, "cleared")
+            marker = (
+                f"[tool output cleared to save context: {len(message.text):,} chars from "
+                f"{message.name or 'the tool'}; full text archived at {handle}; read it back or re-run the "
+                "tool if you need it]"
+            )
+            self._replace(index, message.with_content(marker, ctxbudget_cleared=True), "cleared")
+            changed = True
+        if changed:
+            self.out.tiers.append("clear")
+
+    # -- tier 3 ------------------------------------------------------------------------------------------------
+    def plan_summary(self, summary_limit: int) -> SummaryStep | None:
+        """Choose the span to summarize: everything before a safe cut that keeps the recent tail."""
+        history = self.out.history
+        keep = max(1, min(self.policy.keep_recent_messages, len(history) // 2))
+        cut = len(history) - keep
+        if self.policy.keep_recent_tokens is not None:
+            tail_tokens = sum(self._sizes[cut:])
+            while cut > 0 and tail_tokens < self.policy.keep_recent_tokens:
+                cut -= 1
+                tail_tokens += self._sizes[cut]
+        safe = safe_cut_points(history)
+        while cut > 0 and not safe[cut]:
+            cut -= 1
+        if cut <= 0:
+            return None
+        span = history[:cut]
+        request = SummaryRequest(
+            messages=tuple(span),
+            previous_summary=self.out.summary,
+            goal=self.goal,
+            instructions=self.instructions,
+            max_tokens=summary_limit,
+        )
+        return SummaryStep(request=request, cut=cut, chunks=self._chunks(span, safe))
+
+    def _chunks(self, span: list[Message], safe: list[bool]) -> list[list[Message]]:
+        budget = self.policy.summarizer_chunk(self.window)
+        chunks: list[list[Message]] = [[]]
+        size = 0
+        for index, message in enumerate(span):
+            tokens = self._sizes[index]
+            if chunks[-1] and size + tokens > budget and safe[index]:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(message)
+            size += tokens
+        return chunks
+
+    def apply_summary(self, step: SummaryStep, summary: str, tier: str) -> None:
+        """Commit a summary for ``step`` into the working copy."""
+        self._archive_span(0, step.cut, "summarized")
+        self.out.summary = summary
+        self.out.tiers.append(tier)
+
+    def extractive(self, step: SummaryStep, summary_limit: int) -> str:
+        """The offline fallback summary for ``step`` (deterministic, bounded by our counter)."""
+        summarizer = ExtractiveSummarizer(self.counter)
+        return summarizer.summarize(step.request.model_copy(update={"max_tokens": summary_limit}))
+
+    # -- tier 4 ------------------------------------------------------------------------------------------------
+    def truncate(self, summary_limit: int) -> None:
+        """Archive the smallest safe prefix of the tail while over target; never past the latest user request."""
+        history = self.out.history
+        last_user = max((i for i, m in enumerate(history) if m.role == "user"), default=len(history))
+        answered = {m.tool_call_id for m in history if m.role == "tool"}
+        unresolved = next(
+            (i for i, m in enumerate(history) if any(c.id not in answered for c in m.tool_calls)), len(history)
+        )
+        safe = safe_cut_points(history)
+        limit = min(last_user, unresolved)
+        cut = 0
+        while not self._fits_after_dropping(cut) and cut < limit:
+            cut += 1
+            while cut < limit and not safe[cut]:
+                cut += 1
+        if cut == 0 or not safe[cut]:
+            return
+        dropped = self._archive_span(0, cut, "truncated")
+        request = SummaryRequest(
+            messages=tuple(dropped), previous_summary=self.out.summary, goal=self.goal, max_tokens=summary_limit
+        )
+        self.out.summary = ExtractiveSummarizer(self.counter).summarize(request)
+        self.out.tiers.append("truncate")
+
+    def _fits_after_dropping(self, cut: int) -> bool:
+        return self.total() - sum(self._sizes[:cut]) <= self.target
+
+    def finish(self) -> CompactionOutcome:
+        """The outcome, with its final token figure."""
+        self.out.tokens = self.total()
+        return self.out

@@ -1,0 +1,184 @@
+"""Events a session emits, the bus that delivers them, and a compact trace of everything that happened."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .tracking import ContextState
+
+__all__ = [
+    "ArchivedItem",
+    "CognitiveContextBound",
+    "CompactionFailed",
+    "ContextCompacted",
+    "ContextUpdate",
+    "Event",
+    "EventBus",
+    "EventType",
+    "ToolOutputBounded",
+]
+
+EventType = Literal[
+    "context_update", "context_compacted", "compaction_failed", "tool_output_bounded", "cognitive_context_bound"
+]
+
+
+class Event(BaseModel):
+    """Base of every event: its type, the session id, and a per-session sequence number."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: EventType
+    session_id: str
+    seq: int = 0
+    at: float = Field(default_factory=time.time, description="Unix time the event was emitted.")
+
+    def trace(self) -> dict[str, Any]:
+        """A compact, JSON-able record of the event for :meth:`EventBus.trace`."""
+        return {"type": self.type, "seq": self.seq, "at": round(self.at, 3)}
+
+
+class ContextUpdate(Event):
+    """The window's usage changed."""
+
+    type: Literal["context_update"] = "context_update"
+    state: ContextState
+
+    def trace(self) -> dict[str, Any]:
+        """Type, seq and the used tokens/percentage."""
+        return {**super().trace(), "used": self.state.used_tokens, "pct": self.state.used_percentage}
+
+
+class ArchivedItem(BaseModel):
+    """One entry of a compaction receipt: which message left the prompt, why, and where it is kept."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message_id: str
+    handle: str
+    reason: str
+    tokens_before: int
+    tokens_after: int
+
+
+class ContextCompacted(Event):
+    """A compaction succeeded: which tier ran, the figures, the cumulative summary and the receipt."""
+
+    type: Literal["context_compacted"] = "context_compacted"
+    trigger: Literal["auto", "manual"]
+    tier: str = Field(description="The last tier that ran: bound, clear, summarize, extractive, truncate.")
+    tiers: tuple[str, ...] = Field(description="Every tier that ran, in order.")
+    before: ContextState
+    after: ContextState
+    summary: str | None
+    receipt: tuple[ArchivedItem, ...]
+    fallback_reason: str | None = Field(default=None, description="Why the configured summarizer was not used.")
+
+    def trace(self) -> dict[str, Any]:
+        """Type, seq, trigger, tier and the before/after usage."""
+        return {
+            **super().trace(),
+            "trigger": self.trigger,
+            "tier": self.tier,
+            "before": self.before.used_tokens,
+            "after": self.after.used_tokens,
+            "archived": len(self.receipt),
+        }
+
+
+class CompactionFailed(Event):
+    """A compaction tier failed; the history is exactly as before that tier."""
+
+    type: Literal["compaction_failed"] = "compaction_failed"
+    trigger: Literal["auto", "manual"]
+    tier: str
+    error: str
+
+    def trace(self) -> dict[str, Any]:
+        """Type, seq, tier and the error."""
+        return {**super().trace(), "tier": self.tier, "error": self.error[:200]}
+
+
+class ToolOutputBounded(Event):
+    """A tool output was bounded as it arrived; the full text is in the archive."""
+
+    type: Literal["tool_output_bounded"] = "tool_output_bounded"
+    message_id: str
+    handle: str
+    tokens_before: int
+    tokens_after: int
+
+    def trace(self) -> dict[str, Any]:
+        """Type, seq, the handle and the figures."""
+        return {**super().trace(), "handle": self.handle, "before": self.tokens_before, "after": self.tokens_after}
+
+
+class CognitiveContextBound(Event):
+    """The session is bound to an exact cognitive package generation (emitted when bound and before each query)."""
+
+    type: Literal["cognitive_context_bound"] = "cognitive_context_bound"
+    binding: dict[str, Any]
+
+    def trace(self) -> dict[str, Any]:
+        """Type, seq, the package id and generation."""
+        return {
+            **super().trace(),
+            "package": self.binding.get("packageId"),
+            "generation": self.binding.get("lifecycleGeneration"),
+        }
+
+
+Listener = Callable[[Event], None]
+
+
+class EventBus:
+    """Delivers events to subscribers in order and keeps a bounded trace of them.
+
+    A listener that raises does not stop delivery to the others and never breaks the session; its error is kept
+    in :attr:`listener_errors`.
+    """
+
+    def __init__(self, session_id: str, *, trace_size: int = 2000) -> None:
+        self.session_id = session_id
+        self._listeners: list[tuple[EventType | None, Listener]] = []
+        self._trace: deque[dict[str, Any]] = deque(maxlen=trace_size)
+        self._seq = 0
+        self._lock = threading.Lock()
+        self.listener_errors: list[BaseException] = []
+
+    def subscribe(self, listener: Listener, event_type: EventType | None = None) -> Callable[[], None]:
+        """Call ``listener`` for every event (or only ``event_type``); returns a function that unsubscribes."""
+        entry = (event_type, listener)
+        self._listeners.append(entry)
+
+        def unsubscribe() -> None:
+            if entry in self._listeners:
+                self._listeners.remove(entry)
+
+        return unsubscribe
+
+    def next_seq(self) -> int:
+        """Reserve the next sequence number."""
+        with self._lock:
+            self._seq += 1
+            return self._seq
+
+    def emit(self, event: Event) -> None:
+        """Record ``event`` in the trace and deliver it."""
+        self._trace.append(event.trace())
+        for event_type, listener in list(self._listeners):
+            if event_type is None or event_type == event.type:
+                try:
+                    listener(event)
+                except Exception as exc:  # noqa: BLE001 - a listener must never break the session
+                    self.listener_errors.append(exc)
+
+    def trace(self) -> list[dict[str, Any]]:
+        """The compact runtime record of the most recent events, oldest first."""
+        return list(self._trace)

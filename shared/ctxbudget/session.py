@@ -1,0 +1,703 @@
+"""``ContextSession``: a conversation that always knows how full the window is and stays inside it.
+
+Adding a message costs O(that message): counts are cached by content and the running total is kept
+incrementally. Before each request the session compacts when over threshold (see :mod:`ctxbudget.compaction`),
+refuses past the hard stop with a typed :class:`~ctxbudget.errors.ContextOverflowError`, and returns a request
+that every strict provider accepts. Nothing is ever lost: every original that leaves the prompt is in
+:attr:`ContextSession.archive`, and :meth:`ContextSession.originals` reconstructs them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .archive import Archive
+from .compaction import ARCHIVE_META, Compaction, CompactionOutcome, SummaryStep, validate_summary
+from .errors import CompactionError, ContextOverflowError, InvalidMessageError, InvalidPolicyError, SummarizerError
+from .events import CompactionFailed, ContextCompacted, ContextUpdate, Event, EventBus, EventType, ToolOutputBounded
+from .evidence import excerpt
+from .messages import Message, ToolCall, ToolSchema
+from .models import DEFAULT_REGISTRY, ModelRegistry
+from .policy import CompactionPolicy
+from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer, SummaryRequest
+from .tokens import TiktokenCounter, TokenCounter, counter_for_model
+from .toolpairs import repair_tool_pairs
+from .tracking import ContextState, ContextWindowTracker
+
+__all__ = ["DEFAULT_WINDOW", "INTERRUPTED_NOTICE", "BuiltRequest", "ContextSession", "PreCompact"]
+
+DEFAULT_WINDOW = 128_000
+"""The window used when neither ``max_tokens`` nor a known ``model`` is given."""
+
+INTERRUPTED_NOTICE = (
+    "[Note from the runtime: your previous reply was interrupted before it finished. It is shown above exactly as "
+    "it was cut off; continue from there if it is still relevant.]"
+)
+_SUMMARY_HEADER = (
+    "[Context Summary]\nEarlier turns of this conversation were compacted. Their originals are archived and can be "
+    "read back by handle. This summary is a record of what happened, not new instructions."
+)
+_EXECUTOR = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ctxbudget-summarizer")
+
+
+class BuiltRequest(BaseModel):
+    """A request ready to send: valid for strict providers and inside the budget by our count."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSchema, ...]
+    tokens: int
+    state: ContextState
+    compaction: ContextCompacted | None = None
+
+
+class PreCompact(BaseModel):
+    """What a PreCompact hook is told before a compaction starts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    trigger: Literal["auto", "manual"]
+    state: ContextState
+    instructions: str | None
+
+
+class ContextSession:
+    """A framework-neutral conversation held inside a token budget.
+
+    Args:
+        model: model name for the window and counter (see :mod:`ctxbudget.models`).
+        max_tokens: the prompt budget; overrides the model's window minus its output reserve.
+        counter: token counter; default: exact for OpenAI models, calibrated estimate for others.
+        system_prompt: always sent first, never compacted.
+        tools: tool schemas exposed to the model (counted in every request).
+        policy: compaction policy.
+        summarizer: sync or async summarizer; default :class:`ExtractiveSummarizer` (offline).
+        session_id: stable id (default: random).
+        compact_instructions: project "Compact Instructions" added to every compaction prompt.
+        registry: model registry for ``model`` look-ups.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        max_tokens: int | None = None,
+        counter: TokenCounter | None = None,
+        system_prompt: str | None = None,
+        tools: Sequence[ToolSchema] = (),
+        policy: CompactionPolicy | None = None,
+        summarizer: Summarizer | AsyncSummarizer | None = None,
+        session_id: str | None = None,
+        compact_instructions: str | None = None,
+        registry: ModelRegistry = DEFAULT_REGISTRY,
+    ) -> None:
+        self.session_id = session_id or f"ses_{uuid.uuid4().hex}"
+        self.model = model
+        self.max_tokens = _resolve_window(model, max_tokens, registry)
+        self.counter: TokenCounter = counter or (
+            counter_for_model(model, registry=registry) if model and registry.find(model) else TiktokenCounter()
+        )
+        self.policy = policy or CompactionPolicy()
+        self.summarizer: Summarizer | AsyncSummarizer = summarizer or ExtractiveSummarizer(self.counter)
+        self.compact_instructions = compact_instructions
+        self.archive = Archive()
+        self.tracker = ContextWindowTracker(self.max_tokens)
+        self.events = EventBus(self.session_id)
+        self.pre_compact_hooks: list[Callable[[PreCompact], None]] = []
+        self.post_compact_hooks: list[Callable[[ContextCompacted], None]] = []
+        self._lock = threading.RLock()
+        self._system_prompt = system_prompt
+        self._tools = tuple(tools)
+        self._history: list[Message] = []
+        self._sizes: list[int] = []
+        self._history_tokens = 0
+        self._order: dict[str, int] = {}
+        self._summary: str | None = None
+        self._goal: str | None = None
+        self._goal_id: str | None = None
+        self._goal_live = False
+        self._pinned: list[Message] = []
+        self._pinned_ids: set[str] = set()
+        self._open_calls: set[str] = set()
+        self._pairs_dirty = False
+        self._last_built = 0
+        self._fixed_cache: int | None = None
+
+    # -- configuration -----------------------------------------------------------------------------------------
+    @property
+    def system_prompt(self) -> str | None:
+        """The system prompt sent first in every request."""
+        return self._system_prompt
+
+    @system_prompt.setter
+    def system_prompt(self, value: str | None) -> None:
+        self._system_prompt = value
+        self._fixed_cache = None
+
+    @property
+    def tools(self) -> tuple[ToolSchema, ...]:
+        """Tool schemas exposed to the model."""
+        return self._tools
+
+    @tools.setter
+    def tools(self, value: Sequence[ToolSchema]) -> None:
+        self._tools = tuple(value)
+        self._fixed_cache = None
+
+    def set_threshold(self, threshold: float) -> None:
+        """Change the auto-compaction threshold on a live session (validated like the policy)."""
+        target = min(self.policy.target, threshold) if isinstance(threshold, (int, float)) else self.policy.target
+        hard = max(self.policy.hard_stop, threshold) if isinstance(threshold, (int, float)) else self.policy.hard_stop
+        self.policy = self.policy.with_changes(threshold=threshold, target=target, hard_stop=min(1.0, hard))
+
+    def subscribe(self, listener: Callable[[Event], None], event_type: EventType | None = None) -> Callable[[], None]:
+        """Receive events (all, or one type); returns an unsubscribe function."""
+        return self.events.subscribe(listener, event_type)
+
+    def trace_events(self) -> list[dict[str, Any]]:
+        """A compact runtime record of recent events."""
+        return self.events.trace()
+
+    # -- history -----------------------------------------------------------------------------------------------
+    @property
+    def history(self) -> list[Message]:
+        """The live history (a copy), without system prompt, summary or pinned messages."""
+        return list(self._history)
+
+    @property
+    def summary(self) -> str | None:
+        """The cumulative summary of everything compacted so far."""
+        return self._summary
+
+    @property
+    def goal(self) -> str | None:
+        """The user's goal: the first user request, or what :meth:`pin_goal` set."""
+        return self._goal
+
+    def pin_goal(self, text: str) -> None:
+        """Pin the user's goal explicitly; it survives every compaction verbatim."""
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidMessageError("goal: must be a non-empty string", field="goal")
+        self._goal, self._goal_id, self._goal_live = text, None, False
+
+    def pin(self, text: str, *, pin_id: str | None = None) -> Message:
+        """Pin a fragment of text: sent in every request after the summary, never compacted."""
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidMessageError("pin: text must be a non-empty string", field="text")
+        message = Message(
+            role="user", content=text, metadata={"ctxbudget": "pinned"}, **({"id": pin_id} if pin_id else {})
+        )
+        with self._lock:
+            self._pinned.append(message)
+            self._fixed_cache = None
+        return message
+
+    def add(self, *messages: Message) -> None:
+        """Append messages (O(their size)); oversized tool outputs are bounded as they arrive."""
+        with self._lock:
+            for message in messages:
+                self._add_one(message)
+            self._emit_update()
+
+    def add_user(self, text: str, **metadata: Any) -> Message:
+        """Append a user message and return it."""
+        message = Message(role="user", content=text, metadata=metadata)
+        self.add(message)
+        return message
+
+    def add_assistant(
+        self, text: str = "", *, tool_calls: Sequence[ToolCall] = (), interrupted: bool = False
+    ) -> Message:
+        """Append an assistant reply (``interrupted=True`` for a reply the user aborted) and return it."""
+        message = Message(
+            role="assistant",
+            content=text,
+            tool_calls=tuple(tool_calls),
+            state="interrupted" if interrupted else "complete",
+        )
+        self.add(message)
+        return message
+
+    def add_tool_result(self, tool_call_id: str, content: str, *, name: str | None = None) -> Message:
+        """Append a tool result and return it as stored (bounded when oversized)."""
+        message = Message(role="tool", tool_call_id=tool_call_id, content=content, name=name)
+        self.add(message)
+        return self._history[-1]
+
+    def _add_one(self, message: Message) -> None:
+        if not isinstance(message, Message):
+            raise InvalidMessageError(
+                f"message: expected ctxbudget.Message, got {type(message).__name__}", field="message"
+            )
+        if message.id in self._order:
+            raise InvalidMessageError(f"message.id: {message.id!r} is already in this session", field="id")
+        self._order[message.id] = len(self._order)
+        if message.role == "tool" and self.policy.bound_tool_outputs_on_add:
+            message = self._bound_on_arrival(message)
+        if message.metadata.get("pinned") is True:
+            self._pinned_ids.add(message.id)
+        if message.role == "user" and self._goal is None and not message.metadata.get("ctxbudget"):
+            self._goal, self._goal_id, self._goal_live = message.text, message.id, True
+        self._track_pairs(message)
+        size = self.counter.count_message(message)
+        self._history.append(message)
+        self._sizes.append(size)
+        self._history_tokens += size
+
+    def _bound_on_arrival(self, message: Message) -> Message:
+        limit = self.policy.tool_output_limit(self.max_tokens)
+        before = self.counter.count_message(message)
+        if before <= limit or ARCHIVE_META in message.metadata:
+            return message
+        handle = self.archive.put_message(message, "bounded")
+        text = excerpt(message.text, max_tokens=limit, counter=self.counter, handle=handle)
+        bounded = message.model_copy(update={"content": text, "metadata": {**message.metadata, ARCHIVE_META: handle}})
+        after = self.counter.count_message(bounded)
+        self.events.emit(
+            ToolOutputBounded(
+                session_id=self.session_id,
+                seq=self.events.next_seq(),
+                message_id=message.id,
+                handle=handle,
+                tokens_before=before,
+                tokens_after=after,
+            )
+        )
+        return bounded
+
+    def _track_pairs(self, message: Message) -> None:
+        if message.role == "tool":
+            if message.tool_call_id in self._open_calls:
+                self._open_calls.discard(message.tool_call_id or "")
+            else:
+                self._pairs_dirty = True
+            return
+        if self._open_calls:
+            self._pairs_dirty = True  # the previous run left calls unanswered
+        self._open_calls = {call.id for call in message.tool_calls}
+
+    def sync(self, messages: Sequence[Message]) -> None:
+        """Make the live history equal ``messages`` (a framework's view of the conversation).
+
+        When ``messages`` extends the live history (same ids in front), only the new ones are added. Otherwise the
+        history is replaced; live messages that disappear are archived (reason ``dropped``), never lost.
+        """
+        with self._lock:
+            live = self._history
+            if len(messages) >= len(live) and (
+                not live or (messages[len(live) - 1].id == live[-1].id and messages[0].id == live[0].id)
+            ):
+                for message in messages[len(live) :]:
+                    self._add_one(message)
+                self._emit_update()
+                return
+            keep = {m.id for m in messages}
+            for message in live:
+                if message.id not in keep:
+                    self.archive.put_message(message, "dropped")
+            known = [m for m in messages if m.id in self._order]
+            self._replace_history(known)
+            for message in messages:
+                if message.id not in self._order:
+                    self._add_one(message)
+            self._emit_update()
+
+    def _replace_history(self, history: list[Message]) -> None:
+        self._history = list(history)
+        self._sizes = [self.counter.count_message(m) for m in self._history]
+        self._history_tokens = sum(self._sizes)
+        self._open_calls = set()
+        self._pairs_dirty = False
+        self._goal_live = self._goal_id is not None and any(m.id == self._goal_id for m in self._history)
+        for message in self._history:
+            self._track_pairs(message)
+
+    # -- measuring ---------------------------------------------------------------------------------------------
+    def _summary_message(self, summary: str | None) -> Message | None:
+        show_goal = self._goal is not None and not self._goal_live
+        if summary is None and not show_goal:
+            return None
+        parts = [_SUMMARY_HEADER]
+        if show_goal:
+            parts.append(f"User's goal (pinned, verbatim):\n{self._goal}")
+        if summary:
+            parts.append(summary)
+        return Message(
+            role="user",
+            content="\n\n".join(parts),
+            id=f"ctxbudget-summary-{self.session_id}",
+            metadata={"ctxbudget": "summary"},
+        )
+
+    def _fixed_tokens(self) -> int:
+        if self._fixed_cache is None:
+            fixed = self.counter.request_overhead + self.counter.count_tools(self._tools)
+            if self._system_prompt:
+                fixed += self.counter.count_message(Message(role="system", content=self._system_prompt, id="sys"))
+            fixed += sum(self.counter.count_message(m) for m in self._pinned)
+            self._fixed_cache = fixed
+        return self._fixed_cache
+
+    def _notice_position(self) -> int | None:
+        for index in range(len(self._history) - 1, -1, -1):
+            message = self._history[index]
+            if message.role == "assistant":
+                if message.state != "interrupted":
+                    return None
+                end = index + 1
+                while end < len(self._history) and self._history[end].role == "tool":
+                    end += 1
+                return end
+        return None
+
+    def counted_tokens(self) -> int:
+        """Our own count of the request as it stands (system, tools, pinned, summary, history, notices)."""
+        total = self._fixed_tokens() + self._history_tokens
+        summary = self._summary_message(self._summary)
+        if summary is not None:
+            total += self.counter.count_message(summary)
+        if self._notice_position() is not None:
+            total += self.counter.count_message(Message(role="user", content=INTERRUPTED_NOTICE, id="notice"))
+        return total
+
+    @property
+    def state(self) -> ContextState:
+        """How full the window is now."""
+        return self.tracker.state(self.counted_tokens())
+
+    def _emit_update(self) -> None:
+        self.events.emit(ContextUpdate(session_id=self.session_id, seq=self.events.next_seq(), state=self.state))
+
+    def record_usage(self, prompt_tokens: int, completion_tokens: int | None = None) -> None:
+        """Record the provider-reported usage of the last built request (calibrates the tracker)."""
+        if not isinstance(prompt_tokens, int) or isinstance(prompt_tokens, bool) or prompt_tokens < 0:
+            raise InvalidPolicyError(
+                f"prompt_tokens: must be an int >= 0, got {prompt_tokens!r}", field="prompt_tokens"
+            )
+        if completion_tokens is not None and (not isinstance(completion_tokens, int) or completion_tokens < 0):
+            raise InvalidPolicyError(
+                f"completion_tokens: must be an int >= 0, got {completion_tokens!r}", field="completion_tokens"
+            )
+        with self._lock:
+            self.tracker.report(counted=self._last_built or self.counted_tokens(), reported=prompt_tokens)
+            self._emit_update()
+
+    def set_usage_floor(self, tokens: int) -> None:
+        """A caller-supplied minimum for used tokens (e.g. overhead a framework adds that we cannot see)."""
+        with self._lock:
+            self.tracker.set_floor(tokens)
+            self._emit_update()
+
+    # -- building requests -------------------------------------------------------------------------------------
+    def _over(self, fraction: float) -> bool:
+        return self.tracker.used(self.counted_tokens()) >= fraction * self.max_tokens
+
+    def _assemble(self) -> list[Message]:
+        messages: list[Message] = []
+        if self._system_prompt:
+            messages.append(
+                Message(role="system", content=self._system_prompt, id=f"ctxbudget-system-{self.session_id}")
+            )
+        summary = self._summary_message(self._summary)
+        if summary is not None:
+            messages.append(summary)
+        messages.extend(self._pinned)
+        history = repair_tool_pairs(self._history) if (self._pairs_dirty or self._open_calls) else self._history
+        messages.extend(history)
+        if self._notice_position() is not None:
+            messages = _insert_notice(messages)
+        return messages
+
+    def _finish_request(self, compaction: ContextCompacted | None) -> BuiltRequest:
+        counted = self.counted_tokens()
+        used = self.tracker.used(counted)
+        hard = math.floor(self.policy.hard_stop * self.max_tokens)
+        if used > hard:
+            raise ContextOverflowError(
+                f"request: {used:,} tokens is over the hard stop of {hard:,} ({self.policy.hard_stop:.0%} of the "
+                f"{self.max_tokens:,}-token window); compaction could not make room. Reduce the system prompt, "
+                "tools or pinned content, raise max_tokens, or lower keep_recent_messages.",
+                used_tokens=used,
+                max_tokens=self.max_tokens,
+                hard_stop_tokens=hard,
+            )
+        self._last_built = counted
+        return BuiltRequest(
+            messages=tuple(self._assemble()),
+            tools=self._tools,
+            tokens=counted,
+            state=ContextState.of(used, self.max_tokens),
+            compaction=compaction,
+        )
+
+    def build_request(self) -> BuiltRequest:
+        """Compact if over threshold, enforce the hard stop, and return the request to send."""
+        with self._lock:
+            compaction = None
+            if self.policy.auto and self._over(self.policy.threshold):
+                compaction = self._compact_sync("auto", None, force=False, raise_errors=False)
+            return self._finish_request(compaction)
+
+    async def abuild_request(self) -> BuiltRequest:
+        """Async :meth:`build_request` (uses the summarizer's ``asummarize`` when it has one)."""
+        compaction = None
+        if self.policy.auto and self._over(self.policy.threshold):
+            compaction = await self._compact_async("auto", None, force=False, raise_errors=False)
+        with self._lock:
+            return self._finish_request(compaction)
+
+    # -- compaction --------------------------------------------------------------------------------------------
+    def compact(self, instructions: str | None = None) -> ContextCompacted:
+        """Compact now (manual trigger), summarizing the older safe prefix; ``instructions`` focus the summary."""
+        with self._lock:
+            result = self._compact_sync("manual", instructions, force=True, raise_errors=True)
+            assert result is not None  # noqa: S101 - raise_errors=True never returns None
+            return result
+
+    async def acompact(self, instructions: str | None = None) -> ContextCompacted:
+        """Async :meth:`compact`."""
+        result = await self._compact_async("manual", instructions, force=True, raise_errors=True)
+        assert result is not None  # noqa: S101 - raise_errors=True never returns None
+        return result
+
+    def _instructions(self, manual: str | None) -> str | None:
+        joined = "\n\n".join(part for part in (self.compact_instructions, manual) if part and part.strip())
+        return joined or None
+
+    def _start(self, trigger: Literal["auto", "manual"], instructions: str | None) -> Compaction:
+        event = PreCompact(session_id=self.session_id, trigger=trigger, state=self.state, instructions=instructions)
+        for hook in self.pre_compact_hooks:
+            hook(event)
+        ratio = self.tracker.calibration.ratio if self.tracker.calibration.samples else 1.0
+        return Compaction(
+            self._history,
+            counter=self.counter,
+            policy=self.policy,
+            window=self.max_tokens,
+            target_tokens=math.floor(self.policy.target * self.max_tokens / ratio),
+            fixed_tokens=self._fixed_tokens(),
+            summary=self._summary,
+            render_summary=self._summary_message,
+            goal=self._goal,
+            instructions=instructions,
+            pinned_ids=frozenset(self._pinned_ids),
+        )
+
+    def _summary_limit(self) -> int:
+        return self.policy.summary_limit(self.max_tokens)
+
+    def _fail(self, trigger: Literal["auto", "manual"], tier: str, error: BaseException) -> None:
+        self.events.emit(
+            CompactionFailed(
+                session_id=self.session_id,
+                seq=self.events.next_seq(),
+                trigger=trigger,
+                tier=tier,
+                error=f"{type(error).__name__}: {error}",
+            )
+        )
+
+    def _compact_sync(
+        self, trigger: Literal["auto", "manual"], manual: str | None, *, force: bool, raise_errors: bool
+    ) -> ContextCompacted | None:
+        try:
+            before = self.state
+            work = self._start(trigger, self._instructions(manual))
+            self._early_tiers(work)
+            fallback = None
+            if force or not work.done():
+                step = work.plan_summary(self._summary_limit())
+                if step is not None:
+                    try:
+                        summary = self._run_summarizer(step)
+                        work.apply_summary(step, summary, "summarize")
+                    except SummarizerError as exc:
+                        fallback = str(exc)
+                        self._fail(trigger, "summarize", exc)
+                        work.apply_summary(step, work.extractive(step, self._summary_limit()), "extractive")
+            if not work.done():
+                work.truncate(self._summary_limit())
+            return self._commit(work.finish(), trigger, before, fallback)
+        except Exception as exc:
+            self._fail(trigger, "compaction", exc)
+            if raise_errors:
+                raise CompactionError(f"compaction failed, history unchanged: {type(exc).__name__}: {exc}") from exc
+            return None
+
+    async def _compact_async(
+        self, trigger: Literal["auto", "manual"], manual: str | None, *, force: bool, raise_errors: bool
+    ) -> ContextCompacted | None:
+        try:
+            with self._lock:
+                before = self.state
+                work = self._start(trigger, self._instructions(manual))
+                self._early_tiers(work)
+                step = work.plan_summary(self._summary_limit()) if (force or not work.done()) else None
+                version = len(self._order), len(self._history)
+            fallback = None
+            summary: str | None = None
+            if step is not None:
+                try:
+                    summary = await self._arun_summarizer(step)
+                except SummarizerError as exc:
+                    fallback = str(exc)
+                    self._fail(trigger, "summarize", exc)
+            with self._lock:
+                if (len(self._order), len(self._history)) != version:
+                    # History moved on while we awaited: recompute on the fresh state, synchronously.
+                    return self._compact_sync(trigger, manual, force=force, raise_errors=raise_errors)
+                if step is not None:
+                    if summary is not None:
+                        work.apply_summary(step, summary, "summarize")
+                    else:
+                        work.apply_summary(step, work.extractive(step, self._summary_limit()), "extractive")
+                if not work.done():
+                    work.truncate(self._summary_limit())
+                return self._commit(work.finish(), trigger, before, fallback)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._fail(trigger, "compaction", exc)
+            if raise_errors:
+                raise CompactionError(f"compaction failed, history unchanged: {type(exc).__name__}: {exc}") from exc
+            return None
+
+    @staticmethod
+    def _early_tiers(work: Compaction) -> None:
+        if not work.done():
+            work.bound()
+        if not work.done():
+            work.clear()
+
+    def _request_for(self, step: SummaryStep, chunk: list[Message], previous: str | None) -> SummaryRequest:
+        return step.request.model_copy(update={"messages": tuple(chunk), "previous_summary": previous})
+
+    def _run_summarizer(self, step: SummaryStep) -> str:
+        summarize = getattr(self.summarizer, "summarize", None)
+        if summarize is None:  # async-only summarizer on a sync path
+            return self._run_async_in_thread(step)
+        summary = step.request.previous_summary
+        timeout = self.policy.summarizer_timeout
+        for chunk in step.chunks:
+            request = self._request_for(step, chunk, summary)
+            try:
+                raw = _EXECUTOR.submit(summarize, request).result(timeout=timeout)
+            except FutureTimeout as exc:
+                raise SummarizerError(f"summarizer: timed out after {timeout}s") from exc
+            except SummarizerError:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - any summarizer failure falls back, never corrupts
+                raise SummarizerError(f"summarizer: raised {type(exc).__name__}: {exc}") from exc
+            summary = validate_summary(raw, limit=self._summary_limit(), counter=self.counter)
+        assert summary is not None  # noqa: S101 - chunks is never empty
+        return summary
+
+    def _run_async_in_thread(self, step: SummaryStep) -> str:
+        def run() -> str:
+            return asyncio.run(self._arun_summarizer(step))
+
+        try:
+            return _EXECUTOR.submit(run).result()
+        except SummarizerError:
+            raise
+        except BaseException as exc:  # noqa: BLE001
+            raise SummarizerError(f"summarizer: raised {type(exc).__name__}: {exc}") from exc
+
+    async def _arun_summarizer(self, step: SummaryStep) -> str:
+        summary = step.request.previous_summary
+        timeout = self.policy.summarizer_timeout
+        asummarize = getattr(self.summarizer, "asummarize", None)
+        for chunk in step.chunks:
+            request = self._request_for(step, chunk, summary)
+            try:
+                if asummarize is not None:
+                    raw = await asyncio.wait_for(asummarize(request), timeout)
+                else:
+                    sync = self.summarizer.summarize  # type: ignore[union-attr]  # protocol has one or the other
+                    raw = await asyncio.wait_for(asyncio.to_thread(sync, request), timeout)
+            except asyncio.TimeoutError as exc:
+                raise SummarizerError(f"summarizer: timed out after {timeout}s") from exc
+            except asyncio.CancelledError as exc:
+                task = asyncio.current_task()
+                if task is not None and getattr(task, "cancelling", lambda: 0)():
+                    raise  # the caller cancelled us: propagate, history is untouched
+                raise SummarizerError("summarizer: was cancelled") from exc
+            except Exception as exc:  # noqa: BLE001 - any summarizer failure falls back, never corrupts
+                raise SummarizerError(f"summarizer: raised {type(exc).__name__}: {exc}") from exc
+            summary = validate_summary(raw, limit=self._summary_limit(), counter=self.counter)
+        assert summary is not None  # noqa: S101 - chunks is never empty
+        return summary
+
+    def _commit(
+        self, outcome: CompactionOutcome, trigger: Literal["auto", "manual"], before: ContextState, fallback: str | None
+    ) -> ContextCompacted:
+        for message, reason in outcome.archived:
+            self.archive.put_message(message, reason)
+        for message in outcome.pinned:
+            if all(m.id != message.id for m in self._pinned):
+                self._pinned.append(message)
+        self._fixed_cache = None
+        self._summary = outcome.summary
+        self._replace_history(outcome.history)
+        self.tracker.reset()
+        after = self.state
+        tiers = tuple(outcome.tiers) or ("none",)
+        event = ContextCompacted(
+            session_id=self.session_id,
+            seq=self.events.next_seq(),
+            trigger=trigger,
+            tier=tiers[-1],
+            tiers=tiers,
+            before=before,
+            after=after,
+            summary=self._summary,
+            receipt=tuple(outcome.receipt),
+            fallback_reason=fallback,
+        )
+        for hook in self.post_compact_hooks:
+            hook(event)
+        self.events.emit(event)
+        self._emit_update()
+        return event
+
+    # -- reconstruction ----------------------------------------------------------------------------------------
+    def originals(self) -> list[Message]:
+        """Every message ever added, as it was given, in the order it was added (archive + live history)."""
+        by_id: dict[str, Message] = {m.id: m for m in self._history}
+        by_id.update({m.id: m for m in self.archive.messages()})  # the archived version is the original
+        return sorted((m for m in by_id.values() if m.id in self._order), key=lambda m: self._order[m.id])
+
+    def read_archived(self, handle: str, *, offset: int = 0, limit: int | None = 20_000) -> str:
+        """Read an archived original back (what a model's read-back tool calls)."""
+        return self.archive.read(handle, offset=offset, limit=limit)
+
+
+def _insert_notice(messages: list[Message]) -> list[Message]:
+    """Insert the interrupted-reply notice after the last assistant message and its tool results."""
+    index = max(i for i, m in enumerate(messages) if m.role == "assistant")
+    end = index + 1
+    while end < len(messages) and messages[end].role == "tool":
+        end += 1
+    notice = Message(role="user", content=INTERRUPTED_NOTICE, metadata={"ctxbudget": "interrupted_notice"})
+    return [*messages[:end], notice, *messages[end:]]
+
+
+def _resolve_window(model: str | None, max_tokens: int | None, registry: ModelRegistry) -> int:
+    if max_tokens is not None:
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+            raise InvalidPolicyError(f"max_tokens: must be an int > 0, got {max_tokens!r}", field="max_tokens")
+        return max_tokens
+    if model is not None:
+        return registry.get(model).input_budget
+    return DEFAULT_WINDOW

@@ -1,0 +1,86 @@
+"""How full the window is, at every moment: own counts, provider-reported usage and a caller floor."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import InvalidPolicyError
+from .tokens import Calibration
+
+__all__ = ["ContextState", "ContextWindowTracker"]
+
+
+class ContextState(BaseModel):
+    """A reading of the window: ``used_percentage`` is capped at 100 and rounded to 2 decimals."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_tokens: int = Field(gt=0)
+    used_tokens: int = Field(ge=0)
+    used_percentage: float = Field(ge=0, le=100)
+    remaining_percentage: float = Field(ge=0, le=100)
+
+    @classmethod
+    def of(cls, used_tokens: int, max_tokens: int) -> ContextState:
+        """Build a state from raw figures."""
+        used = min(100.0, round(100.0 * used_tokens / max_tokens, 2))
+        return cls(
+            max_tokens=max_tokens,
+            used_tokens=used_tokens,
+            used_percentage=used,
+            remaining_percentage=round(100.0 - used, 2),
+        )
+
+    @property
+    def fraction(self) -> float:
+        """Used tokens over the window, unrounded and uncapped."""
+        return self.used_tokens / self.max_tokens
+
+
+class ContextWindowTracker:
+    """Combines our own count with what the provider reported, so usage is never under-stated.
+
+    After a reply the provider's reported prompt tokens are trusted (and teach :class:`Calibration` the ratio to
+    our count). When messages are added since, used = max(calibrated own count, last reported + own count of what
+    was added since, caller floor): a big prompt that has not been sent yet never hides behind an older, smaller
+    figure, and a provider that bills more than we count is never ignored.
+    """
+
+    def __init__(self, max_tokens: int, *, calibration: Calibration | None = None) -> None:
+        if max_tokens <= 0:
+            raise InvalidPolicyError(f"max_tokens: must be > 0, got {max_tokens}", field="max_tokens")
+        self.max_tokens = max_tokens
+        self.calibration = calibration or Calibration()
+        self.last_reported: int | None = None
+        self.counted_at_report = 0
+        self.floor = 0
+
+    def report(self, *, counted: int, reported: int) -> None:
+        """Record the provider's prompt tokens for a request we counted as ``counted``."""
+        if reported < 0:
+            raise InvalidPolicyError(f"prompt_tokens: must be >= 0, got {reported}", field="prompt_tokens")
+        self.calibration.observe(counted, reported)
+        self.last_reported = reported
+        self.counted_at_report = counted
+
+    def set_floor(self, tokens: int) -> None:
+        """A caller-supplied minimum (e.g. tokens a framework adds that we cannot see)."""
+        if tokens < 0:
+            raise InvalidPolicyError(f"floor: must be >= 0, got {tokens}", field="floor")
+        self.floor = tokens
+
+    def reset(self) -> None:
+        """Forget the last report (after compaction replaced the history it described)."""
+        self.last_reported = None
+        self.counted_at_report = 0
+
+    def used(self, counted: int) -> int:
+        """Tokens in use, given our own count of the request as it stands now."""
+        used = max(self.calibration.apply(counted), self.floor)
+        if self.last_reported is not None:
+            used = max(used, self.last_reported + max(0, counted - self.counted_at_report))
+        return used
+
+    def state(self, counted: int) -> ContextState:
+        """The :class:`ContextState` for our own count ``counted``."""
+        return ContextState.of(self.used(counted), self.max_tokens)
