@@ -219,6 +219,10 @@ class BaseSnapshotStore(abc.ABC):
     ) -> None:
         self.close()
 
+    def _describe(self) -> str:
+        """Name this store in error messages (backend and location)."""
+        return self.backend_name
+
     @contextmanager
     def _translating(self, operation: str, session_id: str) -> Iterator[None]:
         """Turn a backend exception into :class:`SnapshotStoreError`, naming the operation and session."""
@@ -226,7 +230,7 @@ class BaseSnapshotStore(abc.ABC):
             yield
         except self.backend_errors as exc:
             cause = f"{type(exc).__name__}: {exc}"
-            message = f"{self.backend_name} {operation} of session {session_id!r} failed: {cause}"
+            message = f"{self._describe()}: {operation} of session {session_id!r} failed: {cause}"
             raise SnapshotStoreError(message) from exc
 
     @abc.abstractmethod

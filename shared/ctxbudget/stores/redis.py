@@ -78,6 +78,9 @@ class RedisSnapshotStore(BaseSnapshotStore):
         if self._owns_client:
             self._client.close()
 
+    def _describe(self) -> str:
+        return f"redis prefix {self.prefix!r}"
+
     def _keys(self, session_id: str) -> tuple[str, str, str]:
         base = f"{self.prefix}{{{session_id}}}:"
         return base + "snap", base + "seq", base + "log"

@@ -73,6 +73,9 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
                 self._connection.close()
             self._connection = None
 
+    def _describe(self) -> str:
+        return f"sqlite {self.path}"
+
     def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
         try:
