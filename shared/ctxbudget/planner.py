@@ -38,8 +38,13 @@ DropReason = Literal["duplicate_of", "over_budget", "source_item_cap", "source_t
 
 
 def score_item(item: ContextItem) -> float:
-    """The planner's score: relevance + 0.25 priority + 0.15 trust score + 0.10 freshness."""
-    return item.relevance + 0.25 * item.priority + 0.15 * trust_score(item.trust) + 0.10 * item.freshness
+    """The planner's score: relevance + 0.25 priority + 0.15 trust score + 0.10 freshness.
+
+    Rounded to 9 decimals, so scores that are equal on paper tie (and fall through to relevance) instead of being
+    ordered by floating-point noise.
+    """
+    raw = item.relevance + 0.25 * item.priority + 0.15 * trust_score(item.trust) + 0.10 * item.freshness
+    return round(raw, 9)
 
 
 class PlannerConfig(BaseModel):
