@@ -43,7 +43,7 @@ def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
     Raises:
         SourceError: the front matter is opened by ``---`` but never closed.
     """
-    lines = text.splitlines()
+    lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         return {}, text
     end = next((i for i, line in enumerate(lines[1:], start=1) if line.strip() == "---"), None)
@@ -54,7 +54,7 @@ def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
         key, sep, value = line.partition(":")
         if sep and key.strip() and not line[:1].isspace():
             fields[key.strip()] = _unquote(value.strip())
-    return fields, "\n".join(lines[end + 1 :]).lstrip("\n")
+    return fields, "".join(lines[end + 1 :]).lstrip("\r\n")
 
 
 def _read(path: Path) -> str:
