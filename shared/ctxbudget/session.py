@@ -22,15 +22,23 @@ from pydantic import BaseModel, ConfigDict
 
 from .archive import Archive
 from .compaction import ARCHIVE_META, Compaction, CompactionOutcome, SummaryStep, validate_summary
-from .errors import CompactionError, ContextOverflowError, InvalidMessageError, InvalidPolicyError, SummarizerError
+from .errors import (
+    CompactionError,
+    ContextOverflowError,
+    InvalidMessageError,
+    InvalidPolicyError,
+    SnapshotFormatError,
+    SummarizerError,
+)
 from .events import CompactionFailed, ContextCompacted, ContextUpdate, Event, EventBus, EventType, ToolOutputBounded
 from .evidence import excerpt
 from .messages import Message, ToolCall, ToolSchema
 from .models import DEFAULT_REGISTRY, ModelRegistry
 from .policy import CompactionPolicy
 from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer, SummaryRequest
-from .tokens import TiktokenCounter, TokenCounter, counter_for_model
+from .tokens import Calibration, TiktokenCounter, TokenCounter, counter_for_model
 from .toolpairs import repair_tool_pairs
+from .snapshot import SessionSnapshot, TrackerSnapshot
 from .tracking import ContextState, ContextWindowTracker
 
 __all__ = ["DEFAULT_WINDOW", "INTERRUPTED_NOTICE", "BuiltRequest", "ContextSession", "PreCompact"]
@@ -133,6 +141,7 @@ class ContextSession:
         self._pairs_dirty = False
         self._last_built = 0
         self._fixed_cache: int | None = None
+        self.log_seq = 0
 
     # -- configuration -----------------------------------------------------------------------------------------
     @property
@@ -671,6 +680,72 @@ class ContextSession:
         self._emit_update()
         return event
 
+    # -- snapshots ---------------------------------------------------------------------------------------------
+    def snapshot(self) -> SessionSnapshot:
+        """A resumable, versioned copy of this session (see :mod:`ctxbudget.snapshot`)."""
+        with self._lock:
+            tracker = self.tracker
+            return SessionSnapshot(
+                session_id=self.session_id,
+                model=self.model,
+                max_tokens=self.max_tokens,
+                system_prompt=self._system_prompt,
+                tools=self._tools,
+                policy=self.policy.model_dump(),
+                compact_instructions=self.compact_instructions,
+                history=tuple(self._history),
+                summary=self._summary,
+                goal=self._goal,
+                goal_id=self._goal_id,
+                pinned=tuple(self._pinned),
+                pinned_ids=tuple(sorted(self._pinned_ids)),
+                archive=tuple(self.archive.entries()),
+                order=dict(self._order),
+                binding=self._binding_json(),
+                log_seq=self.log_seq,
+                tracker=TrackerSnapshot(
+                    ratio=tracker.calibration.ratio,
+                    samples=tracker.calibration.samples,
+                    last_reported=tracker.last_reported,
+                    counted_at_report=tracker.counted_at_report,
+                    floor=tracker.floor,
+                ),
+            )
+
+    def _binding_json(self) -> dict[str, Any] | None:
+        return None
+
+    @classmethod
+    def restore(
+        cls,
+        snapshot: SessionSnapshot | str | bytes,
+        *,
+        counter: TokenCounter | None = None,
+        summarizer: Summarizer | AsyncSummarizer | None = None,
+        registry: ModelRegistry = DEFAULT_REGISTRY,
+    ) -> ContextSession:
+        """Rebuild a session from :meth:`snapshot` output (a model or its JSON)."""
+        snap = snapshot if isinstance(snapshot, SessionSnapshot) else SessionSnapshot.from_json(snapshot)
+        try:
+            policy = CompactionPolicy(**snap.policy)
+        except InvalidPolicyError as exc:
+            raise SnapshotFormatError(f"snapshot.policy.{exc.field}: {exc}", field=f"policy.{exc.field}") from exc
+        session = cls(
+            model=snap.model if snap.model and registry.find(snap.model) else None,
+            max_tokens=snap.max_tokens,
+            counter=counter,
+            system_prompt=snap.system_prompt,
+            tools=snap.tools,
+            policy=policy,
+            summarizer=summarizer,
+            session_id=snap.session_id,
+            compact_instructions=snap.compact_instructions,
+            registry=registry,
+        )
+        session.model = snap.model
+        _restore_state(session, snap)
+        return session
+
     # -- reconstruction ----------------------------------------------------------------------------------------
     def originals(self) -> list[Message]:
         """Every message ever added, as it was given, in the order it was added (archive + live history)."""
@@ -681,6 +756,26 @@ class ContextSession:
     def read_archived(self, handle: str, *, offset: int = 0, limit: int | None = 20_000) -> str:
         """Read an archived original back (what a model's read-back tool calls)."""
         return self.archive.read(handle, offset=offset, limit=limit)
+
+
+def _restore_state(session: ContextSession, snap: SessionSnapshot) -> None:
+    session.archive = Archive(snap.archive)
+    session._order = dict(snap.order)  # noqa: SLF001 - restoring our own private state
+    session._summary = snap.summary  # noqa: SLF001
+    session._goal, session._goal_id = snap.goal, snap.goal_id  # noqa: SLF001
+    session._pinned = list(snap.pinned)  # noqa: SLF001
+    session._pinned_ids = set(snap.pinned_ids)  # noqa: SLF001
+    session._replace_history(list(snap.history))  # noqa: SLF001
+    missing = [m.id for m in snap.history if m.id not in snap.order]
+    if missing:
+        raise SnapshotFormatError(
+            f"snapshot.order: {len(missing)} live message(s) missing, e.g. {missing[0]!r}", field="order"
+        )
+    tracker = session.tracker
+    tracker.calibration = Calibration(ratio=snap.tracker.ratio, samples=snap.tracker.samples)
+    tracker.last_reported, tracker.counted_at_report = snap.tracker.last_reported, snap.tracker.counted_at_report
+    tracker.floor = snap.tracker.floor
+    session.log_seq = snap.log_seq
 
 
 def _insert_notice(messages: list[Message]) -> list[Message]:

@@ -1,0 +1,75 @@
+"""Versioned JSON snapshots of a :class:`~ctxbudget.session.ContextSession`.
+
+A snapshot holds everything needed to resume: live history, cumulative summary, goal, pinned content, the whole
+archive, the add order (so originals can be reconstructed), the policy, tracker calibration, and a cognitive binding
+when the session has one. Malformed JSON raises :class:`~ctxbudget.errors.SnapshotFormatError` naming the field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .archive import ArchiveEntry
+from .errors import SnapshotFormatError
+from .messages import Message, ToolSchema
+
+__all__ = ["SNAPSHOT_SCHEMA", "SessionSnapshot", "TrackerSnapshot"]
+
+SNAPSHOT_SCHEMA = "ctxbudget.session.v1"
+"""The schema string every snapshot carries; a different one is rejected."""
+
+
+class TrackerSnapshot(BaseModel):
+    """The tracker's learned state."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ratio: float = Field(gt=0)
+    samples: int = Field(ge=0)
+    last_reported: int | None = Field(default=None, ge=0)
+    counted_at_report: int = Field(default=0, ge=0)
+    floor: int = Field(default=0, ge=0)
+
+
+class SessionSnapshot(BaseModel):
+    """A resumable copy of a session, as versioned JSON."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    schema_: Literal["ctxbudget.session.v1"] = Field(default=SNAPSHOT_SCHEMA, alias="schema")
+    session_id: str = Field(min_length=1)
+    model: str | None = None
+    max_tokens: int = Field(gt=0)
+    system_prompt: str | None = None
+    tools: tuple[ToolSchema, ...] = ()
+    policy: dict[str, Any]
+    compact_instructions: str | None = None
+    history: tuple[Message, ...] = ()
+    summary: str | None = None
+    goal: str | None = None
+    goal_id: str | None = None
+    pinned: tuple[Message, ...] = ()
+    pinned_ids: tuple[str, ...] = ()
+    archive: tuple[ArchiveEntry, ...] = ()
+    order: dict[str, int] = Field(default_factory=dict, description="Message id -> position in add order.")
+    tracker: TrackerSnapshot
+    binding: dict[str, Any] | None = Field(default=None, description="A cognitive package binding, as JSON.")
+    log_seq: int = Field(default=0, ge=0, description="How far into a store's append log this snapshot absorbed.")
+
+    def to_json(self) -> str:
+        """Serialize to JSON (``schema`` key first)."""
+        return self.model_dump_json(by_alias=True)
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> SessionSnapshot:
+        """Parse and validate snapshot JSON; raises :class:`SnapshotFormatError` naming the bad field."""
+        try:
+            return cls.model_validate_json(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or "snapshot"
+            raise SnapshotFormatError(
+                f"snapshot.{field}: {first['msg']} ({exc.error_count()} problem(s) in all)", field=field
+            ) from None
