@@ -38,7 +38,8 @@ def excerpt(
     archived. The result never exceeds ``max_tokens`` by our counter (the marker is paid for first).
 
     Raises:
-        InvalidPolicyError: ``max_tokens`` below 1 or ``head_fraction`` outside [0, 1].
+        InvalidPolicyError: ``max_tokens`` below 1, ``head_fraction`` outside [0, 1], or ``text`` does not fit and
+            ``max_tokens`` is too small to hold even the omission marker (the text is never cut silently).
     """
     if max_tokens < 1:
         raise InvalidPolicyError(f"max_tokens: must be >= 1, got {max_tokens}", field="max_tokens")
@@ -48,7 +49,14 @@ def excerpt(
         return text
     where = f"; full text: {handle}" if handle else ""
     marker = f"\n[... {{omitted}} of {len(text):,} chars omitted{where} ...]\n"
-    room = max_tokens - counter.count_text(marker.format(omitted=f"{len(text):,}"))
+    marker_tokens = counter.count_text(marker.format(omitted=f"{len(text):,}"))
+    room = max_tokens - marker_tokens
+    if room < 0:
+        raise InvalidPolicyError(
+            f"max_tokens: {max_tokens:,} cannot hold the omission marker ({marker_tokens:,} tokens) for a text of "
+            f"{counter.count_text(text):,} tokens; use max_tokens >= {marker_tokens:,}",
+            field="max_tokens",
+        )
     head = _fit_prefix(text, int(room * head_fraction), counter)
     tail_budget = room - counter.count_text(head)
     reversed_tail = _fit_prefix(text[len(head) :][::-1], tail_budget, counter)
