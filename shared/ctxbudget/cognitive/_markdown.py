@@ -20,39 +20,10 @@ __all__ = ["Section", "query_terms", "split_sections", "utf8_prefix"]
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
 _FENCE = re.compile(r" {0,3}(```|~~~)")
 _WORD = re.compile(r"\w+")
-_STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "do",
-        "does",
-        "for",
-        "from",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "of",
-        "on",
-        "or",
-        "the",
-        "to",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "with",
-    ]
+_STOP_WORDS_TEXT = (
+    "a an and are as at be by do does for from how i in is it of on or the to what when where which who why with"
 )
+_STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 
 @dataclass(frozen=True)
@@ -121,7 +92,8 @@ def split_sections(path: str, text: str) -> list[Section]:
     """
     fallback = path.rsplit("/", 1)[-1]
     sections: list[Section] = []
-    heading, lines, fenced = fallback, [], False
+    heading, fenced = fallback, False
+    lines: list[str] = []
     for line in text.splitlines():
         if _FENCE.match(line):
             fenced = not fenced
