@@ -784,7 +784,12 @@ def _insert_notice(messages: list[Message]) -> list[Message]:
     end = index + 1
     while end < len(messages) and messages[end].role == "tool":
         end += 1
-    notice = Message(role="user", content=INTERRUPTED_NOTICE, metadata={"ctxbudget": "interrupted_notice"})
+    notice = Message(
+        role="user",
+        content=INTERRUPTED_NOTICE,
+        id=f"ctxbudget-notice-{messages[index].id}",
+        metadata={"ctxbudget": "interrupted_notice"},
+    )
     return [*messages[:end], notice, *messages[end:]]
 
 

@@ -127,6 +127,7 @@ def repair_tool_pairs(messages: Sequence[Message]) -> list[Message]:
                     role="tool",
                     tool_call_id=call_id,
                     content=MISSING_RESULT_TEXT,
+                    id=f"ctxbudget-missing-{call_id}",
                     metadata={"ctxbudget": "synthetic_result"},
                 )
             )

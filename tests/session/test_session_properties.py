@@ -1,0 +1,121 @@
+"""Invariants of ContextSession over generated agent sessions.
+
+Whatever the session looks like (parallel tool calls, huge tool outputs, interrupted replies, a summarizer that
+fails at random points), every built request: fits the window by our counter, is a valid strict-provider sequence,
+starts with the system prompt, keeps pinned content and the user's goal; and archive + live history reconstruct
+every message ever added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxbudget.messages import Message, ToolCall
+from ctxbudget.policy import CompactionPolicy
+from ctxbudget.session import ContextSession
+from ctxbudget.testing import ScriptedSummarizer, StrictProvider
+from ctxbudget.tokens import TiktokenCounter
+
+COUNTER = TiktokenCounter()
+WINDOW = 6_000
+SYSTEM = "You are a careful coding agent."
+PIN = "Never push to main without review."
+
+
+@dataclass(frozen=True)
+class Turn:
+    user_words: int
+    calls: tuple[int, ...]  # one tool output size (lines) per parallel call
+    interrupted: bool
+    reply_words: int
+
+
+turns = st.builds(
+    Turn,
+    user_words=st.integers(1, 60),
+    calls=st.lists(st.sampled_from([0, 3, 40, 400, 3000]), max_size=4).map(tuple),
+    interrupted=st.booleans(),
+    reply_words=st.integers(0, 120),
+)
+failure_scripts = st.lists(st.sampled_from(["ok", "raise", "blank", "oversized", "not_text"]), max_size=12)
+
+
+def _run(session: ContextSession, provider: StrictProvider, script: list[Turn]) -> list[Message]:
+    added: list[Message] = []
+
+    def add(message: Message) -> None:
+        session.add(message)
+        added.append(message)
+
+    def check() -> None:
+        request = session.build_request()
+        billed = provider.complete(request.messages, request.tools)  # raises on any invalid or over-window request
+        assert request.tokens <= WINDOW
+        assert request.messages[0].role == "system"
+        assert request.messages[0].text == SYSTEM
+        text = "\n".join(m.text for m in request.messages)
+        assert PIN in text
+        assert "goal number one" in text  # the first request, pinned verbatim
+        session.record_usage(billed)
+
+    for n, turn in enumerate(script):
+        words = "goal number one" if n == 0 else " ".join(["please"] * turn.user_words)
+        add(Message(role="user", content=words))
+        check()
+        if turn.calls:
+            calls = tuple(
+                ToolCall(id=f"call_{n}_{i}", name="grep", args={"q": f"x{i}"}) for i in range(len(turn.calls))
+            )
+            add(Message(role="assistant", content="", tool_calls=calls))
+            for call, lines in zip(calls, turn.calls):
+                add(Message(role="tool", tool_call_id=call.id, name="grep", content="match line\n" * lines))
+            check()
+        add(
+            Message(
+                role="assistant",
+                content=" ".join(["done"] * turn.reply_words),
+                state="interrupted" if turn.interrupted else "complete",
+            )
+        )
+    check()
+    return added
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(script=st.lists(turns, min_size=1, max_size=40), failures=failure_scripts)
+def test_every_request_is_valid_in_budget_and_nothing_is_lost(script: list[Turn], failures: list[str]) -> None:
+    session = ContextSession(
+        max_tokens=WINDOW,
+        counter=COUNTER,
+        system_prompt=SYSTEM,
+        summarizer=ScriptedSummarizer(failures),  # type: ignore[arg-type]
+        policy=CompactionPolicy(keep_recent_messages=6, threshold=0.7, target=0.5, summarizer_timeout=5),
+    )
+    session.pin(PIN)
+    provider = StrictProvider(max_tokens=WINDOW, counter=COUNTER)
+    added = _run(session, provider, script)
+
+    originals = session.originals()
+    assert [m.id for m in originals] == [m.id for m in added]
+    assert originals == added  # byte-for-byte, metadata included
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(script=st.lists(turns, min_size=5, max_size=30))
+def test_snapshot_round_trip_preserves_everything(script: list[Turn]) -> None:
+    session = ContextSession(
+        max_tokens=WINDOW, counter=COUNTER, system_prompt=SYSTEM, policy=CompactionPolicy(keep_recent_messages=6)
+    )
+    session.pin(PIN)
+    _run(session, StrictProvider(max_tokens=WINDOW, counter=COUNTER), script)
+
+    restored = ContextSession.restore(session.snapshot().to_json(), counter=COUNTER)
+
+    assert restored.history == session.history
+    assert restored.summary == session.summary
+    assert restored.originals() == session.originals()
+    assert restored.counted_tokens() == session.counted_tokens()
+    assert restored.build_request().messages[1:] == session.build_request().messages[1:]
