@@ -145,9 +145,19 @@ class TestAssembleFragments:
 class TestAssembleContextPlan:
     originals = (SYSTEM, DOC, QUESTION)
 
-    def plan(self, fragments: list[Fragment], mutable: list[str], **budget: int) -> BuiltContext:
+    def plan(
+        self,
+        fragments: list[Fragment],
+        mutable: list[str],
+        max_input_chars: int | None = None,
+        max_input_tokens: int | None = None,
+    ) -> BuiltContext:
         return assemble_context_plan(
-            fragments=fragments, original_fragments=list(self.originals), mutable_fragment_ids=mutable, **budget
+            fragments=fragments,
+            original_fragments=list(self.originals),
+            mutable_fragment_ids=mutable,
+            max_input_chars=max_input_chars,
+            max_input_tokens=max_input_tokens,
         )
 
     def test_an_unchanged_plan_with_no_mutable_ids_assembles(self) -> None:

@@ -198,7 +198,7 @@ class TestBudget:
 
     def test_config_is_keyword_only(self) -> None:
         with pytest.raises(TypeError):
-            PlannerConfig(12)  # type: ignore[misc]
+            PlannerConfig(12)  # type: ignore[call-arg]
 
 
 class TestRender:
