@@ -32,3 +32,12 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+
+# A loopback redis-server on 127.0.0.1:6390 for the Redis store tests; then run them with
+# CTXBUDGET_REDIS_URL=redis://127.0.0.1:6390/0 (.ci/run does all of this itself).
+.PHONY: redis-up redis-down
+redis-up:
+	bash .ci/redis.sh start
+
+redis-down:
+	bash .ci/redis.sh stop

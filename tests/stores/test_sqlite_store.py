@@ -18,14 +18,18 @@ RECORDS_PER_PROCESS = 250
 
 
 def _append_from_process(path: str, worker: int, start: Any, results: Any) -> None:
-    """Runs in a child process: its own store on the shared file, one record per append."""
-    store = SQLiteSnapshotStore(path)
-    start.wait()
-    placed = [
-        (store.append("shared", [json.dumps({"worker": worker, "i": i})])[0], i) for i in range(RECORDS_PER_PROCESS)
-    ]
-    store.close()
-    results.put((worker, placed))
+    """Runs in a child process: its own store on the shared file, one record per append; reports any failure."""
+    try:
+        store = SQLiteSnapshotStore(path)
+        start.wait(timeout=60)
+        placed = [
+            (store.append("shared", [json.dumps({"worker": worker, "i": i})])[0], i) for i in range(RECORDS_PER_PROCESS)
+        ]
+        store.close()
+        results.put((worker, placed))
+    except BaseException as exc:  # the parent must hear about it rather than wait for a result
+        results.put((worker, f"{type(exc).__name__}: {exc}"))
+        raise
 
 
 def test_four_processes_append_to_one_file_without_losing_or_duplicating(tmp_path: Path) -> None:
@@ -41,7 +45,9 @@ def test_four_processes_append_to_one_file_without_losing_or_duplicating(tmp_pat
     placed = dict(results.get(timeout=120) for _ in processes)
     for process in processes:
         process.join(timeout=60)
-        assert process.exitcode == 0
+    failures = {worker: outcome for worker, outcome in placed.items() if isinstance(outcome, str)}
+    assert failures == {}
+    assert [process.exitcode for process in processes] == [0] * PROCESSES
 
     total = PROCESSES * RECORDS_PER_PROCESS
     log = SQLiteSnapshotStore(path).read_log("shared")
