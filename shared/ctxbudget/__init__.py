@@ -1,11 +1,30 @@
 """ctxbudget: treat an LLM's context window as a budgeted resource.
 
-The public API is listed once, here, in ``__all__``; ``tests/test_public_api.py`` pins it.
+The public API is listed once, here, in ``__all__``; ``tests/test_public_api.py`` pins it. Framework adapters
+live in ``langchain_ctxbudget`` and ``llamaindex_ctxbudget``; test doubles in :mod:`ctxbudget.testing`.
 """
 
 from __future__ import annotations
 
-from .encodings import ENCODING_NAMES, get_encoding
+from .archive import (
+    HANDLE_PREFIX,
+    Archive,
+    ArchiveEntry,
+    ArchiveReason,
+)
+from .assembly import (
+    BuiltContext,
+    FragmentUsage,
+    assemble_context_plan,
+    assemble_fragments,
+)
+from .compaction import (
+    ARCHIVE_META,
+)
+from .encodings import (
+    ENCODING_NAMES,
+    get_encoding,
+)
 from .errors import (
     ArchiveError,
     BindingMismatchError,
@@ -33,14 +52,114 @@ from .errors import (
     SnapshotError,
     SnapshotFormatError,
     SnapshotStoreError,
+    SourceError,
     SummarizerError,
     TranscriptError,
     UnexpectedBindingError,
     UnknownModelError,
     UsageError,
 )
-from .messages import ContentBlock, Message, MessageRole, MessageState, ToolCall, ToolSchema, new_message_id
-from .models import DEFAULT_REGISTRY, ModelInfo, ModelRegistry
+from .events import (
+    ArchivedItem,
+    CognitiveContextBound,
+    CompactionFailed,
+    ContextCompacted,
+    ContextUpdate,
+    Event,
+    EventBus,
+    EventType,
+    ToolOutputBounded,
+)
+from .evidence import (
+    excerpt,
+)
+from .fragments import (
+    FRAGMENT_ROLES,
+    INSTRUCTION_ROLES,
+    Fragment,
+    FragmentRole,
+)
+from .items import (
+    DATA_TRUSTS,
+    ContextItem,
+    Lifetime,
+    Trust,
+    trust_score,
+)
+from .messages import (
+    ContentBlock,
+    Message,
+    MessageRole,
+    MessageState,
+    ToolCall,
+    ToolSchema,
+    new_message_id,
+)
+from .models import (
+    DEFAULT_REGISTRY,
+    ModelInfo,
+    ModelRegistry,
+    Provider,
+)
+from .planner import (
+    DroppedItem,
+    DropReason,
+    PlannedItem,
+    PlannerConfig,
+    PlanResult,
+    plan_context,
+    score_item,
+)
+from .policy import (
+    CompactionPolicy,
+)
+from .render import (
+    SEPARATOR,
+    escape_attribute,
+    escape_content,
+    render_envelope,
+    render_item,
+    render_items,
+)
+from .session import (
+    DEFAULT_WINDOW,
+    INTERRUPTED_NOTICE,
+    BuiltRequest,
+    ContextSession,
+    PreCompact,
+)
+from .snapshot import (
+    SNAPSHOT_SCHEMA,
+    SessionSnapshot,
+    TrackerSnapshot,
+)
+from .sources import (
+    INSTRUCTION_FILE_NAMES,
+    Skill,
+    SkillLibrary,
+    compact_instructions,
+    evidence_item,
+    find_instruction_files,
+    load_compact_instructions,
+    load_instruction_items,
+    parse_front_matter,
+)
+from .stores import (
+    BaseSnapshotStore,
+    InMemorySnapshotStore,
+    SnapshotStore,
+    SQLiteSnapshotStore,
+    StoredSnapshot,
+)
+from .summarize import (
+    SUMMARY_SECTIONS,
+    AsyncSummarizer,
+    ExtractiveSummarizer,
+    Summarizer,
+    SummaryRequest,
+    build_summary_prompt,
+    render_transcript,
+)
 from .tokens import (
     REPLY_PRIMING,
     TOKENS_PER_MESSAGE,
@@ -54,38 +173,90 @@ from .tokens import (
     count_request,
     counter_for_model,
 )
+from .toolpairs import (
+    MISSING_RESULT_TEXT,
+    ToolPairProblem,
+    find_tool_pair_problems,
+    repair_tool_pairs,
+    safe_cut_points,
+    validate_tool_sequence,
+)
+from .tracking import (
+    ContextState,
+    ContextWindowTracker,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ARCHIVE_META",
+    "DATA_TRUSTS",
     "DEFAULT_REGISTRY",
+    "DEFAULT_WINDOW",
     "ENCODING_NAMES",
+    "FRAGMENT_ROLES",
+    "HANDLE_PREFIX",
+    "INSTRUCTION_FILE_NAMES",
+    "INSTRUCTION_ROLES",
+    "INTERRUPTED_NOTICE",
+    "MISSING_RESULT_TEXT",
     "REPLY_PRIMING",
+    "SEPARATOR",
+    "SNAPSHOT_SCHEMA",
+    "SUMMARY_SECTIONS",
     "TOKENS_PER_MESSAGE",
     "TOKENS_PER_NAME",
     "TOKENS_PER_TOOL_CALL",
+    "Archive",
+    "ArchiveEntry",
     "ArchiveError",
+    "ArchiveReason",
+    "ArchivedItem",
+    "AsyncSummarizer",
+    "BaseSnapshotStore",
     "BindingMismatchError",
     "BindingResumeError",
     "BudgetExceededError",
+    "BuiltContext",
+    "BuiltRequest",
     "Calibration",
     "CharCounter",
+    "CognitiveContextBound",
     "CognitiveContextError",
     "CognitiveExclusivityError",
     "CompactionError",
+    "CompactionFailed",
+    "CompactionPolicy",
     "ContentBlock",
+    "ContextCompacted",
+    "ContextItem",
     "ContextOverflowError",
+    "ContextSession",
+    "ContextState",
+    "ContextUpdate",
+    "ContextWindowTracker",
     "CtxBudgetError",
+    "DropReason",
+    "DroppedItem",
     "DuplicateFragmentError",
     "EncodingDataError",
     "EstimatingCounter",
+    "Event",
+    "EventBus",
+    "EventType",
+    "ExtractiveSummarizer",
+    "Fragment",
     "FragmentLimitError",
+    "FragmentRole",
+    "FragmentUsage",
+    "InMemorySnapshotStore",
     "InvalidBinding",
     "InvalidFragmentError",
     "InvalidLimits",
     "InvalidMessageError",
     "InvalidPolicyError",
     "InvalidRequest",
+    "Lifetime",
     "Message",
     "MessageRole",
     "MessageState",
@@ -93,24 +264,65 @@ __all__ = [
     "ModelInfo",
     "ModelRegistry",
     "PlanAuditError",
+    "PlanResult",
+    "PlannedItem",
+    "PlannerConfig",
+    "PreCompact",
+    "Provider",
     "ProviderFailure",
     "ResponseDrift",
+    "SQLiteSnapshotStore",
+    "SessionSnapshot",
+    "Skill",
+    "SkillLibrary",
     "SnapshotConflictError",
     "SnapshotError",
     "SnapshotFormatError",
+    "SnapshotStore",
     "SnapshotStoreError",
+    "SourceError",
+    "StoredSnapshot",
+    "Summarizer",
     "SummarizerError",
+    "SummaryRequest",
     "TiktokenCounter",
-    "ToolCall",
-    "ToolSchema",
     "TokenCounter",
+    "ToolCall",
+    "ToolOutputBounded",
+    "ToolPairProblem",
+    "ToolSchema",
+    "TrackerSnapshot",
     "TranscriptError",
+    "Trust",
     "UnexpectedBindingError",
     "UnknownModelError",
     "UsageError",
     "__version__",
+    "assemble_context_plan",
+    "assemble_fragments",
+    "build_summary_prompt",
+    "compact_instructions",
     "count_request",
     "counter_for_model",
+    "escape_attribute",
+    "escape_content",
+    "evidence_item",
+    "excerpt",
+    "find_instruction_files",
+    "find_tool_pair_problems",
     "get_encoding",
+    "load_compact_instructions",
+    "load_instruction_items",
     "new_message_id",
+    "parse_front_matter",
+    "plan_context",
+    "render_envelope",
+    "render_item",
+    "render_items",
+    "render_transcript",
+    "repair_tool_pairs",
+    "safe_cut_points",
+    "score_item",
+    "trust_score",
+    "validate_tool_sequence",
 ]

@@ -197,23 +197,23 @@ class CognitiveContextError(CtxBudgetError):
     """Base of the exact cognitive package binding errors; every one fails closed."""
 
 
-class InvalidBinding(CognitiveContextError):  # noqa: N818 - names follow the A3S wire contract
+class InvalidBinding(CognitiveContextError):
     """A package or knowledge binding violates the contract."""
 
 
-class InvalidLimits(CognitiveContextError):  # noqa: N818 - names follow the A3S wire contract
+class InvalidLimits(CognitiveContextError):
     """Prompt-injection limits are zero or above their caps."""
 
 
-class InvalidRequest(CognitiveContextError):  # noqa: N818 - names follow the A3S wire contract
+class InvalidRequest(CognitiveContextError):
     """A context request violates the contract (session id, query, digest)."""
 
 
-class ProviderFailure(CognitiveContextError):  # noqa: N818 - names follow the A3S wire contract
+class ProviderFailure(CognitiveContextError):
     """The knowledge provider raised, timed out, or returned something that is not a response."""
 
 
-class ResponseDrift(CognitiveContextError):  # noqa: N818 - names follow the A3S wire contract
+class ResponseDrift(CognitiveContextError):
     """A response does not match its request, its binding, or its own digests."""
 
 
