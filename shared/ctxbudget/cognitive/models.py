@@ -16,6 +16,7 @@ escape: shape errors become the model's typed error (:class:`~ctxbudget.errors.I
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -24,7 +25,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -65,7 +65,9 @@ __all__ = [
     "PackageBinding",
 ]
 
-_WIRE = "ctxbudget.cognitive.wire"
+# Set while reading wire JSON: every model (nested ones too, which pydantic builds through our ``__init__``, so
+# a validation context would not reach them) must then carry exactly its camelCase keys.
+_WIRE_MODE: ContextVar[bool] = ContextVar("ctxbudget_cognitive_wire_mode", default=False)
 
 
 class _WireModel(BaseModel):
@@ -90,9 +92,13 @@ class _WireModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _every_key_on_the_wire(cls, data: Any, info: ValidationInfo) -> Any:
-        if isinstance(info.context, dict) and info.context.get(_WIRE) and isinstance(data, dict):
-            missing = [str(field.alias) for field in cls.model_fields.values() if field.alias not in data]
+    def _exact_keys_on_the_wire(cls, data: Any) -> Any:
+        if _WIRE_MODE.get() and isinstance(data, dict):
+            aliases = [str(field.alias) for field in cls.model_fields.values()]
+            missing = [alias for alias in aliases if alias not in data]
+            unknown = sorted(str(key) for key in data if key not in aliases)
+            if unknown:
+                raise ValueError(f"unknown key(s) {', '.join(unknown)}")
             if missing:
                 raise ValueError(f"missing key(s) {', '.join(missing)}")
         return data
@@ -135,14 +141,17 @@ class _WireModel(BaseModel):
         Raises:
             CognitiveContextError: the model's typed error naming what is wrong.
         """
+        token = _WIRE_MODE.set(True)
         try:
-            return cls.model_validate(data, strict=True, by_alias=True, by_name=False, context={_WIRE: True})
+            return cls.model_validate(data, strict=True)
         except ValidationError as exc:
             raise cls._wire_error(_describe(cls.__name__, exc)) from None
         except CognitiveContextError as exc:
             if cls._wire_error is ResponseDrift and not isinstance(exc, ResponseDrift):
                 raise ResponseDrift(f"{cls.__name__} carries an invalid binding: {exc}") from None
             raise
+        finally:
+            _WIRE_MODE.reset(token)
 
 
 class BindingLimits(_WireModel):
