@@ -1,0 +1,391 @@
+"""``SharedSession``: many workers, threads or processes on one session through a :class:`SnapshotStore`.
+
+The stored state of a shared session is two things, kept by the store:
+
+* **the snapshot**: one JSON document (:class:`~ctxbudget.snapshot.SessionSnapshot`) holding live history,
+  summary, pinned content *and* the archive, written by one atomic compare-and-set. There is no moment at which
+  the archive is written and the live history is not (or the other way round): a process that dies anywhere
+  leaves either the old snapshot or the new one.
+* **the append log**: workers add messages by appending one record per message. Appends never conflict and
+  never touch the snapshot.
+
+Reading (:meth:`SharedSession.load`) takes the snapshot, then replays the log records after the snapshot's
+``log_seq``, skipping any message whose id the session already holds, so a record appended twice (a retried
+append whose first attempt did land) is never duplicated. Compaction (:meth:`SharedSession.compact`, or
+automatically in :meth:`SharedSession.build_request`) runs on a loaded version and saves with
+``expected_version``; the new snapshot's ``log_seq`` is the last record it absorbed. Messages appended meanwhile
+sit after that ``log_seq`` and are replayed on top by the next load. A stale compaction loses the
+compare-and-set, is discarded, and is recomputed on a fresh load (bounded retries, then
+:class:`~ctxbudget.errors.SnapshotConflictError`). Log records are trimmed only after a snapshot absorbing
+them was saved; a load that finds records it needed already trimmed (a newer snapshot absorbed them) reloads.
+
+Log record format (JSON, one per message)::
+
+    {"schema": "ctxbudget.log.v1", "message": {...Message fields...}}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from .errors import (
+    InvalidMessageError,
+    InvalidPolicyError,
+    SnapshotConflictError,
+    SnapshotFormatError,
+    SnapshotStoreError,
+    UsageError,
+)
+from .events import ContextCompacted
+from .messages import Message
+from .models import DEFAULT_REGISTRY, ModelRegistry
+from .session import BuiltRequest, ContextSession
+from .snapshot import SessionSnapshot
+from .stores.base import SnapshotStore
+from .summarize import AsyncSummarizer, Summarizer
+from .tokens import TokenCounter
+
+__all__ = ["LOG_RECORD_SCHEMA", "LoadedSession", "SharedSession", "SharedSessionStats", "replay_ids"]
+
+LOG_RECORD_SCHEMA = "ctxbudget.log.v1"
+"""The schema string of every message record :meth:`SharedSession.add` appends."""
+
+_DEFAULT_ATTEMPTS = 8
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class LoadedSession:
+    """One consistent view of a shared session, as :meth:`SharedSession.load` returns it.
+
+    Attributes:
+        session: a private :class:`ContextSession` (snapshot + replayed log); changing it changes nothing stored.
+        version: the snapshot version it was built from; a save based on it passes this as ``expected_version``.
+        log_seq: the last log record it absorbed (also ``session.log_seq``).
+        replayed: how many log messages were added on top of the snapshot.
+        skipped: how many log records were skipped as duplicates of messages already held.
+    """
+
+    session: ContextSession
+    version: int
+    log_seq: int
+    replayed: int
+    skipped: int
+
+
+@dataclass
+class SharedSessionStats:
+    """Counters of what one :class:`SharedSession` handle did (thread-safe via the handle's lock).
+
+    Attributes:
+        appended: message records appended.
+        loads: consistent loads completed.
+        stale_reloads: loads restarted because records they needed were trimmed by a newer snapshot.
+        duplicates_skipped: log records skipped because the message id was already held.
+        compactions_saved: compacted snapshots saved.
+        conflicts_retried: saves that lost the compare-and-set and were recomputed on a fresh load.
+        trim_failures: log trims that failed after a successful save (the next save trims further).
+    """
+
+    appended: int = 0
+    loads: int = 0
+    stale_reloads: int = 0
+    duplicates_skipped: int = 0
+    compactions_saved: int = 0
+    conflicts_retried: int = 0
+    trim_failures: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def bump(self, name: str, by: int = 1) -> None:
+        """Add ``by`` to the counter ``name``."""
+        with self._lock:
+            setattr(self, name, getattr(self, name) + by)
+
+
+class SharedSession:
+    """A handle on one session shared by many workers through a :class:`SnapshotStore`.
+
+    Handles are cheap and stateless between calls (every operation loads fresh state), so each worker, thread or
+    process may hold its own, or share one. Create the stored session once with :meth:`create`.
+
+    Args:
+        store: where the snapshot and the append log live.
+        session_id: the shared session's id.
+        counter: token counter for loaded sessions (default: as :meth:`ContextSession.restore` picks).
+        summarizer: summarizer for compactions (default: the offline extractive one).
+        registry: model registry for loaded sessions.
+        max_attempts: how many times a load or a save is tried against concurrent writers before giving up.
+    """
+
+    def __init__(
+        self,
+        store: SnapshotStore,
+        session_id: str,
+        *,
+        counter: TokenCounter | None = None,
+        summarizer: Summarizer | AsyncSummarizer | None = None,
+        registry: ModelRegistry = DEFAULT_REGISTRY,
+        max_attempts: int = _DEFAULT_ATTEMPTS,
+    ) -> None:
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise UsageError(f"session_id: must be a non-blank str, got {session_id!r}", field="session_id")
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise InvalidPolicyError(f"max_attempts: must be an int >= 1, got {max_attempts!r}", field="max_attempts")
+        self.store = store
+        self.session_id = session_id
+        self.counter = counter
+        self.summarizer = summarizer
+        self.registry = registry
+        self.max_attempts = max_attempts
+        self.stats = SharedSessionStats()
+
+    @classmethod
+    def create(
+        cls,
+        store: SnapshotStore,
+        session: ContextSession,
+        *,
+        counter: TokenCounter | None = None,
+        summarizer: Summarizer | AsyncSummarizer | None = None,
+        registry: ModelRegistry = DEFAULT_REGISTRY,
+        max_attempts: int = _DEFAULT_ATTEMPTS,
+    ) -> SharedSession:
+        """Store ``session`` as the first snapshot of a new shared session and return a handle on it.
+
+        The session's configuration (window, policy, system prompt, tools) and any messages it already holds
+        become version 1. Its ``log_seq`` is kept, so log records appended before creation are replayed.
+
+        Raises:
+            SnapshotConflictError: a session with this id already exists in the store.
+            SnapshotStoreError: the store failed; nothing was created.
+        """
+        store.save(session.session_id, session.snapshot().to_json(), expected_version=None)
+        return cls(
+            store,
+            session.session_id,
+            counter=counter if counter is not None else session.counter,
+            summarizer=summarizer,
+            registry=registry,
+            max_attempts=max_attempts,
+        )
+
+    # -- writing ---------------------------------------------------------------------------------------------------
+    def add(self, *messages: Message) -> list[int]:
+        """Append messages to the shared log (one atomic append); never conflicts with other writers.
+
+        Appending a message whose id the session already holds is harmless: loads skip it. So after an append
+        that raised :class:`SnapshotStoreError` the caller may simply append the same messages again.
+
+        Returns:
+            The log sequence numbers of the records, in order.
+
+        Raises:
+            InvalidMessageError: an argument is not a :class:`Message`, or two of them share an id.
+            SnapshotStoreError: the store failed; then none of the messages was appended.
+        """
+        records = [_encode(message, index) for index, message in enumerate(messages)]
+        ids = [message.id for message in messages]
+        if len(set(ids)) != len(ids):
+            duplicate = next(i for i in ids if ids.count(i) > 1)
+            raise InvalidMessageError(f"messages.id: {duplicate!r} appears twice in one add", field="id")
+        seqs = self.store.append(self.session_id, records)
+        self.stats.bump("appended", len(seqs))
+        return seqs
+
+    def add_user(self, text: str, **metadata: Any) -> Message:
+        """Append a user message and return it."""
+        message = Message(role="user", content=text, metadata=metadata)
+        self.add(message)
+        return message
+
+    # -- reading ---------------------------------------------------------------------------------------------------
+    def load(self) -> LoadedSession:
+        """Return a consistent view: the latest snapshot plus every log message after its ``log_seq``.
+
+        Raises:
+            UsageError: the store has no snapshot for this session (create it with :meth:`create`).
+            SnapshotFormatError: the stored snapshot or a log record does not validate (field and seq named).
+            SnapshotConflictError: records kept being trimmed under this reader for ``max_attempts`` tries.
+            SnapshotStoreError: the store failed.
+        """
+        for _ in range(self.max_attempts):
+            loaded = self._try_load()
+            if loaded is not None:
+                self.stats.bump("loads")
+                return loaded
+            self.stats.bump("stale_reloads")
+        version = self._stored_version()
+        raise SnapshotConflictError(
+            f"load: session {self.session_id!r} kept moving: its log was trimmed under this reader on "
+            f"{self.max_attempts} attempts in a row (max_attempts={self.max_attempts})",
+            expected_version=version,
+            actual_version=version,
+        )
+
+    def originals(self) -> list[Message]:
+        """Every message ever added to the shared session, as given, in add order (see :meth:`load`)."""
+        return self.load().session.originals()
+
+    def _stored_version(self) -> int:
+        stored = self.store.load(self.session_id)
+        return stored.version if stored is not None else 0
+
+    def _try_load(self) -> LoadedSession | None:
+        stored = self.store.load(self.session_id)
+        if stored is None:
+            raise UsageError(
+                f"session_id: {self.session_id!r} has no snapshot in the store; create it with SharedSession.create",
+                field="session_id",
+            )
+        snapshot = SessionSnapshot.from_json(stored.data)
+        head = self.store.log_head(self.session_id)
+        records = self.store.read_log(self.session_id, after=snapshot.log_seq)
+        first_expected = snapshot.log_seq + 1
+        if (records and records[0][0] != first_expected) or (not records and head >= first_expected):
+            return None  # a newer snapshot absorbed and trimmed records this one still needs
+        session = ContextSession.restore(
+            snapshot, counter=self.counter, summarizer=self.summarizer, registry=self.registry
+        )
+        held = set(snapshot.order)
+        fresh: list[Message] = []
+        for seq, record in records:
+            message = _decode(seq, record)
+            if message.id not in held:
+                held.add(message.id)
+                fresh.append(message)
+        if fresh:
+            session.add(*fresh)
+        skipped = len(records) - len(fresh)
+        self.stats.bump("duplicates_skipped", skipped)
+        session.log_seq = records[-1][0] if records else snapshot.log_seq
+        return LoadedSession(session, stored.version, session.log_seq, len(fresh), skipped)
+
+    # -- requests and compaction -----------------------------------------------------------------------------------
+    def build_request(self) -> BuiltRequest:
+        """Load fresh state and build a request; an auto-compaction it ran is saved (compare-and-set).
+
+        Raises:
+            ContextOverflowError: the request is past the hard stop even after compaction.
+            SnapshotConflictError: the compaction lost to other writers on ``max_attempts`` tries in a row.
+            SnapshotStoreError: the store failed; nothing was written.
+        """
+        return self._with_retries("build_request", lambda loaded: loaded.session.build_request(), _built_compaction)
+
+    def compact(self, instructions: str | None = None) -> ContextCompacted:
+        """Compact the shared session now (manual trigger) and save the result with compare-and-set.
+
+        A compaction computed on a version someone else replaced is never written: it is discarded and
+        recomputed on a fresh load, up to ``max_attempts`` times.
+
+        Raises:
+            CompactionError: compaction failed; nothing was written.
+            SnapshotConflictError: the save lost to other writers on ``max_attempts`` tries in a row.
+            SnapshotStoreError: the store failed; the stored state is the old snapshot or the new one, whole.
+        """
+        return self._with_retries("compact", lambda loaded: loaded.session.compact(instructions), _itself)
+
+    async def acompact(self, instructions: str | None = None) -> ContextCompacted:
+        """Async :meth:`compact`: store calls run in a worker thread, the summarizer is awaited.
+
+        Cancelling the calling task while the summarizer runs writes nothing.
+        """
+        for attempt in range(1, self.max_attempts + 1):
+            loaded = await asyncio.to_thread(self.load)
+            event = await loaded.session.acompact(instructions)
+            try:
+                await asyncio.to_thread(self._save, loaded)
+            except SnapshotConflictError as exc:
+                self._note_conflict(exc, attempt, "compact")
+                continue
+            return event
+        raise AssertionError("unreachable: _note_conflict raises on the last attempt")  # pragma: no cover
+
+    def _with_retries(
+        self,
+        operation: str,
+        run: Callable[[LoadedSession], _T],
+        compaction_of: Callable[[_T], ContextCompacted | None],
+    ) -> _T:
+        for attempt in range(1, self.max_attempts + 1):
+            loaded = self.load()
+            result = run(loaded)
+            if compaction_of(result) is None:
+                return result
+            try:
+                self._save(loaded)
+            except SnapshotConflictError as exc:
+                self._note_conflict(exc, attempt, operation)
+                continue
+            return result
+        raise AssertionError("unreachable: _note_conflict raises on the last attempt")  # pragma: no cover
+
+    def _note_conflict(self, exc: SnapshotConflictError, attempt: int, operation: str) -> None:
+        if attempt >= self.max_attempts:
+            raise SnapshotConflictError(
+                f"{operation}: session {self.session_id!r} was saved by other writers on each of "
+                f"{self.max_attempts} attempts (max_attempts={self.max_attempts}); last: {exc}",
+                expected_version=exc.expected_version,
+                actual_version=exc.actual_version,
+            ) from exc
+        self.stats.bump("conflicts_retried")
+
+    def _save(self, loaded: LoadedSession) -> int:
+        """Save ``loaded`` over exactly the version it came from, then trim the records it absorbed."""
+        data = loaded.session.snapshot().to_json()
+        version = self.store.save(self.session_id, data, expected_version=loaded.version)
+        self.stats.bump("compactions_saved")
+        if loaded.log_seq > 0:
+            try:
+                self.store.trim_log(self.session_id, upto=loaded.log_seq)
+            except SnapshotStoreError:
+                # The snapshot is saved; the absorbed records are skipped by every load (they are <= log_seq)
+                # and the next successful save trims past them.
+                self.stats.bump("trim_failures")
+        return version
+
+
+def _itself(event: ContextCompacted) -> ContextCompacted:
+    return event
+
+
+def _built_compaction(request: BuiltRequest) -> ContextCompacted | None:
+    return request.compaction
+
+
+def _encode(message: object, index: int) -> str:
+    if not isinstance(message, Message):
+        raise InvalidMessageError(
+            f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}", field="message"
+        )
+    return json.dumps({"schema": LOG_RECORD_SCHEMA, "message": message.model_dump(mode="json")})
+
+
+def _decode(seq: int, record: str) -> Message:
+    try:
+        payload = json.loads(record)
+    except json.JSONDecodeError as exc:
+        raise SnapshotFormatError(f"log[{seq}]: not valid JSON ({exc.msg})", field=f"log[{seq}]") from None
+    if not isinstance(payload, dict) or payload.get("schema") != LOG_RECORD_SCHEMA:
+        got = payload.get("schema") if isinstance(payload, dict) else type(payload).__name__
+        raise SnapshotFormatError(
+            f"log[{seq}].schema: expected {LOG_RECORD_SCHEMA!r}, got {got!r}", field=f"log[{seq}].schema"
+        )
+    try:
+        return Message.model_validate(payload.get("message"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        name = f"log[{seq}].message" + (f".{where}" if where else "")
+        raise SnapshotFormatError(f"{name}: {first['msg']}", field=name) from None
+
+
+def replay_ids(records: Iterable[tuple[int, str]]) -> list[str]:
+    """The message ids of log records, in log order (duplicates included): for audits and tests."""
+    return [_decode(seq, record).id for seq, record in records]
