@@ -7,11 +7,10 @@ import json
 import struct
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from ctxbudget.cognitive import CAPABILITY_SNAPSHOT_DOMAIN, canonical_digest, canonical_json, sha256_digest
 from ctxbudget.errors import UsageError
+from hypothesis import given
+from hypothesis import strategies as st
 
 from .helpers import GOLDEN, GOLDEN_CAPABILITY_DIGEST
 

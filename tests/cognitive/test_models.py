@@ -6,8 +6,6 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
-
 from ctxbudget.cognitive import (
     CITATION_SCHEMA,
     REQUEST_SCHEMA,
@@ -28,6 +26,7 @@ from ctxbudget.errors import (
     InvalidRequest,
     ResponseDrift,
 )
+from pydantic import BaseModel
 
 from .helpers import GOLDEN, GOLDEN_CAPABILITY_DIGEST, make_binding, make_request, make_response
 
