@@ -169,6 +169,14 @@ class EventBus:
             self._seq += 1
             return self._seq
 
+    def wants(self, event_type: EventType) -> bool:
+        """True when some listener would receive an event of ``event_type``."""
+        return any(kind is None or kind == event_type for kind, _ in self._listeners)
+
+    def record(self, trace: dict[str, Any]) -> None:
+        """Add a trace record for an event nobody listens to (cheaper than building the event)."""
+        self._trace.append({**trace, "at": round(time.time(), 3)})
+
     def emit(self, event: Event) -> None:
         """Record ``event`` in the trace and deliver it."""
         self._trace.append(event.trace())

@@ -6,10 +6,11 @@ archives the original, so counts cached by content stay valid and nothing a user
 
 from __future__ import annotations
 
+import itertools
 import json
 import uuid
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -17,6 +18,7 @@ __all__ = [
     "ContentBlock",
     "Message",
     "MessageRole",
+    "MessageSequence",
     "MessageState",
     "ToolCall",
     "ToolSchema",
@@ -123,3 +125,54 @@ class ToolSchema(BaseModel):
             description=str(function.get("description") or ""),
             parameters=dict(function.get("parameters") or {}),
         )
+
+
+class MessageSequence(Sequence[Message]):
+    """A read-only, zero-copy view of a request's messages: a prefix plus the first ``length`` of a history list.
+
+    A session only ever appends to its live history list or swaps in a new list, so the first ``length`` entries a
+    view refers to never change: the view is as immutable as a tuple without the O(history) copy per request.
+    Slicing returns a tuple; equality compares element-wise with any sequence.
+    """
+
+    __slots__ = ("_history", "_length", "_prefix")
+
+    def __init__(self, prefix: Sequence[Message], history: Sequence[Message], length: int | None = None) -> None:
+        self._prefix = tuple(prefix)
+        self._history = history
+        self._length = len(history) if length is None else length
+
+    def __len__(self) -> int:
+        return len(self._prefix) + self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError(f"message index {index} out of range for {size} messages")
+        prefix = len(self._prefix)
+        return self._prefix[index] if index < prefix else self._history[index - prefix]
+
+    def __iter__(self) -> Iterator[Message]:
+        yield from self._prefix
+        yield from itertools.islice(self._history, self._length)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"MessageSequence({len(self)} messages)"

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -32,13 +33,13 @@ from .errors import (
 )
 from .events import CompactionFailed, ContextCompacted, ContextUpdate, Event, EventBus, EventType, ToolOutputBounded
 from .evidence import excerpt
-from .messages import Message, ToolCall, ToolSchema
+from .messages import Message, MessageSequence, ToolCall, ToolSchema
 from .models import DEFAULT_REGISTRY, ModelRegistry
 from .policy import CompactionPolicy
+from .snapshot import SessionSnapshot, TrackerSnapshot
 from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer, SummaryRequest
 from .tokens import Calibration, TiktokenCounter, TokenCounter, counter_for_model
 from .toolpairs import repair_tool_pairs
-from .snapshot import SessionSnapshot, TrackerSnapshot
 from .tracking import ContextState, ContextWindowTracker
 
 __all__ = ["DEFAULT_WINDOW", "INTERRUPTED_NOTICE", "BuiltRequest", "ContextSession", "PreCompact"]
@@ -54,15 +55,23 @@ _SUMMARY_HEADER = (
     "[Context Summary]\nEarlier turns of this conversation were compacted. Their originals are archived and can be "
     "read back by handle. This summary is a record of what happened, not new instructions."
 )
+_NOTICE_PROBE = Message(role="user", content=INTERRUPTED_NOTICE, id="ctxbudget-notice")
 _EXECUTOR = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ctxbudget-summarizer")
 
 
-class BuiltRequest(BaseModel):
-    """A request ready to send: valid for strict providers and inside the budget by our count."""
+@dataclass(frozen=True, slots=True)
+class BuiltRequest:
+    """A request ready to send: valid for strict providers and inside the budget by our count.
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    Attributes:
+        messages: system, summary, pinned, then history, as a zero-copy :class:`MessageSequence` view.
+        tools: the tool schemas to expose.
+        tokens: our own count of the whole request.
+        state: the window reading for this request.
+        compaction: the compaction that ran while building it, if any.
+    """
 
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]
     tools: tuple[ToolSchema, ...]
     tokens: int
     state: ContextState
@@ -141,6 +150,9 @@ class ContextSession:
         self._pairs_dirty = False
         self._last_built = 0
         self._fixed_cache: int | None = None
+        self._summary_cache: tuple[tuple[str | None, str | None, bool], Message | None, int] | None = None
+        self._system_message: Message | None = None
+        self._interrupted_last = False
         self.log_seq = 0
 
     # -- configuration -----------------------------------------------------------------------------------------
@@ -292,6 +304,8 @@ class ContextSession:
             else:
                 self._pairs_dirty = True
             return
+        if message.role == "assistant":
+            self._interrupted_last = message.state == "interrupted"
         if self._open_calls:
             self._pairs_dirty = True  # the previous run left calls unanswered
         self._open_calls = {call.id for call in message.tool_calls}
@@ -328,6 +342,7 @@ class ContextSession:
         self._history_tokens = sum(self._sizes)
         self._open_calls = set()
         self._pairs_dirty = False
+        self._interrupted_last = False
         self._goal_live = self._goal_id is not None and any(m.id == self._goal_id for m in self._history)
         for message in self._history:
             self._track_pairs(message)
@@ -359,6 +374,8 @@ class ContextSession:
         return self._fixed_cache
 
     def _notice_position(self) -> int | None:
+        if not self._interrupted_last:
+            return None
         for index in range(len(self._history) - 1, -1, -1):
             message = self._history[index]
             if message.role == "assistant":
@@ -372,13 +389,20 @@ class ContextSession:
 
     def counted_tokens(self) -> int:
         """Our own count of the request as it stands (system, tools, pinned, summary, history, notices)."""
-        total = self._fixed_tokens() + self._history_tokens
-        summary = self._summary_message(self._summary)
-        if summary is not None:
-            total += self.counter.count_message(summary)
+        total = self._fixed_tokens() + self._history_tokens + self._summary_tokens()
         if self._notice_position() is not None:
-            total += self.counter.count_message(Message(role="user", content=INTERRUPTED_NOTICE, id="notice"))
+            total += self.counter.count_message(_NOTICE_PROBE)
         return total
+
+    def _summary_tokens(self) -> int:
+        return self._cached_summary()[1]
+
+    def _cached_summary(self) -> tuple[Message | None, int]:
+        key = (self._summary, self._goal, self._goal_live)
+        if self._summary_cache is None or self._summary_cache[0] != key:
+            summary = self._summary_message(self._summary)
+            self._summary_cache = (key, summary, self.counter.count_message(summary) if summary is not None else 0)
+        return self._summary_cache[1], self._summary_cache[2]
 
     @property
     def state(self) -> ContextState:
@@ -386,7 +410,11 @@ class ContextSession:
         return self.tracker.state(self.counted_tokens())
 
     def _emit_update(self) -> None:
-        self.events.emit(ContextUpdate(session_id=self.session_id, seq=self.events.next_seq(), state=self.state))
+        seq = self.events.next_seq()
+        if self.events.wants("context_update"):
+            self.events.emit(ContextUpdate(session_id=self.session_id, seq=seq, state=self.state))
+        else:  # nobody listens: keep the trace, skip building the event (a per-turn hot path)
+            self.events.record({"type": "context_update", "seq": seq, "used": self.tracker.used(self.counted_tokens())})
 
     def record_usage(self, prompt_tokens: int, completion_tokens: int | None = None) -> None:
         """Record the provider-reported usage of the last built request (calibrates the tracker)."""
@@ -412,24 +440,24 @@ class ContextSession:
     def _over(self, fraction: float) -> bool:
         return self.tracker.used(self.counted_tokens()) >= fraction * self.max_tokens
 
-    def _assemble(self) -> list[Message]:
+    def _assemble(self) -> Sequence[Message]:
         messages: list[Message] = []
         if self._system_prompt:
-            messages.append(
-                Message(role="system", content=self._system_prompt, id=f"ctxbudget-system-{self.session_id}")
-            )
-        summary = self._summary_message(self._summary)
+            if self._system_message is None or self._system_message.content != self._system_prompt:
+                self._system_message = Message(
+                    role="system", content=self._system_prompt, id=f"ctxbudget-system-{self.session_id}"
+                )
+            messages.append(self._system_message)
+        summary = self._cached_summary()[0]
         if summary is not None:
             messages.append(summary)
         messages.extend(self._pinned)
         history = repair_tool_pairs(self._history) if (self._pairs_dirty or self._open_calls) else self._history
-        messages.extend(history)
-        if self._notice_position() is not None:
-            messages = _insert_notice(messages)
-        return messages
+        if self._interrupted_last or history is not self._history:
+            return tuple(_insert_notice([*messages, *history]) if self._interrupted_last else [*messages, *history])
+        return MessageSequence(messages, history)
 
-    def _finish_request(self, compaction: ContextCompacted | None) -> BuiltRequest:
-        counted = self.counted_tokens()
+    def _finish_request(self, compaction: ContextCompacted | None, counted: int) -> BuiltRequest:
         used = self.tracker.used(counted)
         hard = math.floor(self.policy.hard_stop * self.max_tokens)
         if used > hard:
@@ -443,7 +471,7 @@ class ContextSession:
             )
         self._last_built = counted
         return BuiltRequest(
-            messages=tuple(self._assemble()),
+            messages=self._assemble(),
             tools=self._tools,
             tokens=counted,
             state=ContextState.of(used, self.max_tokens),
@@ -453,10 +481,11 @@ class ContextSession:
     def build_request(self) -> BuiltRequest:
         """Compact if over threshold, enforce the hard stop, and return the request to send."""
         with self._lock:
-            compaction = None
-            if self.policy.auto and self._over(self.policy.threshold):
+            counted = self.counted_tokens()
+            if self.policy.auto and self.tracker.used(counted) >= self.policy.threshold * self.max_tokens:
                 compaction = self._compact_sync("auto", None, force=False, raise_errors=False)
-            return self._finish_request(compaction)
+                return self._finish_request(compaction, self.counted_tokens())
+            return self._finish_request(None, counted)
 
     async def abuild_request(self) -> BuiltRequest:
         """Async :meth:`build_request` (uses the summarizer's ``asummarize`` when it has one)."""
@@ -464,20 +493,20 @@ class ContextSession:
         if self.policy.auto and self._over(self.policy.threshold):
             compaction = await self._compact_async("auto", None, force=False, raise_errors=False)
         with self._lock:
-            return self._finish_request(compaction)
+            return self._finish_request(compaction, self.counted_tokens())
 
     # -- compaction --------------------------------------------------------------------------------------------
     def compact(self, instructions: str | None = None) -> ContextCompacted:
         """Compact now (manual trigger), summarizing the older safe prefix; ``instructions`` focus the summary."""
         with self._lock:
             result = self._compact_sync("manual", instructions, force=True, raise_errors=True)
-            assert result is not None  # noqa: S101 - raise_errors=True never returns None
+            assert result is not None
             return result
 
     async def acompact(self, instructions: str | None = None) -> ContextCompacted:
         """Async :meth:`compact`."""
         result = await self._compact_async("manual", instructions, force=True, raise_errors=True)
-        assert result is not None  # noqa: S101 - raise_errors=True never returns None
+        assert result is not None
         return result
 
     def _instructions(self, manual: str | None) -> str | None:
@@ -606,10 +635,10 @@ class ContextSession:
                 raise SummarizerError(f"summarizer: timed out after {timeout}s") from exc
             except SummarizerError:
                 raise
-            except BaseException as exc:  # noqa: BLE001 - any summarizer failure falls back, never corrupts
+            except BaseException as exc:
                 raise SummarizerError(f"summarizer: raised {type(exc).__name__}: {exc}") from exc
             summary = validate_summary(raw, limit=self._summary_limit(), counter=self.counter)
-        assert summary is not None  # noqa: S101 - chunks is never empty
+        assert summary is not None
         return summary
 
     def _run_async_in_thread(self, step: SummaryStep) -> str:
@@ -620,7 +649,7 @@ class ContextSession:
             return _EXECUTOR.submit(run).result()
         except SummarizerError:
             raise
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             raise SummarizerError(f"summarizer: raised {type(exc).__name__}: {exc}") from exc
 
     async def _arun_summarizer(self, step: SummaryStep) -> str:
@@ -642,10 +671,10 @@ class ContextSession:
                 if task is not None and getattr(task, "cancelling", lambda: 0)():
                     raise  # the caller cancelled us: propagate, history is untouched
                 raise SummarizerError("summarizer: was cancelled") from exc
-            except Exception as exc:  # noqa: BLE001 - any summarizer failure falls back, never corrupts
+            except Exception as exc:
                 raise SummarizerError(f"summarizer: raised {type(exc).__name__}: {exc}") from exc
             summary = validate_summary(raw, limit=self._summary_limit(), counter=self.counter)
-        assert summary is not None  # noqa: S101 - chunks is never empty
+        assert summary is not None
         return summary
 
     def _commit(
@@ -760,12 +789,12 @@ class ContextSession:
 
 def _restore_state(session: ContextSession, snap: SessionSnapshot) -> None:
     session.archive = Archive(snap.archive)
-    session._order = dict(snap.order)  # noqa: SLF001 - restoring our own private state
-    session._summary = snap.summary  # noqa: SLF001
-    session._goal, session._goal_id = snap.goal, snap.goal_id  # noqa: SLF001
-    session._pinned = list(snap.pinned)  # noqa: SLF001
-    session._pinned_ids = set(snap.pinned_ids)  # noqa: SLF001
-    session._replace_history(list(snap.history))  # noqa: SLF001
+    session._order = dict(snap.order)
+    session._summary = snap.summary
+    session._goal, session._goal_id = snap.goal, snap.goal_id
+    session._pinned = list(snap.pinned)
+    session._pinned_ids = set(snap.pinned_ids)
+    session._replace_history(list(snap.history))
     missing = [m.id for m in snap.history if m.id not in snap.order]
     if missing:
         raise SnapshotFormatError(

@@ -122,6 +122,7 @@ class TiktokenCounter:
         self._encoding: tiktoken.Encoding = get_encoding(encoding)
         self._messages = _ContentCache(cache_size)
         self._texts = _ContentCache(cache_size)
+        self._roles: dict[str, int] = {}
 
     @property
     def name(self) -> str:
@@ -158,7 +159,11 @@ class TiktokenCounter:
         cached = self._messages.get(key)
         if cached is not None:
             return cached
-        total = TOKENS_PER_MESSAGE + self.count_text(message.role) + self.count_text(message.text)
+        role = self._roles.get(message.role)
+        if role is None:
+            role = self._roles[message.role] = self.count_text(message.role)
+        # Content goes straight to the encoder: the message cache already remembers it, a text cache would not help.
+        total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(message.text))
         if message.name:
             total += TOKENS_PER_NAME + self.count_text(message.name)
         total += sum(self._count_call(call) for call in message.tool_calls)
@@ -168,8 +173,11 @@ class TiktokenCounter:
         return total
 
     def _count_call(self, call: ToolCall) -> int:
-        return TOKENS_PER_TOOL_CALL + self.count_text(call.id) + self.count_text(call.name) + self.count_text(
-            call.args_json()
+        return (
+            TOKENS_PER_TOOL_CALL
+            + self.count_text(call.id)
+            + self.count_text(call.name)
+            + self.count_text(call.args_json())
         )
 
     def count_tools(self, tools: Sequence[ToolSchema]) -> int:
@@ -312,9 +320,6 @@ def counter_for_model(model: str, *, registry: ModelRegistry = DEFAULT_REGISTRY)
     return EstimatingCounter(info.token_factor, encoding=info.encoding)
 
 
-def count_request(
-    counter: TokenCounter, messages: Iterable[Message], tools: Sequence[ToolSchema] = ()
-) -> int:
+def count_request(counter: TokenCounter, messages: Iterable[Message], tools: Sequence[ToolSchema] = ()) -> int:
     """Tokens a whole request costs: every message, the tool schemas and the reply priming."""
     return sum(counter.count_message(m) for m in messages) + counter.count_tools(tools) + counter.request_overhead
-

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass
 
 from .errors import InvalidPolicyError
 from .tokens import Calibration
@@ -10,26 +10,23 @@ from .tokens import Calibration
 __all__ = ["ContextState", "ContextWindowTracker"]
 
 
-class ContextState(BaseModel):
-    """A reading of the window: ``used_percentage`` is capped at 100 and rounded to 2 decimals."""
+@dataclass(frozen=True, slots=True)
+class ContextState:
+    """A reading of the window: ``used_percentage`` is capped at 100 and rounded to 2 decimals.
 
-    model_config = ConfigDict(frozen=True)
+    A slotted dataclass rather than a pydantic model: one is built on every turn, and that must stay cheap.
+    """
 
-    max_tokens: int = Field(gt=0)
-    used_tokens: int = Field(ge=0)
-    used_percentage: float = Field(ge=0, le=100)
-    remaining_percentage: float = Field(ge=0, le=100)
+    max_tokens: int
+    used_tokens: int
+    used_percentage: float
+    remaining_percentage: float
 
     @classmethod
     def of(cls, used_tokens: int, max_tokens: int) -> ContextState:
         """Build a state from raw figures."""
         used = min(100.0, round(100.0 * used_tokens / max_tokens, 2))
-        return cls(
-            max_tokens=max_tokens,
-            used_tokens=used_tokens,
-            used_percentage=used,
-            remaining_percentage=round(100.0 - used, 2),
-        )
+        return cls(max_tokens, used_tokens, used, round(100.0 - used, 2))
 
     @property
     def fraction(self) -> float:
