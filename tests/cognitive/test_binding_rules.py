@@ -110,5 +110,5 @@ def test_limits_inside_a_binding_keep_their_own_error() -> None:
 
 def test_validate_binding_rechecks_an_unvalidated_copy() -> None:
     forged = make_binding().model_copy(update={"lifecycle_generation": 8})
-    with pytest.raises(InvalidBinding, match="knowledge.lifecycleGeneration"):
+    with pytest.raises(InvalidBinding, match=r"knowledge.lifecycleGeneration"):
         validate_binding(forged)

@@ -142,7 +142,7 @@ def test_integers_are_strict(value: object) -> None:
 
 
 def test_direct_construction_never_leaks_a_pydantic_validation_error() -> None:
-    with pytest.raises(InvalidLimits, match="max_results|maxResults"):
+    with pytest.raises(InvalidLimits, match=r"max_results|maxResults"):
         BindingLimits(max_results="four")  # type: ignore[arg-type]
     with pytest.raises(ResponseDrift):
         CitedDocument(citation="x", source_digest="x", content="x", byte_count=1)  # type: ignore[arg-type]

@@ -159,7 +159,7 @@ def small_request(**limits: int) -> Any:
 def test_more_documents_than_max_results_is_drift() -> None:
     request = small_request(max_results=1)
     documents = [make_document(request.binding), make_document(request.binding, "b.md")]
-    with pytest.raises(ResponseDrift, match="has 2 documents, maxResults allows 1..1"):
+    with pytest.raises(ResponseDrift, match=r"has 2 documents, maxResults allows 1..1"):
         ContextResponse.create(request, documents)
 
 

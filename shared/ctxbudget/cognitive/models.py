@@ -16,8 +16,8 @@ escape: shape errors become the model's typed error (:class:`~ctxbudget.errors.I
 from __future__ import annotations
 
 import json
-from contextvars import ContextVar
 from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from pydantic import (
