@@ -66,7 +66,7 @@ _lock = threading.Lock()
 
 
 def _load_ranks(name: str) -> dict[bytes, int]:
-    resource = resources.files("ctxbudget").joinpath("_encodings", f"{name}.tiktoken.gz")
+    resource = resources.files("ctxbudget").joinpath("_encodings").joinpath(f"{name}.tiktoken.gz")
     try:
         raw = gzip.decompress(resource.read_bytes())
     except (OSError, EOFError) as exc:

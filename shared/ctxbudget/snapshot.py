@@ -38,7 +38,7 @@ class SessionSnapshot(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-    schema_: Literal["ctxbudget.session.v1"] = Field(default=SNAPSHOT_SCHEMA, alias="schema")
+    schema_: Literal["ctxbudget.session.v1"] = Field(default="ctxbudget.session.v1", alias="schema")
     session_id: str = Field(min_length=1)
     model: str | None = None
     max_tokens: int = Field(gt=0)

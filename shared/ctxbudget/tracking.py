@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from .errors import InvalidPolicyError
 from .tokens import Calibration
@@ -27,6 +27,10 @@ class ContextState:
         """Build a state from raw figures."""
         used = min(100.0, round(100.0 * used_tokens / max_tokens, 2))
         return cls(max_tokens, used_tokens, used, round(100.0 - used, 2))
+
+    def model_dump(self) -> dict[str, int | float]:
+        """The figures as a plain dict (the same spelling as the pydantic models around it)."""
+        return asdict(self)
 
     @property
     def fraction(self) -> float:
