@@ -1,0 +1,210 @@
+"""What ``ctxbudget inspect`` and ``ctxbudget compact`` compute, as plain JSON-able data (no rendering, no rich).
+
+A transcript becomes a :class:`~ctxbudget.session.ContextSession`: its leading system messages are the session's
+system prompt (never compacted), the rest is the history. ``inspect`` measures the transcript as it stands and runs
+a manual compaction on that throwaway session to show what compaction would do; ``compact`` does the same and keeps
+the result: the request to send next, the cumulative summary and the archive of every original that left it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from .archive import ArchiveEntry
+from .events import ContextCompacted
+from .messages import Message
+from .session import ContextSession
+from .tokens import count_request
+from .toolpairs import find_tool_pair_problems
+from .tracking import ContextState
+from .transcripts import Transcript
+
+__all__ = ["COMPACTED_FORMAT", "compact_transcript", "inspect_transcript", "originals_from_compacted", "session_for"]
+
+COMPACTED_FORMAT = "ctxbudget.compacted/1"
+"""The ``format`` field of a file ``ctxbudget compact`` writes."""
+
+_SESSION_ID = "ctxbudget-cli"
+
+
+def session_for(
+    transcript: Transcript, *, model: str | None, max_tokens: int | None, compact_instructions: str | None = None
+) -> tuple[ContextSession, list[Message]]:
+    """Build a session holding ``transcript``; returns it and the leading system messages it took as its prompt."""
+    messages = list(transcript.messages)
+    lead = 0
+    while lead < len(messages) and messages[lead].role == "system":
+        lead += 1
+    system = messages[:lead]
+    session = ContextSession(
+        model=model,
+        max_tokens=max_tokens,
+        system_prompt="\n\n".join(m.text for m in system) or None,
+        tools=transcript.tools,
+        session_id=_SESSION_ID,
+        compact_instructions=compact_instructions,
+    )
+    session.add(*messages[lead:])
+    return session, system
+
+
+def inspect_transcript(
+    transcript: Transcript, *, model: str | None = "gpt-4o", max_tokens: int | None = None, top: int = 10
+) -> dict[str, Any]:
+    """Report window usage by role and tool, the largest items, tool-pair problems and a trial compaction."""
+    session, _ = session_for(transcript, model=model, max_tokens=max_tokens)
+    counter = session.counter
+    sizes = [counter.count_message(m) for m in transcript.messages]
+    used = count_request(counter, transcript.messages, transcript.tools)
+    policy = session.policy
+    window = session.max_tokens
+    problems = find_tool_pair_problems(transcript.messages)
+    return {
+        "transcript": {
+            "source": transcript.source,
+            "format": transcript.format,
+            "key": transcript.key,
+            "messages": len(transcript.messages),
+            "tools": len(transcript.tools),
+        },
+        "model": model,
+        "counter": counter.name,
+        "window": {
+            **_state_json(ContextState.of(used, window)),
+            "threshold_tokens": int(policy.threshold * window),
+            "hard_stop_tokens": int(policy.hard_stop * window),
+            "over_window": used > window,
+        },
+        "by_role": _by_role(transcript.messages, sizes),
+        "by_tool": _by_tool(transcript.messages, sizes),
+        "largest": _largest(transcript.messages, sizes, top),
+        "tool_pairs": {"problems": len(problems), "details": [p.describe() for p in problems[:50]]},
+        "late_system_messages": [i for i, m in enumerate(transcript.messages) if m.role == "system" and i > 0][:50],
+        "compaction": _trial_compaction(session, would_trigger=used >= policy.threshold * window),
+    }
+
+
+def _by_role(messages: tuple[Message, ...], sizes: list[int]) -> dict[str, dict[str, int]]:
+    report: dict[str, dict[str, int]] = {}
+    for message, size in zip(messages, sizes, strict=True):
+        entry = report.setdefault(message.role, {"messages": 0, "tokens": 0})
+        entry["messages"] += 1
+        entry["tokens"] += size
+    return report
+
+
+def _tool_names(messages: tuple[Message, ...]) -> dict[str, str]:
+    return {call.id: call.name for m in messages for call in m.tool_calls}
+
+
+def _tool_of(message: Message, names: dict[str, str]) -> str | None:
+    if message.role != "tool":
+        return None
+    return message.name or names.get(message.tool_call_id or "") or "unknown"
+
+
+def _by_tool(messages: tuple[Message, ...], sizes: list[int]) -> dict[str, dict[str, int]]:
+    names = _tool_names(messages)
+    calls = Counter(call.name for m in messages for call in m.tool_calls)
+    report = {name: {"calls": count, "results": 0, "result_tokens": 0} for name, count in calls.items()}
+    for message, size in zip(messages, sizes, strict=True):
+        tool = _tool_of(message, names)
+        if tool is not None:
+            entry = report.setdefault(tool, {"calls": 0, "results": 0, "result_tokens": 0})
+            entry["results"] += 1
+            entry["result_tokens"] += size
+    return dict(sorted(report.items(), key=lambda kv: (-kv[1]["result_tokens"], kv[0])))
+
+
+def _largest(messages: tuple[Message, ...], sizes: list[int], top: int) -> list[dict[str, Any]]:
+    names = _tool_names(messages)
+    order = sorted(range(len(messages)), key=lambda i: (-sizes[i], i))[: max(0, top)]
+    return [
+        {
+            "index": i,
+            "id": messages[i].id,
+            "role": messages[i].role,
+            "tool": _tool_of(messages[i], names) or (",".join(c.name for c in messages[i].tool_calls) or None),
+            "tokens": sizes[i],
+            "preview": " ".join(messages[i].text.split())[:80],
+        }
+        for i in order
+    ]
+
+
+def _trial_compaction(session: ContextSession, *, would_trigger: bool) -> dict[str, Any]:
+    bounded = sum(1 for entry in session.archive if entry.reason == "bounded")
+    try:
+        event = session.compact()
+    except Exception as exc:  # a failed trial is part of the report, not a crash
+        return {"would_auto_trigger": would_trigger, "bounded_on_arrival": bounded, "error": f"{exc}"}
+    return {"would_auto_trigger": would_trigger, "bounded_on_arrival": bounded, **_event_json(event), "error": None}
+
+
+def _state_json(state: ContextState) -> dict[str, Any]:
+    return {
+        "max_tokens": state.max_tokens,
+        "used_tokens": state.used_tokens,
+        "used_percentage": state.used_percentage,
+        "remaining_percentage": state.remaining_percentage,
+    }
+
+
+def _event_json(event: ContextCompacted) -> dict[str, Any]:
+    return {
+        "trigger": event.trigger,
+        "tiers": list(event.tiers),
+        "before": _state_json(event.before),
+        "after": _state_json(event.after),
+        "archived": len(event.receipt),
+        "summary_chars": len(event.summary or ""),
+    }
+
+
+def compact_transcript(
+    transcript: Transcript,
+    *,
+    model: str | None = "gpt-4o",
+    max_tokens: int | None = None,
+    instructions: str | None = None,
+) -> dict[str, Any]:
+    """Compact ``transcript`` and return the document ``ctxbudget compact`` writes.
+
+    ``messages`` is the request to send next (the transcript's own system messages first, then the summary and
+    the kept tail); ``archive`` holds every original that left it, so ``messages`` + ``archive`` reconstruct every
+    message of the transcript. Raises :class:`~ctxbudget.errors.CompactionError` or
+    :class:`~ctxbudget.errors.ContextOverflowError` when compaction cannot make the history fit.
+    """
+    session, system = session_for(transcript, model=model, max_tokens=max_tokens, compact_instructions=instructions)
+    event = session.compact()
+    request = session.build_request()
+    sent = list(request.messages[1:] if session.system_prompt else request.messages)
+    sent_ids = {m.id for m in sent}
+    for message in session.history:  # orphaned results a strict provider would reject: archived, never lost
+        if message.id not in sent_ids:
+            session.archive.put_message(message, "dropped")
+    messages = [*system, *sent]
+    return {
+        "format": COMPACTED_FORMAT,
+        "source": transcript.source,
+        "source_format": transcript.format,
+        "model": model,
+        "max_tokens": session.max_tokens,
+        "tokens": count_request(session.counter, messages, transcript.tools),
+        "messages": [m.model_dump(mode="json") for m in messages],
+        "tools": [t.model_dump(mode="json") for t in transcript.tools],
+        "summary": session.summary,
+        "archive": [entry.model_dump(mode="json") for entry in session.archive.entries()],
+        "compaction": _event_json(event),
+    }
+
+
+def originals_from_compacted(document: dict[str, Any]) -> list[Message]:
+    """Every original message a compacted document holds: archived originals, then live ones not archived."""
+    archived = [ArchiveEntry.model_validate(e).message for e in document["archive"]]
+    by_id = {m.id: m for m in archived if m is not None}
+    for raw in document["messages"]:
+        message = Message.model_validate(raw)
+        by_id.setdefault(message.id, message)
+    return list(by_id.values())

@@ -1,0 +1,338 @@
+"""The ``ctxbudget`` command line: inspect and compact real transcripts, and watch a long session stay in budget.
+
+Commands::
+
+    ctxbudget inspect TRANSCRIPT [--model gpt-4o] [--max-tokens N] [--key KEY] [--top N] [--json]
+    ctxbudget compact TRANSCRIPT -o OUT [--model gpt-4o] [--max-tokens N] [--key KEY] [--instructions TEXT]
+    ctxbudget demo [--turns N] [--max-tokens N] [--quiet]
+
+Transcripts are OpenAI chat JSON, JSONL, LangChain message dumps or LlamaIndex chat stores
+(see :mod:`ctxbudget.transcripts`). ``compact`` writes atomically (a temporary file renamed over ``OUT``), so a
+failure leaves nothing behind. Output uses ``rich`` (``pip install "ctxbudget[cli]"``); ``inspect --json`` does not.
+
+Exit codes:
+    0  success.
+    1  runtime failure: compaction could not make the history fit, a write failed, or the demo broke an invariant.
+    2  usage error or bad input: bad arguments, an unreadable or malformed transcript, an unknown model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ._analysis import compact_transcript, inspect_transcript
+from ._demo import DemoConfig, DemoResult, TurnReport, run_demo
+from .errors import CtxBudgetError, UsageError
+from .transcripts import Transcript, load_transcript
+
+__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
+
+EXIT_OK = 0
+"""Success."""
+EXIT_FAILURE = 1
+"""A runtime failure (compaction, writing, a broken demo invariant)."""
+EXIT_USAGE = 2
+"""Bad arguments or bad input (unreadable or malformed transcript, unknown model)."""
+
+_EPILOG = """\
+exit codes:
+  0  success
+  1  runtime failure: compaction could not make the history fit, a write failed, or the demo broke an invariant
+  2  usage error or bad input: bad arguments, an unreadable or malformed transcript, an unknown model
+
+transcripts: OpenAI chat JSON (a list, or {"messages": [...]}), JSONL (one message per line), LangChain
+messages_to_dict / dumpd dumps, LlamaIndex SimpleChatStore JSON ({"store": {key: [...]}}; --key picks one).
+"""
+_INSTALL = 'rich is not installed; the ctxbudget CLI needs it: pip install "ctxbudget[cli]"'
+
+
+def _rich() -> Any:
+    """Import rich lazily; the core never needs it."""
+    try:
+        import rich  # noqa: PLC0415 - optional dependency, imported only when the CLI renders
+    except ImportError as exc:  # pragma: no cover - exercised by hiding the module in a test
+        raise ImportError(_INSTALL) from exc
+    return rich
+
+
+def _console(*, stderr: bool = False) -> Any:
+    _rich()
+    from rich.console import Console  # noqa: PLC0415 - optional dependency
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``ctxbudget`` command (exit codes in its epilog)."""
+    parser = argparse.ArgumentParser(
+        prog="ctxbudget",
+        description="Treat an LLM context window as a budget: inspect and compact transcripts, or run the demo.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    inspect = commands.add_parser(
+        "inspect", help="report window usage of a transcript", epilog=_EPILOG, formatter_class=parser.formatter_class
+    )
+    _transcript_args(inspect)
+    inspect.add_argument("--top", type=int, default=10, help="how many of the largest items to list (default 10)")
+    inspect.add_argument("--json", action="store_true", help="print the report as JSON (no rich needed)")
+    compact = commands.add_parser(
+        "compact", help="compact a transcript into a file", epilog=_EPILOG, formatter_class=parser.formatter_class
+    )
+    _transcript_args(compact)
+    compact.add_argument("-o", "--output", required=True, type=Path, help="where to write the compacted JSON")
+    compact.add_argument("--instructions", help="focus for the summary, like /compact <instructions>")
+    demo = commands.add_parser(
+        "demo", help="a long simulated agent session, offline", epilog=_EPILOG, formatter_class=parser.formatter_class
+    )
+    demo.add_argument("--turns", type=_positive, default=60, help="user turns to simulate (default 60)")
+    demo.add_argument("--max-tokens", type=_positive, default=32_000, help="the window (default 32,000)")
+    demo.add_argument("--quiet", action="store_true", help="only the final summary table")
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return value
+
+
+def _transcript_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("transcript", type=Path, help="the transcript file (.json or .jsonl)")
+    parser.add_argument("--model", default="gpt-4o", help="model whose window and tokenizer to use (default gpt-4o)")
+    parser.add_argument("--max-tokens", type=_positive, help="the prompt budget; default: the model's input window")
+    parser.add_argument("--key", help="LlamaIndex chat store key to read (default: the first)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``ctxbudget`` command with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on bad arguments, 0 on --help
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    commands = {"inspect": _inspect, "compact": _compact, "demo": _demo}
+    try:
+        return commands[args.command](args)
+    except UsageError as exc:
+        return _error(str(exc), EXIT_USAGE)
+    except (CtxBudgetError, OSError) as exc:
+        return _error(f"{type(exc).__name__}: {exc}", EXIT_FAILURE)
+    except ImportError as exc:
+        return _error(str(exc), EXIT_FAILURE)
+
+
+def _error(message: str, code: int) -> int:
+    print(f"ctxbudget: error: {message}", file=sys.stderr)
+    return code
+
+
+def _load(args: argparse.Namespace) -> Transcript:
+    return load_transcript(args.transcript, key=args.key)
+
+
+# -- inspect -------------------------------------------------------------------------------------------------------
+def _inspect(args: argparse.Namespace) -> int:
+    transcript = _load(args)
+    report = inspect_transcript(transcript, model=args.model, max_tokens=args.max_tokens, top=args.top)
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    console = _console()
+    from rich.table import Table  # noqa: PLC0415 - optional dependency
+
+    window = report["window"]
+    console.print(
+        f"[bold]{transcript.source}[/] ({report['transcript']['format']}, {len(transcript.messages):,} messages) "
+        f"for [bold]{args.model}[/] ({report['counter']})"
+    )
+    console.print(_usage_line(window["used_tokens"], window["max_tokens"]))
+    console.print(
+        _table(Table, "By role", ("role", "messages", "tokens"), _rows(report["by_role"], "messages", "tokens"))
+    )
+    if report["by_tool"]:
+        rows = _rows(report["by_tool"], "calls", "results", "result_tokens")
+        console.print(_table(Table, "By tool", ("tool", "calls", "results", "result tokens"), rows))
+    largest = [
+        (str(i["index"]), i["role"], i["tool"] or "", f"{i['tokens']:,}", i["preview"]) for i in report["largest"]
+    ]
+    console.print(_table(Table, "Largest items", ("#", "role", "tool", "tokens", "preview"), largest))
+    pairs = report["tool_pairs"]
+    style = "green" if pairs["problems"] == 0 else "red"
+    console.print(f"[{style}]Orphaned tool pairs: {pairs['problems']}[/]")
+    for detail in pairs["details"][:10]:
+        console.print(f"  [red]- {detail}[/]")
+    _print_trial(console, report["compaction"], window)
+    return EXIT_OK
+
+
+def _rows(section: dict[str, dict[str, int]], *columns: str) -> list[tuple[str, ...]]:
+    return [(name, *(f"{values[c]:,}" for c in columns)) for name, values in section.items()]
+
+
+def _table(table_cls: Any, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
+    table = table_cls(title=title, title_justify="left")
+    for index, header in enumerate(headers):
+        table.add_column(header, justify="left" if index == 0 or header in ("preview", "role", "tool") else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _print_trial(console: Any, trial: dict[str, Any], window: dict[str, Any]) -> None:
+    trigger = "would" if trial["would_auto_trigger"] else "would not"
+    pct = 100.0 * window["used_tokens"] / window["max_tokens"]
+    console.print(f"At {pct:.1f}% auto-compaction {trigger} trigger (threshold {window['threshold_tokens']:,} tokens).")
+    if trial["error"]:
+        console.print(f"[red]A compaction now would fail: {trial['error']}[/]")
+        return
+    console.print(
+        f"A compaction now: tiers {' -> '.join(trial['tiers'])}, {trial['before']['used_tokens']:,} -> "
+        f"{trial['after']['used_tokens']:,} tokens, {trial['archived']:,} originals archived "
+        f"({trial['bounded_on_arrival']} oversized tool outputs bounded on arrival)."
+    )
+
+
+def _usage_line(used: int, window: int) -> Any:
+    _rich()
+    from rich.progress_bar import ProgressBar  # noqa: PLC0415 - optional dependency
+    from rich.table import Table  # noqa: PLC0415 - optional dependency
+
+    grid = Table.grid(padding=(0, 1))
+    pct = 100.0 * used / window
+    style = "green" if pct < 60 else "yellow" if pct < 80 else "red"
+    grid.add_row(
+        ProgressBar(total=window, completed=min(used, window), width=32, complete_style=style),
+        f"[{style}]{pct:5.1f}%[/]",
+        f"{used:,} / {window:,} tokens",
+    )
+    return grid
+
+
+# -- compact -------------------------------------------------------------------------------------------------------
+def _compact(args: argparse.Namespace) -> int:
+    output: Path = args.output
+    if not output.parent.is_dir():
+        raise UsageError(f"-o: directory {str(output.parent)!r} does not exist", field="output")
+    console = _console()
+    from rich.progress import Progress, SpinnerColumn, TextColumn  # noqa: PLC0415 - optional dependency
+
+    columns = (SpinnerColumn(), TextColumn("{task.description}"))
+    with Progress(*columns, console=_console(stderr=True), transient=True) as progress:
+        task = progress.add_task("reading transcript", total=3)
+        transcript = _load(args)
+        progress.update(task, advance=1, description=f"compacting {len(transcript.messages):,} messages")
+        document = compact_transcript(
+            transcript, model=args.model, max_tokens=args.max_tokens, instructions=args.instructions
+        )
+        progress.update(task, advance=1, description=f"writing {output}")
+        _write_atomic(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        progress.update(task, advance=1)
+    info = document["compaction"]
+    console.print(
+        f"[green]Wrote {output}[/]: {len(document['messages']):,} messages ({document['tokens']:,} tokens), "
+        f"{len(document['archive']):,} archived originals; tiers {' -> '.join(info['tiers'])}, "
+        f"{info['before']['used_tokens']:,} -> {info['after']['used_tokens']:,} tokens."
+    )
+    return EXIT_OK
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``; nothing is left on failure."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+# -- demo ----------------------------------------------------------------------------------------------------------
+def _demo(args: argparse.Namespace) -> int:
+    console = _console()
+    config = DemoConfig(turns=args.turns, max_tokens=args.max_tokens)
+    if not args.quiet:
+        console.print(
+            f"[bold]ctxbudget demo[/]: a {config.turns}-turn coding-agent session in a {config.max_tokens:,}-token "
+            "window (offline: simulated model, strict provider checks on every call)"
+        )
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # noqa: PLC0415
+
+    columns = (TextColumn("simulating"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=_console(stderr=True), transient=True, disable=not args.quiet) as progress:
+        task = progress.add_task("turns", total=config.turns)
+
+        def on_turn(report: TurnReport) -> None:
+            progress.advance(task)
+            if not args.quiet:
+                _print_turn(console, report)
+
+        result = run_demo(config, on_turn=on_turn)
+    console.print(_summary_table(result))
+    if not result.ok:
+        return _error("the demo broke an invariant (see the summary table)", EXIT_FAILURE)
+    return EXIT_OK
+
+
+def _print_turn(console: Any, report: TurnReport) -> None:
+    from rich.table import Table  # noqa: PLC0415 - optional dependency
+
+    for bounded in report.bounded:
+        console.print(
+            f"  [cyan]tool output bounded[/]: {bounded.tokens_before:,} -> {bounded.tokens_after:,} tokens, "
+            "original archived"
+        )
+    for event in report.compactions:
+        console.print(
+            f"  [magenta]compaction ({event.trigger})[/]: {' -> '.join(event.tiers)}, "
+            f"{event.before.used_tokens:,} -> {event.after.used_tokens:,} tokens, {len(event.receipt)} archived"
+        )
+    row = Table.grid(padding=(0, 1))
+    row.add_row(f"turn {report.turn:>3}", _usage_line(report.used_tokens, report.max_tokens))
+    console.print(row)
+
+
+def _summary_table(result: DemoResult) -> Any:
+    from rich.table import Table  # noqa: PLC0415 - optional dependency
+
+    table = Table(title="ctxbudget demo summary", title_justify="left")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("driver", result.driver)
+    table.add_row("turns", f"{result.turns:,}")
+    table.add_row("model calls", f"{result.model_calls:,}")
+    table.add_row("window", f"{result.max_tokens:,} tokens")
+    total = sum(result.compactions.values())
+    table.add_row("compactions", f"{total:,}")
+    for tier, count in sorted(result.compactions.items()):
+        table.add_row(f"  ending in tier '{tier}'", f"{count:,}")
+    table.add_row("tool outputs bounded on arrival", f"{result.bounded_outputs:,}")
+    table.add_row("max usage", f"{result.max_usage_percentage:.2f}%")
+    pairs_style = "green" if result.orphaned_pairs == 0 else "red"
+    table.add_row("orphaned tool pairs sent", f"[{pairs_style}]{result.orphaned_pairs}[/]")
+    everything = result.originals_recovered == result.originals_total
+    label = "all" if everything else "NOT all"
+    table.add_row(
+        "originals recoverable",
+        f"[{'green' if everything else 'red'}]{result.originals_recovered:,}/{result.originals_total:,} ({label})[/]",
+    )
+    return table
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
