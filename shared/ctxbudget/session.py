@@ -22,8 +22,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .archive import Archive
+from .cognitive import CognitiveContextSession, PackageBinding, check_providers, check_resume
 from .compaction import ARCHIVE_META, Compaction, CompactionOutcome, SummaryStep, validate_summary
 from .errors import (
+    CognitiveContextError,
     CompactionError,
     ContextOverflowError,
     InvalidMessageError,
@@ -31,10 +33,21 @@ from .errors import (
     SnapshotFormatError,
     SummarizerError,
 )
-from .events import CompactionFailed, ContextCompacted, ContextUpdate, Event, EventBus, EventType, ToolOutputBounded
+from .events import (
+    CognitiveContextBound,
+    CompactionFailed,
+    ContextCompacted,
+    ContextUpdate,
+    Event,
+    EventBus,
+    EventType,
+    ToolOutputBounded,
+)
 from .evidence import excerpt
+from .items import ContextItem
 from .messages import Message, MessageSequence, ToolCall, ToolSchema
 from .models import DEFAULT_REGISTRY, ModelRegistry
+from .planner import PlannerConfig, PlanResult, plan_context
 from .policy import CompactionPolicy
 from .snapshot import SessionSnapshot, TrackerSnapshot
 from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer, SummaryRequest
@@ -118,7 +131,15 @@ class ContextSession:
         session_id: str | None = None,
         compact_instructions: str | None = None,
         registry: ModelRegistry = DEFAULT_REGISTRY,
+        cognitive: CognitiveContextSession | None = None,
+        providers: Sequence[object] = (),
     ) -> None:
+        if cognitive is not None and not isinstance(cognitive, CognitiveContextSession):
+            raise InvalidPolicyError(
+                f"cognitive: expected a CognitiveContextSession, got {type(cognitive).__name__}", field="cognitive"
+            )
+        self.memory_recall_suppressed = check_providers(providers, bound=cognitive is not None)
+        self.providers = tuple(providers)
         self.session_id = session_id or f"ses_{uuid.uuid4().hex}"
         self.model = model
         self.max_tokens = _resolve_window(model, max_tokens, registry)
@@ -154,6 +175,12 @@ class ContextSession:
         self._system_message: Message | None = None
         self._interrupted_last = False
         self.log_seq = 0
+        self._context_message: Message | None = None
+        self.last_plan: PlanResult | None = None
+        self.cognitive: CognitiveContextSession | None = None
+        if cognitive is not None:
+            self.cognitive = cognitive.with_event_callback(self._on_cognitive_event)
+            self._on_cognitive_event(*cognitive.bound_event())
 
     # -- configuration -----------------------------------------------------------------------------------------
     @property
@@ -370,6 +397,8 @@ class ContextSession:
             if self._system_prompt:
                 fixed += self.counter.count_message(Message(role="system", content=self._system_prompt, id="sys"))
             fixed += sum(self.counter.count_message(m) for m in self._pinned)
+            if self._context_message is not None:
+                fixed += self.counter.count_message(self._context_message)
             self._fixed_cache = fixed
         return self._fixed_cache
 
@@ -452,6 +481,8 @@ class ContextSession:
         if summary is not None:
             messages.append(summary)
         messages.extend(self._pinned)
+        if self._context_message is not None:
+            messages.append(self._context_message)
         history = repair_tool_pairs(self._history) if (self._pairs_dirty or self._open_calls) else self._history
         if self._interrupted_last or history is not self._history:
             return tuple(_insert_notice([*messages, *history]) if self._interrupted_last else [*messages, *history])
@@ -709,6 +740,57 @@ class ContextSession:
         self._emit_update()
         return event
 
+    # -- cognitive bindings and planned context ----------------------------------------------------------------
+    def _on_cognitive_event(self, name: str, payload: dict[str, Any]) -> None:
+        binding = payload.get("binding")
+        self.events.emit(
+            CognitiveContextBound(
+                session_id=self.session_id,
+                seq=self.events.next_seq(),
+                binding=binding if isinstance(binding, dict) else {},
+            )
+        )
+
+    def retrieve_knowledge(self, query: str) -> list[ContextItem]:
+        """Query the bound cognitive package for ``query``; fails closed (no fallback to other retrieval).
+
+        Raises:
+            CognitiveContextError: the session is not bound, or the provider/response broke the contract.
+        """
+        if self.cognitive is None:
+            raise CognitiveContextError("retrieve_knowledge: this session is not bound to a cognitive package")
+        return self.cognitive.retrieve(query, session_id=self.session_id)
+
+    async def aretrieve_knowledge(self, query: str) -> list[ContextItem]:
+        """Async :meth:`retrieve_knowledge`."""
+        if self.cognitive is None:
+            raise CognitiveContextError("retrieve_knowledge: this session is not bound to a cognitive package")
+        return await self.cognitive.aretrieve(query, session_id=self.session_id)
+
+    def set_context(self, items: Sequence[ContextItem], config: PlannerConfig | None = None) -> PlanResult:
+        """Plan ``items`` (rank, dedupe, budget) and send the result with every request until changed.
+
+        The rendered context is one user-role message of escaped ``<context>`` envelopes after the system prompt,
+        summary and pinned content: it is data, counted in the same budget as everything else. Pass no items to
+        clear it. Returns the plan (what was included, what was dropped and why).
+        """
+        plan = plan_context(items, config or PlannerConfig.balanced(), counter=self.counter)
+        with self._lock:
+            self.last_plan = plan
+            self._context_message = (
+                Message(
+                    role="user",
+                    content=plan.rendered,
+                    id=f"ctxbudget-context-{self.session_id}",
+                    metadata={"ctxbudget": "context"},
+                )
+                if plan.rendered
+                else None
+            )
+            self._fixed_cache = None
+            self._emit_update()
+        return plan
+
     # -- snapshots ---------------------------------------------------------------------------------------------
     def snapshot(self) -> SessionSnapshot:
         """A resumable, versioned copy of this session (see :mod:`ctxbudget.snapshot`)."""
@@ -742,7 +824,7 @@ class ContextSession:
             )
 
     def _binding_json(self) -> dict[str, Any] | None:
-        return None
+        return self.cognitive.binding.to_dict() if self.cognitive is not None else None
 
     @classmethod
     def restore(
@@ -752,9 +834,17 @@ class ContextSession:
         counter: TokenCounter | None = None,
         summarizer: Summarizer | AsyncSummarizer | None = None,
         registry: ModelRegistry = DEFAULT_REGISTRY,
+        cognitive: CognitiveContextSession | None = None,
+        providers: Sequence[object] = (),
     ) -> ContextSession:
-        """Rebuild a session from :meth:`snapshot` output (a model or its JSON)."""
+        """Rebuild a session from :meth:`snapshot` output (a model or its JSON).
+
+        A bound snapshot needs ``cognitive`` re-injected with the identical binding; see
+        :func:`ctxbudget.cognitive.check_resume` for the errors a missing, different or new binding raises.
+        """
         snap = snapshot if isinstance(snapshot, SessionSnapshot) else SessionSnapshot.from_json(snapshot)
+        stored = PackageBinding.from_dict(snap.binding) if snap.binding is not None else None
+        check_resume(stored, cognitive.binding if cognitive is not None else None)
         try:
             policy = CompactionPolicy(**snap.policy)
         except InvalidPolicyError as exc:
@@ -770,6 +860,8 @@ class ContextSession:
             session_id=snap.session_id,
             compact_instructions=snap.compact_instructions,
             registry=registry,
+            cognitive=cognitive,
+            providers=providers,
         )
         session.model = snap.model
         _restore_state(session, snap)

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from ctxbudget.messages import Message, ToolCall
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.session import ContextSession
 from ctxbudget.testing import ScriptedSummarizer, StrictProvider
 from ctxbudget.tokens import TiktokenCounter
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 COUNTER = TiktokenCounter()
 WINDOW = 6_000

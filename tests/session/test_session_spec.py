@@ -6,7 +6,6 @@ import asyncio
 import random
 
 import pytest
-
 from ctxbudget.errors import CompactionError, ContextOverflowError, InvalidMessageError, InvalidPolicyError
 from ctxbudget.events import ContextCompacted, Event
 from ctxbudget.messages import Message, ToolCall, ToolSchema
