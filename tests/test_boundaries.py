@@ -52,6 +52,6 @@ def test_framework_imports_stay_inside_their_adapter(package: str) -> None:
 
 
 def test_importing_the_core_loads_no_framework() -> None:
-    code = "import sys, ctxbudget; print(sorted(m for m in sys.modules if m.split('.')[0] in %r))" % (FRAMEWORKS,)
+    code = f"import sys, ctxbudget; print(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -81,7 +81,9 @@ class Archive:
         with self._lock:
             existing = self._entries.get(handle)
             if existing is not None and existing.full_text != text:
-                raise ArchiveError(f"handle {handle!r} already holds a different text ({len(existing.full_text)} chars)")
+                raise ArchiveError(
+                    f"handle {handle!r} already holds a different text ({len(existing.full_text)} chars)"
+                )
             if existing is None:
                 self._entries[handle] = ArchiveEntry(handle=handle, reason=reason, text=text, source=source)
         return handle

@@ -147,7 +147,7 @@ class Compaction:
 
     def _archive_span(self, start: int, end: int, reason: ArchiveReason) -> list[Message]:
         span = self.out.history[start:end]
-        for message, size in zip(span, self._sizes[start:end]):
+        for message, size in zip(span, self._sizes[start:end], strict=True):
             if message.id in self.pinned_ids:
                 self.out.pinned.append(message)
             self.out.archived.append((message, reason))

@@ -74,8 +74,7 @@ def _load_ranks(name: str) -> dict[bytes, int]:
     digest = hashlib.sha256(raw).hexdigest()
     if digest != _EXPECTED_SHA256[name]:
         raise EncodingDataError(
-            f"encoding {name!r}: bundled rank file has sha256 {digest}, tiktoken publishes "
-            f"{_EXPECTED_SHA256[name]}"
+            f"encoding {name!r}: bundled rank file has sha256 {digest}, tiktoken publishes {_EXPECTED_SHA256[name]}"
         )
     ranks: dict[bytes, int] = {}
     for line in raw.splitlines():

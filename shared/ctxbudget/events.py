@@ -184,7 +184,7 @@ class EventBus:
             if event_type is None or event_type == event.type:
                 try:
                     listener(event)
-                except Exception as exc:  # noqa: BLE001 - a listener must never break the session
+                except Exception as exc:
                     self.listener_errors.append(exc)
 
     def trace(self) -> list[dict[str, Any]]:

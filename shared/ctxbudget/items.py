@@ -39,8 +39,10 @@ def trust_score(trust: Trust) -> float:
 
 
 class ContextItem(BaseModel):
-    """One candidate piece of context for the planner: an instruction file, a skill, a memory, a retrieved
-    document, a tool result, a delegated summary, cited knowledge.
+    """One candidate piece of context for the planner.
+
+    An instruction file, a skill, a memory, a retrieved document, a tool result, a delegated summary, cited
+    knowledge.
 
     ``source`` groups items for per-source caps; ``source_key`` identifies the underlying thing for dedupe
     (defaults to ``source`` + ``id``). Scores are 0..1.

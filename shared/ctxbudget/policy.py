@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-
 from typing import NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
@@ -53,7 +52,7 @@ class CompactionPolicy(BaseModel):
     @classmethod
     def _no_bools(cls, value: object) -> object:
         if isinstance(value, bool):
-            raise ValueError("must be a number, not a bool")  # noqa: TRY004 - pydantic reports ValueError
+            raise ValueError("must be a number, not a bool")
         return value
 
     def __init__(self, **data: object) -> None:

@@ -106,8 +106,7 @@ class _ContentCache:
 
 def _message_key(message: Message) -> tuple[object, ...]:
     calls = tuple((call.id, call.name, call.args_json()) for call in message.tool_calls)
-    content = message.content if isinstance(message.content, str) else message.content
-    return (message.role, message.name, content, message.tool_call_id, calls, message.state)
+    return (message.role, message.name, message.content, message.tool_call_id, calls, message.state)
 
 
 class TiktokenCounter:

@@ -69,7 +69,7 @@ def _run(session: ContextSession, provider: StrictProvider, script: list[Turn]) 
                 ToolCall(id=f"call_{n}_{i}", name="grep", args={"q": f"x{i}"}) for i in range(len(turn.calls))
             )
             add(Message(role="assistant", content="", tool_calls=calls))
-            for call, lines in zip(calls, turn.calls):
+            for call, lines in zip(calls, turn.calls, strict=True):
                 add(Message(role="tool", tool_call_id=call.id, name="grep", content="match line\n" * lines))
             check()
         add(

@@ -200,7 +200,7 @@ def test_the_summarizer_sees_the_whole_evicted_span_in_chunks_when_it_is_large()
     evicted = [e.message.id for e in session.archive.entries() if e.reason == "summarized" and e.message]
     assert len(summarizer.requests) > 1
     assert seen == evicted  # every evicted message, once, in order
-    for earlier, later in zip(summarizer.requests, summarizer.requests[1:]):
+    for later in summarizer.requests[1:]:
         assert later.previous_summary is not None  # each chunk folds into the running summary
 
 
