@@ -203,8 +203,9 @@ def compact_transcript(
 def originals_from_compacted(document: dict[str, Any]) -> list[Message]:
     """Every original message a compacted document holds: archived originals, then live ones not archived."""
     archived = [ArchiveEntry.model_validate(e).message for e in document["archive"]]
-    by_id = {m.id: m for m in archived if m is not None}
-    for raw in document["messages"]:
-        message = Message.model_validate(raw)
-        by_id.setdefault(message.id, message)
+    live = [Message.model_validate(raw) for raw in document["messages"]]
+    by_id: dict[str, Message] = {}
+    for message in [*archived, *live]:  # the first archived copy of a message is its original
+        if message is not None:
+            by_id.setdefault(message.id, message)
     return list(by_id.values())

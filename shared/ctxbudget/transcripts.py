@@ -23,7 +23,7 @@ from typing import Any, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import TranscriptError
+from .errors import InvalidMessageError, TranscriptError
 from .messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema
 
 __all__ = ["Transcript", "TranscriptFormat", "load_transcript", "parse_transcript"]
@@ -207,7 +207,7 @@ def _tools(specs: Any, source: str) -> tuple[ToolSchema, ...]:
     for index, spec in enumerate(specs):
         try:
             tools.append(ToolSchema.from_openai(spec))
-        except (KeyError, TypeError, AttributeError, ValidationError) as exc:
+        except (KeyError, TypeError, AttributeError, ValidationError, InvalidMessageError) as exc:
             raise TranscriptError(f"{source}: tools[{index}]: not an OpenAI tool spec ({exc})", field="tools") from None
     return tuple(tools)
 
@@ -343,6 +343,8 @@ def _build(
             tool_call_id=tool_call_id if role == "tool" else None,
             id=message_id,
         )
+    except InvalidMessageError as exc:
+        where.fail(exc.field or "message", str(exc))
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "message"
@@ -368,6 +370,13 @@ def _content(value: Any, where: _Where, field: str) -> str | tuple[ContentBlock,
             blocks.append(ContentBlock(type=part["type"], text=text, data=data))
         else:
             where.fail(f"{field}[{i}]", "expected a string or an object with a 'type'")
+    return _flatten(blocks)
+
+
+def _flatten(blocks: list[ContentBlock]) -> str | tuple[ContentBlock, ...]:
+    """Text-only content becomes one string (counted the same: Message.text joins text blocks with newlines)."""
+    if all(block.type == "text" and not block.data for block in blocks):
+        return "\n".join(block.text or "" for block in blocks)
     return tuple(blocks)
 
 
@@ -389,9 +398,7 @@ def _llama_blocks(value: Any, where: _Where) -> tuple[str | tuple[ContentBlock, 
             blocks.append(ContentBlock(type="text", text=block["text"]))
         else:
             blocks.append(ContentBlock(type=kind, data={k: v for k, v in block.items() if k != "block_type"}))
-    if all(b.type == "text" for b in blocks):
-        return "\n".join(b.text or "" for b in blocks), tuple(calls)
-    return tuple(blocks), tuple(calls)
+    return _flatten(blocks), tuple(calls)
 
 
 def _openai_calls(value: Any, where: _Where, field: str) -> tuple[ToolCall, ...]:

@@ -1,0 +1,222 @@
+"""The ctxbudget command: inspect, compact and demo, in-process through main(argv) and once as a real process."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ctxbudget._analysis import COMPACTED_FORMAT, originals_from_compacted
+from ctxbudget.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, main
+from ctxbudget.transcripts import load_transcript
+
+from .conftest import long_session, openai_messages, write, write_jsonl
+
+CTXBUDGET = Path(sys.executable).with_name("ctxbudget")
+
+
+def _inspect_json(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+    assert main(["inspect", str(path), "--json", *extra]) == EXIT_OK
+    return json.loads(capsys.readouterr().out)
+
+
+def test_inspect_json_structure(transcripts: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    report = _inspect_json(transcripts["langchain"], capsys)
+    assert set(report) == {
+        "transcript",
+        "model",
+        "counter",
+        "window",
+        "by_role",
+        "by_tool",
+        "largest",
+        "tool_pairs",
+        "late_system_messages",
+        "compaction",
+    }
+    assert report["transcript"]["format"] == "langchain"
+    assert report["transcript"]["messages"] == 5
+    assert report["window"]["max_tokens"] == 128_000 - 16_384  # gpt-4o's input budget
+    assert report["counter"] == "tiktoken:o200k_base"
+    assert {role: v["messages"] for role, v in report["by_role"].items()} == {
+        "system": 1,
+        "user": 1,
+        "assistant": 2,
+        "tool": 1,
+    }
+    assert sum(v["tokens"] for v in report["by_role"].values()) + 3 == report["window"]["used_tokens"]
+    tool_tokens = report["by_role"]["tool"]["tokens"]
+    assert report["by_tool"] == {"weather": {"calls": 1, "results": 1, "result_tokens": tool_tokens}}
+    assert len(report["largest"]) == 5
+    assert report["largest"][0]["tokens"] >= report["largest"][-1]["tokens"]
+    assert report["tool_pairs"] == {"problems": 0, "details": []}
+    assert report["compaction"]["would_auto_trigger"] is False
+    assert report["compaction"]["error"] is None
+
+
+def test_inspect_reports_orphans_and_a_trial_compaction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [*long_session(40), {"role": "tool", "tool_call_id": "ghost", "content": "lost result"}]
+    report = _inspect_json(write(tmp_path / "long.json", rows), capsys, "--max-tokens", "40000", "--top", "3")
+    window = report["window"]
+    assert window["max_tokens"] == 40_000
+    assert window["over_window"] is True
+    assert report["tool_pairs"]["problems"] == 1
+    assert "ghost" in report["tool_pairs"]["details"][0]
+    assert [item["tool"] for item in report["largest"]] == ["read_file"] * 3
+    trial = report["compaction"]
+    assert trial["would_auto_trigger"] is True
+    assert trial["after"]["used_tokens"] < trial["before"]["used_tokens"] <= window["used_tokens"]
+    assert trial["after"]["used_tokens"] <= 0.6 * 40_000
+    assert trial["archived"] > 0
+    assert trial["tiers"][0] == "clear"
+
+
+def test_inspect_renders_tables(transcripts: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(transcripts["llamaindex"]), "--model", "gpt-4o-mini"]) == EXIT_OK
+    out = capsys.readouterr().out
+    for expected in ("By role", "By tool", "weather", "Largest items", "Orphaned tool pairs: 0", "auto-compaction"):
+        assert expected in out
+
+
+def test_compact_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [*long_session(40), {"role": "tool", "tool_call_id": "ghost", "content": "lost result"}]
+    source = write_jsonl(tmp_path / "long.jsonl", rows)
+    out = tmp_path / "compacted.json"
+    code = main(["compact", str(source), "-o", str(out), "--max-tokens", "40000", "--instructions", "keep file names"])
+    assert code == EXIT_OK, capsys.readouterr().err
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert document["format"] == COMPACTED_FORMAT
+    assert document["tokens"] <= 0.6 * 40_000 < document["compaction"]["before"]["used_tokens"]
+    assert document["summary"]
+    assert document["messages"][0]["role"] == "system"
+    assert any(e["reason"] == "dropped" for e in document["archive"])  # the orphaned result: archived, not sent
+    originals = {m.id: m for m in originals_from_compacted(document)}
+    for message in load_transcript(source).messages:
+        assert originals[message.id] == message
+    compacted = load_transcript(out)  # the output is itself a readable transcript
+    assert [m.role for m in compacted.messages][:2] == ["system", "user"]
+    assert "Wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("content", "suffix", "expected"),
+    [
+        (b'{"role": "user", "content": "a"}\n{"role": "user", "content": \n', ".jsonl", "line 2: invalid JSON"),
+        (b'{"role": "user", "content": "a"}\n{"content": "b"}\n', ".jsonl", "line 2: field 'role': missing"),
+        (b'[{"role": "user", "content": "a\xff"}]', ".json", "invalid UTF-8 at byte offset 31"),
+    ],
+)
+def test_malformed_transcripts_exit_2_and_write_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, suffix: str, expected: str
+) -> None:
+    source = tmp_path / f"bad{suffix}"
+    source.write_bytes(content)
+    out = tmp_path / "out" / "compacted.json"
+    out.parent.mkdir()
+    assert main(["compact", str(source), "-o", str(out)]) == EXIT_USAGE
+    assert expected in capsys.readouterr().err
+    assert list(out.parent.iterdir()) == []
+    assert main(["inspect", str(source), "--json"]) == EXIT_USAGE
+    captured = capsys.readouterr()
+    assert expected in captured.err
+    assert captured.out == ""
+
+
+def test_compact_failure_leaves_an_existing_output_untouched(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    source = write(tmp_path / "t.json", openai_messages())
+    out = tmp_path / "compacted.json"
+    out.write_text("previous", encoding="utf-8")
+    code = main(["compact", str(source), "-o", str(out), "--model", "no-such-model"])
+    assert code == EXIT_USAGE
+    assert "no-such-model" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["compacted.json", "t.json"]
+
+
+def test_a_failed_write_removes_its_temporary_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = write(tmp_path / "t.json", openai_messages())
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("ctxbudget.cli.os.replace", broken_replace)
+    assert main(["compact", str(source), "-o", str(tmp_path / "out.json")]) == EXIT_FAILURE
+    assert "No space left on device" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+
+
+def test_compact_into_a_missing_directory_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write(tmp_path / "t.json", openai_messages())
+    assert main(["compact", str(source), "-o", str(tmp_path / "nowhere" / "out.json")]) == EXIT_USAGE
+    assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv", [[], ["inspect"], ["compact", "t.json"], ["demo", "--turns", "0"], ["demo", "--turns", "x"], ["nope"]]
+)
+def test_bad_arguments_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == EXIT_USAGE
+    assert "usage: ctxbudget" in capsys.readouterr().err
+
+
+def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "0  success" in out
+    assert "1  runtime failure" in out
+    assert "2  usage error or bad input" in out
+
+
+def test_demo_quiet(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--turns", "30", "--quiet"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "turn  1" not in out
+    assert "ctxbudget demo summary" in out
+    assert "(all)" in out
+    assert "compactions" in out
+
+
+def test_demo_prints_every_turn_and_each_compaction(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--turns", "16", "--max-tokens", "20000"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.count("turn ") >= 16
+    assert "compaction (auto)" in out
+    assert "tool output bounded" in out
+
+
+def test_missing_rich_names_the_install_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_import = builtins.__import__
+
+    def no_rich(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "rich" or name.startswith("rich."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_rich)
+    source = write(tmp_path / "t.json", openai_messages())
+    assert main(["inspect", str(source)]) == EXIT_FAILURE
+    assert 'pip install "ctxbudget[cli]"' in capsys.readouterr().err
+    assert main(["inspect", str(source), "--json"]) == EXIT_OK  # --json needs no rich
+
+
+def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
+    source = write(tmp_path / "t.json", openai_messages())
+    done = subprocess.run(
+        [str(CTXBUDGET), "inspect", str(source), "--json"], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == EXIT_OK, done.stderr
+    assert json.loads(done.stdout)["transcript"]["messages"] == 5
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"role": "user", "content": "a"}\n{"content": "b"}\n', encoding="utf-8")
+    argv = [str(CTXBUDGET), "inspect", str(bad)]
+    failed = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
+    assert failed.returncode == EXIT_USAGE
+    assert "line 2: field 'role'" in failed.stderr
