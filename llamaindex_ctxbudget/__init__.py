@@ -1,5 +1,46 @@
-"""LlamaIndex integration for ctxbudget."""
+"""LlamaIndex integration for ctxbudget: budgeted memory, node postprocessing, summarizer, events, test doubles.
+
+Imports only ``llama_index.core`` (install with ``pip install "ctxbudget[llamaindex]"``). The public API is listed
+once, here, in ``__all__``; ``tests/llamaindex/test_public_api.py`` pins it.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .convert import ChatMessageConverter, from_chat_message, to_chat_message, tool_calls_of, tool_schemas
+from .instrumentation import (
+    CompactionFailedEvent,
+    ContextCompactedEvent,
+    ContextUpdateEvent,
+    CtxBudgetEvent,
+    NodesBudgetedEvent,
+    ToolOutputBoundedEvent,
+    forward_session_events,
+)
+from .memory import BudgetedMemory
+from .persistence import SNAPSHOT_SUFFIX, persist_simple_chat_store
+from .testing import FakeReply, FakeRequest, FakeToolCall, StrictFakeLLM
+from .tools import BoundedTool, bound_tools
+
+__all__ = [
+    "SNAPSHOT_SUFFIX",
+    "BoundedTool",
+    "BudgetedMemory",
+    "ChatMessageConverter",
+    "CompactionFailedEvent",
+    "ContextCompactedEvent",
+    "ContextUpdateEvent",
+    "CtxBudgetEvent",
+    "FakeReply",
+    "FakeRequest",
+    "FakeToolCall",
+    "NodesBudgetedEvent",
+    "StrictFakeLLM",
+    "ToolOutputBoundedEvent",
+    "bound_tools",
+    "forward_session_events",
+    "from_chat_message",
+    "persist_simple_chat_store",
+    "to_chat_message",
+    "tool_calls_of",
+    "tool_schemas",
+]

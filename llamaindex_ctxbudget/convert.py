@@ -1,0 +1,263 @@
+"""LlamaIndex ``ChatMessage`` <-> ctxbudget :class:`~ctxbudget.Message`, lossless and incremental.
+
+What is read from a ``ChatMessage``:
+
+* the role (``developer`` -> system; ``chatbot``/``model`` -> assistant; ``function``/``tool`` -> tool);
+* the text blocks (joined by newlines, as ``ChatMessage.content`` does) and other blocks as opaque
+  :class:`~ctxbudget.ContentBlock` entries (their bytes are not copied);
+* tool calls, in every shape LlamaIndex agents and LLM integrations produce: ``ToolCallBlock`` blocks, and
+  ``additional_kwargs["tool_calls"]`` holding OpenAI dicts (``{"id", "function": {"name", "arguments"}}``), OpenAI
+  SDK objects with the same attributes, or ``{"id", "name", "input"|"args"}`` dicts. Their arguments are counted;
+* a tool result's ``additional_kwargs["tool_call_id"]`` (and ``name``).
+
+Nothing is lost going back: :class:`ChatMessageConverter` remembers the original ``ChatMessage`` of every message
+id and hands that same object back while the message is unchanged. A message compaction changed (a bounded or
+cleared tool result) comes back as a copy of its original with the new text, keeping its ``additional_kwargs``.
+Messages ctxbudget made itself (system prompt, summary) become plain text ``ChatMessage`` objects.
+
+Ids: an incoming ``additional_kwargs["ctxbudget_id"]`` is honoured. Converted messages do *not* get one added,
+because several LLM integrations copy ``additional_kwargs`` verbatim into the provider request, where an unknown
+key is a 400; pass ``include_id=True`` to :func:`to_chat_message` when you need the id on the LlamaIndex side.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ctxbudget.errors import InvalidMessageError
+from ctxbudget.messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema, new_message_id
+from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
+from llama_index.core.base.llms.types import MessageRole as LIRole
+from llama_index.core.tools import BaseTool
+
+__all__ = [
+    "ID_KEY",
+    "ChatMessageConverter",
+    "from_chat_message",
+    "to_chat_message",
+    "tool_calls_of",
+    "tool_schemas",
+]
+
+ID_KEY = "ctxbudget_id"
+"""``additional_kwargs`` key read (and, with ``include_id=True``, written) for a message's ctxbudget id."""
+
+_ROLES: dict[str, MessageRole] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "chatbot": "assistant",
+    "model": "assistant",
+    "tool": "tool",
+    "function": "tool",
+}
+_ORIGINAL_ROLE = "llamaindex_role"
+_ARCHIVED = "ctxbudget_archived"  # ctxbudget.compaction.ARCHIVE_META: set on every message compaction changed
+
+
+def _attr(item: Any, key: str) -> Any:
+    if isinstance(item, Mapping):
+        return item.get(key)
+    return getattr(item, key, None)
+
+
+def _parse_args(raw: Any) -> dict[str, Any]:
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return {"_raw_arguments": raw}  # kept whole, so it is still counted; the original keeps the string
+        return parsed if isinstance(parsed, dict) else {"_arguments": parsed}
+    return {"_arguments": raw}
+
+
+def _kwargs_call(item: Any, index: int) -> ToolCall | None:
+    function = _attr(item, "function")
+    if function is not None:
+        name, raw = _attr(function, "name"), _attr(function, "arguments")
+    else:
+        name = _attr(item, "name") or _attr(item, "tool_name")
+        raw = next(
+            (v for k in ("input", "args", "arguments", "tool_kwargs") if (v := _attr(item, k)) is not None), None
+        )
+    if not name:
+        return None
+    call_id = _attr(item, "id") or _attr(item, "tool_call_id") or f"call_{index}_{name}"
+    return ToolCall(id=str(call_id), name=str(name), args=_parse_args(raw))
+
+
+def tool_calls_of(chat: ChatMessage) -> tuple[ToolCall, ...]:
+    """The tool calls an assistant ``ChatMessage`` requests, from its blocks and ``additional_kwargs``.
+
+    Calls that appear in both places (same id) are listed once.
+    """
+    calls: dict[str, ToolCall] = {}
+    for index, block in enumerate(chat.blocks):
+        if isinstance(block, ToolCallBlock):
+            call_id = block.tool_call_id or f"call_{index}_{block.tool_name}"
+            calls.setdefault(call_id, ToolCall(id=call_id, name=block.tool_name, args=_parse_args(block.tool_kwargs)))
+    raw_calls = chat.additional_kwargs.get("tool_calls")
+    if isinstance(raw_calls, (list, tuple)):
+        for index, item in enumerate(raw_calls):
+            call = _kwargs_call(item, index)
+            if call is not None:
+                calls.setdefault(call.id, call)
+    return tuple(calls.values())
+
+
+def _content_of(chat: ChatMessage) -> str | tuple[ContentBlock, ...]:
+    texts: list[str] = []
+    others: list[ContentBlock] = []
+    for block in chat.blocks:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+        elif not isinstance(block, ToolCallBlock):
+            kind = str(getattr(block, "block_type", type(block).__name__))
+            others.append(ContentBlock(type=kind, data={"llamaindex_block": type(block).__name__}))
+    if not others:
+        return "\n".join(texts)
+    return (*(ContentBlock(type="text", text=text) for text in texts), *others)
+
+
+def from_chat_message(chat: ChatMessage, *, message_id: str | None = None) -> Message:
+    """Convert one LlamaIndex ``ChatMessage`` to a ctxbudget :class:`~ctxbudget.Message`.
+
+    Args:
+        chat: the message to convert (not modified).
+        message_id: the id to give it; default: ``additional_kwargs["ctxbudget_id"]`` or a fresh id.
+
+    Raises:
+        InvalidMessageError: ``chat`` is not a ``ChatMessage``.
+    """
+    if not isinstance(chat, ChatMessage):
+        raise InvalidMessageError(f"message: expected a LlamaIndex ChatMessage, got {type(chat).__name__}")
+    kwargs = chat.additional_kwargs
+    raw_role = chat.role.value if isinstance(chat.role, LIRole) else str(chat.role)
+    role: MessageRole = _ROLES.get(raw_role, "user")
+    metadata: dict[str, Any] = {} if raw_role == role else {_ORIGINAL_ROLE: raw_role}
+    call_id = kwargs.get("tool_call_id")
+    if role == "tool" and not (isinstance(call_id, str) and call_id):
+        role, metadata = "user", {_ORIGINAL_ROLE: raw_role}  # a result that names no call is plain text to us
+    name = kwargs.get("name")
+    return Message(
+        role=role,
+        content=_content_of(chat),
+        name=name if isinstance(name, str) and name else None,
+        tool_calls=tool_calls_of(chat) if role == "assistant" else (),
+        tool_call_id=call_id if role == "tool" else None,
+        metadata=metadata,
+        id=message_id or _given_id(kwargs) or new_message_id(),
+    )
+
+
+def _given_id(kwargs: Mapping[str, Any]) -> str | None:
+    value = kwargs.get(ID_KEY)
+    return value if isinstance(value, str) and value else None
+
+
+def _openai_call(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.args_json()}}
+
+
+def to_chat_message(message: Message, *, include_id: bool = False) -> ChatMessage:
+    """Build a fresh ``ChatMessage`` from a ctxbudget message (tool calls in the OpenAI ``additional_kwargs`` shape).
+
+    Args:
+        message: the message to convert.
+        include_id: also put the message id in ``additional_kwargs["ctxbudget_id"]``.
+    """
+    kwargs: dict[str, Any] = {}
+    if message.tool_calls:
+        kwargs["tool_calls"] = [_openai_call(call) for call in message.tool_calls]
+    if message.tool_call_id:
+        kwargs["tool_call_id"] = message.tool_call_id
+    if message.name:
+        kwargs["name"] = message.name
+    if include_id:
+        kwargs[ID_KEY] = message.id
+    role = message.metadata.get(_ORIGINAL_ROLE) if message.role == "user" else None
+    return ChatMessage(role=role or message.role, blocks=[TextBlock(text=message.text)], additional_kwargs=kwargs)
+
+
+class ChatMessageConverter:
+    """Converts both ways with caches, so a growing conversation pays only for its new messages.
+
+    Incoming ``ChatMessage`` objects are remembered by identity (the framework hands the same objects back, e.g.
+    ``memory.set(chat_history)``), outgoing ones by message id. Not thread-safe on its own; the memory that owns
+    it serializes access.
+    """
+
+    def __init__(self) -> None:
+        self._incoming: dict[int, tuple[ChatMessage, Message]] = {}
+        self._originals: dict[str, ChatMessage] = {}
+        self._derived: dict[str, tuple[Message, ChatMessage]] = {}
+
+    def __len__(self) -> int:
+        return len(self._originals)
+
+    def clear(self) -> None:
+        """Forget everything (after a reset)."""
+        self._incoming.clear()
+        self._originals.clear()
+        self._derived.clear()
+
+    def known(self, chat: ChatMessage) -> Message | None:
+        """The message ``chat`` was converted to earlier, if this exact object was seen."""
+        entry = self._incoming.get(id(chat))
+        return entry[1] if entry is not None and entry[0] is chat else None
+
+    def to_message(self, chat: ChatMessage, *, message_id: str | None = None) -> Message:
+        """Convert ``chat`` (cached by object identity) and remember it as the original of the result."""
+        cached = self.known(chat)
+        if cached is not None:
+            return cached
+        message = from_chat_message(chat, message_id=message_id)
+        self.remember(chat, message)
+        return message
+
+    def remember(self, chat: ChatMessage, message: Message) -> None:
+        """Record ``chat`` as the original of ``message`` (used when restoring a persisted session)."""
+        self._incoming[id(chat)] = (chat, message)
+        self._originals[message.id] = chat
+
+    def original(self, message_id: str) -> ChatMessage | None:
+        """The original ``ChatMessage`` of ``message_id``, if it came from LlamaIndex."""
+        return self._originals.get(message_id)
+
+    def to_chat(self, message: Message) -> ChatMessage:
+        """The ``ChatMessage`` to send for ``message``: its original while unchanged, else a (cached) copy."""
+        original = self._originals.get(message.id)
+        if original is not None and _ARCHIVED not in message.metadata:
+            return original
+        cached = self._derived.get(message.id)
+        if cached is not None and cached[0] is message:
+            return cached[1]
+        chat = to_chat_message(message) if original is None else _with_text(original, message.text)
+        self._derived[message.id] = (message, chat)
+        return chat
+
+    def to_chats(self, messages: Iterable[Message]) -> list[ChatMessage]:
+        """:meth:`to_chat` over ``messages``."""
+        return [self.to_chat(message) for message in messages]
+
+    def to_messages(self, chats: Sequence[ChatMessage]) -> list[Message]:
+        """:meth:`to_message` over ``chats``."""
+        return [self.to_message(chat) for chat in chats]
+
+
+def _with_text(original: ChatMessage, text: str) -> ChatMessage:
+    """A copy of ``original`` whose text is ``text`` (tool calls and ``additional_kwargs`` kept)."""
+    calls = [block for block in original.blocks if isinstance(block, ToolCallBlock)]
+    return original.model_copy(update={"blocks": [TextBlock(text=text), *calls]})
+
+
+def tool_schemas(tools: Sequence[BaseTool | ToolSchema]) -> tuple[ToolSchema, ...]:
+    """Tool schemas as the model is billed for them, from LlamaIndex tools (their OpenAI spec) or ready schemas."""
+    return tuple(t if isinstance(t, ToolSchema) else ToolSchema.from_openai(t.metadata.to_openai_tool()) for t in tools)

@@ -1,0 +1,480 @@
+"""``BudgetedMemory``: a drop-in LlamaIndex memory that always returns a valid, in-budget history.
+
+Use it wherever LlamaIndex takes ``memory=``: ``SimpleChatEngine``, ``ContextChatEngine``,
+``CondensePlusContextChatEngine``, ``FunctionAgent``, ``ReActAgent``, ``AgentWorkflow``::
+
+    memory = BudgetedMemory.from_defaults(model="gpt-4o-mini", max_tokens=16_000, system_prompt="Be terse.")
+    agent = FunctionAgent(tools=tools, llm=llm)
+    await agent.run("hello", memory=memory)
+
+What it does that ``ChatMemoryBuffer`` and ``Memory`` do not:
+
+* ``get()`` costs O(history) list building and no re-tokenizing: every message is counted once, on ``put``, by a
+  per-memory, model-aware counter (never LlamaIndex's process-global tokenizer), tool-call arguments included;
+* over the threshold it compacts through :class:`~ctxbudget.session.ContextSession` (bound oversized tool outputs,
+  clear old results, summarize the older safe prefix); a failing summarizer falls back to an extractive summary and
+  never loses a message;
+* the result never starts on a tool result and never separates a call from its result (parallel calls too); the
+  system prompt and system messages are kept; past the hard stop it raises
+  :class:`~ctxbudget.errors.ContextOverflowError` with the figures instead of sending an over-window request;
+* history set through ``set(chat_history)`` is budgeted like any other;
+* ``get_all()`` returns every message ever put, as given: compaction moves originals to the archive, never away.
+
+Persistence: pass a ``chat_store`` (any ``BaseChatStore``) and ``chat_store_key``; another memory object (or
+process) built on the same store and key resumes the same session (see :mod:`llamaindex_ctxbudget.persistence`).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ctxbudget.errors import InvalidPolicyError, SnapshotError
+from ctxbudget.events import Event
+from ctxbudget.evidence import excerpt
+from ctxbudget.messages import Message, ToolSchema
+from ctxbudget.policy import CompactionPolicy
+from ctxbudget.session import BuiltRequest, ContextSession
+from ctxbudget.snapshot import SessionSnapshot
+from ctxbudget.summarize import AsyncSummarizer, Summarizer
+from ctxbudget.tokens import TokenCounter
+from ctxbudget.tracking import ContextState
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, SerializeAsAny, field_serializer
+from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY, BaseMemory
+from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
+from llama_index.core.tools import BaseTool
+
+from .convert import ChatMessageConverter, tool_schemas
+from .instrumentation import forward_session_events
+from .persistence import parse_snapshot, snapshot_key, snapshot_message
+
+__all__ = ["BudgetedMemory"]
+
+
+class _BudgetSession(ContextSession):
+    """A session that also counts ``reserve`` tokens a framework adds around the request it builds."""
+
+    reserve = 0
+
+    def _fixed_tokens(self) -> int:
+        return super()._fixed_tokens() + self.reserve
+
+
+def _check_count(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidPolicyError(f"{field}: must be an int >= 0, got {value!r}", field=field)
+    return value
+
+
+class BudgetedMemory(BaseMemory):
+    """LlamaIndex memory backed by a ctxbudget :class:`~ctxbudget.session.ContextSession`.
+
+    Build it with :meth:`from_defaults`. Fields mirror the session's arguments; ``counter`` and ``summarizer`` are
+    live objects and are not serialized.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    chat_store: SerializeAsAny[BaseChatStore] = Field(default_factory=SimpleChatStore)
+    """Where originals and the session snapshot are kept."""
+    chat_store_key: str = DEFAULT_CHAT_STORE_KEY
+    """The conversation's key in ``chat_store``."""
+    model: str | None = None
+    """Model name: picks the window (unless ``max_tokens``) and the token counter."""
+    max_tokens: int | None = None
+    """Prompt budget in tokens; default: the model's window minus its output reserve, else 128,000."""
+    system_prompt: str | None = None
+    """Sent first by every ``get()``; never compacted."""
+    tools: list[ToolSchema] = Field(default_factory=list)
+    """Tool schemas the LLM is given (counted in every request)."""
+    policy: CompactionPolicy | None = None
+    """Compaction policy (threshold, target, hard stop, ...); default ``CompactionPolicy()``."""
+    compact_instructions: str | None = None
+    """Project "Compact Instructions" added to every compaction prompt."""
+    session_id: str | None = None
+    """Stable session id (default: the stored one when resuming, else random)."""
+    reserve_tokens: int = Field(default=0, ge=0)
+    """Tokens the framework always adds that this memory cannot see (an agent's own system prompt, say)."""
+    counter: TokenCounter | None = Field(default=None, exclude=True)
+    """Token counter; default: exact for OpenAI models, calibrated estimate for others. Never process-global."""
+    summarizer: Summarizer | AsyncSummarizer | None = Field(default=None, exclude=True)
+    """Summarizer (e.g. :class:`~llamaindex_ctxbudget.summarizer.LlamaIndexSummarizer`); default: extractive."""
+
+    _session: _BudgetSession | None = PrivateAttr(default=None)
+    _converter: ChatMessageConverter = PrivateAttr(default_factory=ChatMessageConverter)
+    _lock: threading.RLock = PrivateAttr(default_factory=threading.RLock)
+    _dirty: bool = PrivateAttr(default=False)
+    _unsubscribe: list[Callable[[], None]] = PrivateAttr(default_factory=list)
+
+    @field_serializer("chat_store")
+    def _serialize_store(self, chat_store: BaseChatStore) -> dict[str, Any]:
+        data: dict[str, Any] = chat_store.model_dump()
+        data["class_name"] = chat_store.class_name()
+        return data
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Name used in LlamaIndex serialization."""
+        return "BudgetedMemory"
+
+    @classmethod
+    def from_defaults(  # type: ignore[override]  # keyword-only config instead of BaseMemory's **kwargs
+        cls,
+        *,
+        chat_history: Sequence[ChatMessage] | None = None,
+        model: str | None = None,
+        max_tokens: int | None = None,
+        system_prompt: str | None = None,
+        tools: Sequence[BaseTool | ToolSchema] = (),
+        policy: CompactionPolicy | None = None,
+        summarizer: Summarizer | AsyncSummarizer | None = None,
+        counter: TokenCounter | None = None,
+        chat_store: BaseChatStore | None = None,
+        chat_store_key: str = DEFAULT_CHAT_STORE_KEY,
+        session_id: str | None = None,
+        compact_instructions: str | None = None,
+        reserve_tokens: int = 0,
+    ) -> BudgetedMemory:
+        """Create a memory; resumes the session already stored under ``chat_store_key`` in ``chat_store``.
+
+        Args:
+            chat_history: messages to start with (``set`` semantics: they become the live history).
+            model: model name (window and counter from the registry).
+            max_tokens: prompt budget; overrides the model's window.
+            system_prompt: sent first by every ``get()``.
+            tools: LlamaIndex tools or schemas the LLM is given; their schemas are counted.
+            policy: compaction policy.
+            summarizer: sync or async summarizer, e.g. ``LlamaIndexSummarizer(llm)``.
+            counter: token counter (default: per-memory, from ``model``).
+            chat_store: persistence (default: a fresh ``SimpleChatStore``).
+            chat_store_key: the conversation's key.
+            session_id: stable session id.
+            compact_instructions: text added to every compaction prompt.
+            reserve_tokens: tokens the framework adds that this memory cannot see.
+        """
+        memory = cls(
+            chat_store=chat_store or SimpleChatStore(),
+            chat_store_key=chat_store_key,
+            model=model,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            tools=list(tool_schemas(tools)),
+            policy=policy,
+            compact_instructions=compact_instructions,
+            session_id=session_id,
+            reserve_tokens=reserve_tokens,
+            counter=counter,
+            summarizer=summarizer,
+        )
+        memory._live()  # resume now, so a bad store fails here rather than on first use
+        if chat_history is not None:
+            memory.set(list(chat_history))
+        return memory
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+    def _live(self) -> _BudgetSession:
+        """The session, opened (or resumed from the chat store) on first use."""
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    stored = self.chat_store.get_messages(snapshot_key(self.chat_store_key))
+                    self._open(parse_snapshot(stored, snapshot_key(self.chat_store_key)), self.chat_store.get_messages)
+        assert self._session is not None  # _open sets it
+        return self._session
+
+    def _new_session(self) -> _BudgetSession:
+        return _BudgetSession(
+            model=self.model,
+            max_tokens=self.max_tokens,
+            counter=self.counter,
+            system_prompt=self.system_prompt,
+            tools=self.tools,
+            policy=self.policy,
+            summarizer=self.summarizer,
+            session_id=self.session_id,
+            compact_instructions=self.compact_instructions,
+        )
+
+    def _restored_session(self, snapshot: SessionSnapshot) -> _BudgetSession:
+        session = _BudgetSession.restore(snapshot, counter=self.counter, summarizer=self.summarizer)
+        assert isinstance(session, _BudgetSession)  # restore builds ``cls``
+        if self.system_prompt is not None:
+            session.system_prompt = self.system_prompt
+        if self.tools:
+            session.tools = self.tools
+        if self.policy is not None:
+            session.policy = self.policy
+        return session
+
+    def _open(self, snapshot: SessionSnapshot | None, read: Callable[[str], list[ChatMessage]]) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._converter.clear()
+        session = self._new_session() if snapshot is None else self._restored_session(snapshot)
+        self._unsubscribe = [forward_session_events(session), session.subscribe(self._mark_dirty, "context_compacted")]
+        stored = read(self.chat_store_key)
+        covered = 0 if snapshot is None else len(snapshot.order)
+        if len(stored) < covered:
+            raise SnapshotError(
+                f"chat store key {self.chat_store_key!r} holds {len(stored):,} messages, fewer than the "
+                f"{covered:,} its snapshot covers; the store was changed behind this memory's back"
+            )
+        for chat, message in zip(stored[:covered], session.originals(), strict=True):
+            self._converter.remember(chat, message)
+        session.add(*self._convert(stored[covered:]))
+        self._session = session
+
+    def _mark_dirty(self, event: Event) -> None:
+        self._dirty = True
+
+    # -- the session -------------------------------------------------------------------------------------------
+    @property
+    def session(self) -> ContextSession:
+        """The underlying session (state, archive, events, snapshots, manual compaction)."""
+        return self._live()
+
+    @property
+    def state(self) -> ContextState:
+        """How full the window is now."""
+        return self._live().state
+
+    @property
+    def tokenizer_fn(self) -> Callable[[str], list[int]]:
+        """What chat engines call to size their own prefix messages: one token per entry, by this memory's counter.
+
+        The text is measured as one system message (framing included), since that is how engines send it.
+        """
+        counter = self._live().counter
+
+        def tokens(text: str) -> list[int]:
+            return [0] * counter.count_message(Message(role="system", content=text, id="prefix"))
+
+        return tokens
+
+    def compact(self, instructions: str | None = None) -> None:
+        """Compact now; ``instructions`` focus the summary. Persists the result."""
+        with self._lock:
+            self._live().compact(instructions)
+            self._save_if_dirty()
+
+    async def acompact(self, instructions: str | None = None) -> None:
+        """Async :meth:`compact`."""
+        await self._live().acompact(instructions)
+        self._save_if_dirty()
+
+    def bound_tool_output(self, text: str, *, source: str) -> str:
+        """Bound one tool output to this memory's per-output limit before it enters any prompt.
+
+        Returns ``text`` when it fits; otherwise a head/tail excerpt whose marker names the archive handle of the
+        full text (kept in the session archive and persisted with it).
+        """
+        session = self._live()
+        limit = session.policy.tool_output_limit(session.max_tokens)
+        if session.counter.count_text(text) <= limit:
+            return text
+        with self._lock:
+            key = f"tool-output-{uuid.uuid4().hex}"
+            handle = session.archive.put_text(key, text, source=source, reason="bounded")
+            self._dirty = True
+        return excerpt(text, max_tokens=limit, counter=session.counter, handle=handle)
+
+    def record_usage(self, prompt_tokens: int, completion_tokens: int | None = None) -> None:
+        """Record the provider-reported usage of the last request (calibrates the counter)."""
+        self._live().record_usage(prompt_tokens, completion_tokens)
+
+    # -- reading -----------------------------------------------------------------------------------------------
+    def get(self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any) -> list[ChatMessage]:
+        """The history to send: valid for strict providers and within budget, compacting first when needed.
+
+        Args:
+            input: the pending user input (unused; accepted for the ``BaseMemory`` signature).
+            initial_token_count: tokens the caller will add around the result (its own prompt); room is made.
+            **kwargs: ignored, as ``ChatMemoryBuffer`` does.
+
+        Raises:
+            ContextOverflowError: even after compaction the request is past the hard stop (figures included).
+            InvalidPolicyError: ``initial_token_count`` is not an int >= 0.
+        """
+        reserve = self.reserve_tokens + _check_count(initial_token_count, "initial_token_count")
+        with self._lock:
+            self._live().reserve = reserve
+            try:
+                request = self._live().build_request()
+            finally:
+                self._live().reserve = 0
+            self._save_if_dirty()
+            return self._render(request)
+
+    async def aget(
+        self,
+        input: str | None = None,
+        initial_token_count: int = 0,
+        **kwargs: Any,
+    ) -> list[ChatMessage]:
+        """Async :meth:`get`: compaction uses the summarizer's ``asummarize`` when it has one."""
+        reserve = self.reserve_tokens + _check_count(initial_token_count, "initial_token_count")
+        self._live().reserve = reserve
+        try:
+            request = await self._live().abuild_request()
+        finally:
+            self._live().reserve = 0
+        await self._asave_if_dirty()
+        with self._lock:
+            return self._render(request)
+
+    def _render(self, request: BuiltRequest) -> list[ChatMessage]:
+        chats = self._converter.to_chats(_systems_first(request.messages))
+        if chats:
+            # Agents format their state into the last message's text block in place; never let that edit our copy.
+            chats[-1] = chats[-1].model_copy(deep=True)
+        return chats
+
+    def get_all(self) -> list[ChatMessage]:
+        """Every message ever put or set, as given, in order (nothing compaction did is visible here)."""
+        return list(self.chat_store.get_messages(self.chat_store_key))
+
+    async def aget_all(self) -> list[ChatMessage]:
+        """Async :meth:`get_all`."""
+        return list(await self.chat_store.aget_messages(self.chat_store_key))
+
+    # -- writing -----------------------------------------------------------------------------------------------
+    def _convert(self, chats: Sequence[ChatMessage]) -> list[Message]:
+        messages = []
+        for chat in chats:
+            message = self._converter.known(chat)
+            if message is not None:  # the same object put again: a second, distinct message
+                message = self._converter.to_message(chat.model_copy())
+            else:
+                message = self._converter.to_message(chat)
+            if message.role == "system" and message.metadata.get("pinned") is not True:
+                message = message.model_copy(update={"metadata": {**message.metadata, "pinned": True}})
+                self._converter.remember(chat, message)
+            messages.append(message)
+        return messages
+
+    def put(self, message: ChatMessage) -> None:
+        """Append one message (O(its size)); system messages are pinned, oversized tool outputs bounded."""
+        self.put_messages([message])
+
+    async def aput(self, message: ChatMessage) -> None:
+        """Async :meth:`put`."""
+        await self.aput_messages([message])
+
+    def put_messages(self, messages: list[ChatMessage]) -> None:
+        """Append messages in order."""
+        with self._lock:
+            self._live().add(*self._convert(messages))
+            for chat in messages:
+                self.chat_store.add_message(self.chat_store_key, chat)
+
+    async def aput_messages(self, messages: list[ChatMessage]) -> None:
+        """Async :meth:`put_messages`."""
+        with self._lock:
+            self._live().add(*self._convert(messages))
+        for chat in messages:
+            await self.chat_store.async_add_message(self.chat_store_key, chat)
+
+    def set(self, messages: list[ChatMessage]) -> None:
+        """Make ``messages`` the live history (what a framework's ``chat_history`` says the conversation is).
+
+        Messages this memory already holds keep their (possibly compacted) live form; messages already compacted
+        away are not brought back; new ones are appended to the store. History that disappears is archived.
+        """
+        with self._lock:
+            new, replaced = self._sync(messages)
+            for chat in new:
+                self.chat_store.add_message(self.chat_store_key, chat)
+            if replaced:
+                self._dirty = True
+            self._save_if_dirty()
+
+    async def aset(self, messages: list[ChatMessage]) -> None:
+        """Async :meth:`set`."""
+        with self._lock:
+            new, replaced = self._sync(messages)
+            if replaced:
+                self._dirty = True
+        for chat in new:
+            await self.chat_store.async_add_message(self.chat_store_key, chat)
+        await self._asave_if_dirty()
+
+    def _sync(self, chats: Sequence[ChatMessage]) -> tuple[list[ChatMessage], bool]:
+        live = self._live().history
+        live_by_id = {m.id: m for m in live}
+        wanted: list[Message] = []
+        new: list[ChatMessage] = []
+        for index, chat in enumerate(chats):
+            known = self._converter.known(chat) or self._same_as_live(chat, live, index)
+            if known is None:
+                wanted.extend(self._convert([chat]))
+                new.append(chat)
+            elif known.id in live_by_id:
+                wanted.append(live_by_id[known.id])
+            # else: already compacted away and archived; the summary stands for it
+        extends = len(wanted) >= len(live) and [m.id for m in wanted[: len(live)]] == [m.id for m in live]
+        self._live().sync(wanted)
+        return new, not extends
+
+    def _same_as_live(self, chat: ChatMessage, live: list[Message], index: int) -> Message | None:
+        if index >= len(live):
+            return None
+        original = self._converter.original(live[index].id)
+        return live[index] if original is not None and original == chat else None
+
+    def reset(self) -> None:
+        """Forget the conversation: the store's keys are deleted and a fresh session starts."""
+        with self._lock:
+            self.chat_store.delete_messages(self.chat_store_key)
+            self.chat_store.delete_messages(snapshot_key(self.chat_store_key))
+            self._open(None, self.chat_store.get_messages)
+
+    async def areset(self) -> None:
+        """Async :meth:`reset`."""
+        await self.chat_store.adelete_messages(self.chat_store_key)
+        await self.chat_store.adelete_messages(snapshot_key(self.chat_store_key))
+        with self._lock:
+            self._open(None, lambda key: [])
+
+    # -- persistence -------------------------------------------------------------------------------------------
+    def save(self) -> None:
+        """Write the session snapshot to the chat store now (done automatically after compaction or ``set``)."""
+        with self._lock:
+            self._dirty = True
+            self._save_if_dirty()
+
+    def _save_if_dirty(self) -> None:
+        if self._dirty:
+            self.chat_store.set_messages(snapshot_key(self.chat_store_key), [snapshot_message(self._live().snapshot())])
+            self._dirty = False
+
+    async def _asave_if_dirty(self) -> None:
+        with self._lock:
+            if not self._dirty:
+                return
+            self._dirty = False
+            message = snapshot_message(self._live().snapshot())
+        await self.chat_store.aset_messages(snapshot_key(self.chat_store_key), [message])
+
+
+def _in_head(message: Message) -> bool:
+    return (
+        message.role == "system"
+        or message.metadata.get("ctxbudget") in {"summary", "pinned"}
+        or message.metadata.get("pinned") is True
+    )
+
+
+def _systems_first(messages: Sequence[Message]) -> list[Message]:
+    """Put pinned system messages before the summary, so the request still opens with every system message."""
+    end = 0
+    while end < len(messages) and _in_head(messages[end]):
+        end += 1
+    head = messages[:end]
+    return [
+        *(m for m in head if m.role == "system"),
+        *(m for m in head if m.role != "system"),
+        *messages[end:],
+    ]
