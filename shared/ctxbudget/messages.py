@@ -10,9 +10,12 @@ import itertools
 import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ._validation import subject_id, to_usage_error
+from .errors import InvalidMessageError
 
 __all__ = [
     "ContentBlock",
@@ -37,9 +40,33 @@ def new_message_id() -> str:
     return f"msg_{uuid.uuid4().hex}"
 
 
-class ToolCall(BaseModel):
+class _Checked(BaseModel):
+    """Construction fails with :class:`InvalidMessageError` naming the field, never a raw ``ValidationError``.
+
+    Nested inside another model (a snapshot, a request), pydantic reports the error as that model's validation
+    error, located at the nested field, and the outer model turns it into its own typed error.
+    """
+
+    _kind: ClassVar[str] = "message"
+    """Names the model in error messages."""
+
+    if not TYPE_CHECKING:  # keep the pydantic plugin's typed signature for static checking
+
+        def __init__(self, /, **data: Any) -> None:
+            try:
+                super().__init__(**data)
+            except ValidationError as exc:
+                error = to_usage_error(exc, InvalidMessageError, subject_id(data, type(self)._kind))
+                if error.field is None:  # a model-level check: its message starts with the field name
+                    head = exc.errors()[0]["msg"].removeprefix("Value error, ").split(":", 1)[0]
+                    error.field = head if head.isidentifier() else None
+                raise error from None
+
+
+class ToolCall(_Checked):
     """One tool call requested by an assistant message."""
 
+    _kind: ClassVar[str] = "tool call"
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(min_length=1, description="Provider-assigned call id; the tool result repeats it.")
@@ -51,9 +78,10 @@ class ToolCall(BaseModel):
         return json.dumps(self.args, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
 
 
-class ContentBlock(BaseModel):
+class ContentBlock(_Checked):
     """One block of multi-part content: text, or something opaque (image, audio) kept as data."""
 
+    _kind: ClassVar[str] = "content block"
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     type: str = Field(min_length=1, description="'text' or a provider block type such as 'image_url'.")
@@ -61,7 +89,7 @@ class ContentBlock(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict, description="Everything else the block carries.")
 
 
-class Message(BaseModel):
+class Message(_Checked):
     """A chat message: role, content, optional tool calls or tool result id, state and metadata."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -107,9 +135,10 @@ class Message(BaseModel):
         return self.model_copy(update={"content": content, "metadata": {**self.metadata, **metadata}})
 
 
-class ToolSchema(BaseModel):
+class ToolSchema(_Checked):
     """A tool exposed to the model: name, description and JSON-schema parameters."""
 
+    _kind: ClassVar[str] = "tool schema"
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1)
