@@ -1,0 +1,199 @@
+"""One conversation thread as the middleware sees it: a session mirroring the agent state, plus what to persist.
+
+The agent state (``messages`` + the ``ctxbudget_*`` fields) is the source of truth; the session is a cache of it
+that makes each model call cost O(new messages). :class:`ThreadView` keeps the state's messages as it expects them
+after its pending update is applied; when the state no longer extends that view (a checkpoint from elsewhere, an
+edit, an update that was never applied because the model call failed) the view is rebuilt from the state.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxbudget.archive import ArchiveEntry
+from ctxbudget.compaction import ARCHIVE_META
+from ctxbudget.messages import Message
+from ctxbudget.session import ContextSession
+from ctxbudget.snapshot import SessionSnapshot, TrackerSnapshot
+from langchain_core.messages import BaseMessage, RemoveMessage, ToolMessage
+
+from .convert import CTXBUDGET_KEY, MessageConverter
+from .events import EventForwarder
+
+__all__ = ["ARCHIVE_KEY", "META_KEY", "SUMMARY_KEY", "Pending", "ThreadView", "restore_session"]
+
+SUMMARY_KEY = "ctxbudget_summary"
+"""State field: the cumulative summary of everything compacted away."""
+META_KEY = "ctxbudget_meta"
+"""State field: goal, pinned messages and calibration, to rebuild a session from a checkpoint."""
+ARCHIVE_KEY = "ctxbudget_archive"
+"""State field: archive handle -> archived original (JSON), merged by a reducer."""
+
+
+@dataclass
+class Pending:
+    """A state update not yet handed to the graph."""
+
+    removed: list[str] = field(default_factory=list)
+    replaced: dict[str, BaseMessage] = field(default_factory=dict)
+    archive: dict[str, dict[str, Any]] = field(default_factory=dict)
+    summary: str | None = None
+    meta: dict[str, Any] | None = None
+    summary_dirty: bool = False
+
+    def update(self) -> dict[str, Any] | None:
+        """The graph update: removals and in-place replacements by id, summary, meta and new archive entries."""
+        out: dict[str, Any] = {}
+        messages: list[BaseMessage] = [RemoveMessage(id=i) for i in self.removed]
+        messages.extend(self.replaced.values())
+        if messages:
+            out["messages"] = messages
+        if self.summary_dirty:
+            out[SUMMARY_KEY] = self.summary
+        if self.meta is not None:
+            out[META_KEY] = self.meta
+        if self.archive:
+            out[ARCHIVE_KEY] = self.archive
+        return out or None
+
+
+def _slim(message: BaseMessage) -> tuple[BaseMessage, str | None, Any]:
+    """Split a bounded tool output into (message without its original, handle, original content)."""
+    marks = message.response_metadata.get(CTXBUDGET_KEY)
+    if not isinstance(message, ToolMessage) or not isinstance(marks, dict) or "original" not in marks:
+        return message, None, None
+    kept = {k: v for k, v in marks.items() if k != "original"}
+    metadata = {**message.response_metadata, CTXBUDGET_KEY: kept}
+    return message.model_copy(update={"response_metadata": metadata}), kept.get("handle"), marks["original"]
+
+
+class ThreadView:
+    """The session of one thread, the state messages it mirrors, and the update still to persist."""
+
+    def __init__(self, session: ContextSession, converter: MessageConverter, forwarder: EventForwarder) -> None:
+        self.session = session
+        self.converter = converter
+        self.forwarder = forwarder
+        self.lc: list[BaseMessage] = []
+        self.msgs: list[Message] = []
+        self.pending = Pending()
+        self.persisted: set[str] = set()
+        self.lock = threading.RLock()
+        self.tool_key: tuple[int, ...] = ()
+        forwarder.attach(session)
+
+    def extends(self, messages: Sequence[BaseMessage]) -> bool:
+        """True when ``messages`` starts with the view (by identity, or equality after a checkpoint round trip)."""
+        n = len(self.lc)
+        if len(messages) < n:
+            return False
+        head = list(messages[:n])
+        if head != self.lc:  # identical objects compare in C; equal copies compare field by field
+            return False
+        self.lc = head
+        return True
+
+    def extend(self, new: Sequence[BaseMessage]) -> None:
+        """Add messages appended to the state since the view was last updated (O(their size))."""
+        if not new:
+            return
+        converted: list[Message] = []
+        for lc in new:
+            slim, handle, original = _slim(lc)
+            message = self.converter.to_message(slim)
+            if handle is not None:
+                metadata = {k: v for k, v in message.metadata.items() if k != ARCHIVE_META}
+                content = original if isinstance(original, str) else message.text
+                full = message.model_copy(update={"content": content, "metadata": metadata})
+                self.session.archive.put_message(full, "bounded")
+                self.pending.replaced[message.id] = slim
+            self.lc.append(slim)
+            converted.append(message)
+        self.msgs.extend(converted)
+        self.session.add(*converted)
+        history = self.session.history
+        if any(a is not b for a, b in zip(history[len(history) - len(converted) :], converted, strict=True)):
+            self.absorb()  # the session bounded an oversized output on arrival: persist the bounded version
+        else:
+            self.collect_archive()
+
+    def absorb(self) -> None:
+        """Diff the session's history against the state view and queue the removals and replacements."""
+        history = self.session.history
+        live = {m.id: m for m in history}
+        before = {m.id: m for m in self.msgs}
+        for message in self.msgs:
+            if message.id not in live:
+                self.pending.replaced.pop(message.id, None)
+                self.pending.removed.append(message.id)
+        for message in history:
+            old = before.get(message.id)
+            if old is not None and old is not message:
+                self.pending.replaced[message.id] = self.converter.to_langchain(message)
+        self.msgs = history
+        self.lc = [self.pending.replaced.get(m.id) or self.converter.to_langchain(m) for m in history]
+        self.collect_archive()
+        snap = self.session.snapshot()
+        self.pending.summary, self.pending.summary_dirty = snap.summary, True
+        self.pending.meta = {
+            "goal": snap.goal,
+            "goal_id": snap.goal_id,
+            "pinned": [m.model_dump(mode="json") for m in snap.pinned],
+            "pinned_ids": list(snap.pinned_ids),
+            "ratio": snap.tracker.ratio,
+            "samples": snap.tracker.samples,
+        }
+
+    def collect_archive(self) -> None:
+        """Queue archive entries the state does not hold yet."""
+        if len(self.session.archive) == len(self.persisted):
+            return
+        for entry in self.session.archive:
+            if entry.handle not in self.persisted:
+                self.pending.archive[entry.handle] = entry.model_dump(mode="json")
+                self.persisted.add(entry.handle)
+
+    def take_update(self) -> dict[str, Any] | None:
+        """The pending update (and forget it: the graph now owns it)."""
+        update = self.pending.update()
+        self.pending = Pending()
+        return update
+
+
+def restore_session(
+    state: Mapping[str, Any],
+    messages: Sequence[BaseMessage],
+    make: Callable[[], ContextSession],
+    session_id: str,
+) -> ContextSession:
+    """A session seeded from the state's summary, meta and archive (history is added afterwards)."""
+    summary = state.get(SUMMARY_KEY)
+    meta: dict[str, Any] = state.get(META_KEY) or {}
+    stored: dict[str, Any] = state.get(ARCHIVE_KEY) or {}
+    fresh = make()
+    if summary is None and not meta and not stored:
+        return fresh
+    entries = [ArchiveEntry.model_validate(value) for value in stored.values()]
+    live = {m.id for m in messages}
+    order: dict[str, int] = {}
+    for entry in entries:
+        if entry.message is not None and entry.message.id not in live and entry.message.id not in order:
+            order[entry.message.id] = len(order)
+    snapshot = SessionSnapshot(
+        session_id=session_id,
+        max_tokens=fresh.max_tokens,
+        policy=fresh.policy.model_dump(),
+        compact_instructions=fresh.compact_instructions,
+        summary=summary,
+        goal=meta.get("goal"),
+        goal_id=meta.get("goal_id"),
+        pinned=tuple(Message.model_validate(m) for m in meta.get("pinned", ())),
+        pinned_ids=tuple(meta.get("pinned_ids", ())),
+        archive=tuple(entries),
+        order=order,
+        tracker=TrackerSnapshot(ratio=meta.get("ratio", 1.0), samples=meta.get("samples", 0)),
+    )
+    return ContextSession.restore(snapshot, counter=fresh.counter, summarizer=fresh.summarizer)

@@ -1,0 +1,264 @@
+"""LangChain messages and tools <-> ctxbudget's framework-neutral model, cached so each call pays for new messages.
+
+* :class:`MessageConverter` turns ``BaseMessage`` objects into :class:`~ctxbudget.Message` (ids preserved; an id is
+  assigned, in place, to a message that has none, as LangChain's own middleware does, so ``RemoveMessage`` can
+  target it) and back. Both directions are cached by message id and checked by identity first, so converting a
+  history that grew by one message costs one conversion.
+* :func:`tool_schemas` turns ``BaseTool`` objects, functions and dicts into :class:`~ctxbudget.ToolSchema` via
+  ``convert_to_openai_tool`` (cached per tool object).
+* :func:`usage_of` reads the provider-reported ``usage_metadata`` of an ``AIMessage``.
+
+A tool output bounded by the middleware carries ``response_metadata["ctxbudget"] = {"handle": ...}`` and, until it
+is persisted in the archive, the full original under ``"original"``; neither is ever sent to a provider.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ctxbudget.compaction import ARCHIVE_META
+from ctxbudget.errors import InvalidMessageError
+from ctxbudget.messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    FunctionMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+__all__ = [
+    "CTXBUDGET_KEY",
+    "MessageConverter",
+    "content_to_langchain",
+    "ensure_id",
+    "from_langchain",
+    "to_langchain",
+    "tool_schemas",
+    "usage_of",
+]
+
+CTXBUDGET_KEY = "ctxbudget"
+"""Key under ``response_metadata`` where the adapter keeps its marks (archive handle, kind)."""
+
+_ROLES: dict[str, MessageRole] = {
+    "human": "user",
+    "user": "user",
+    "ai": "assistant",
+    "assistant": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+}
+
+
+def ensure_id(message: BaseMessage) -> str:
+    """Return ``message.id``, assigning a fresh one in place when it has none."""
+    if not message.id:
+        message.id = f"lc_{uuid.uuid4().hex}"
+    return message.id
+
+
+def _blocks(content: str | list[str | dict[str, Any]]) -> str | tuple[ContentBlock, ...]:
+    if isinstance(content, str):
+        return content
+    blocks: list[ContentBlock] = []
+    for block in content:
+        if isinstance(block, str):
+            blocks.append(ContentBlock(type="text", text=block))
+            continue
+        rest = {k: v for k, v in block.items() if k not in ("type", "text")}
+        text = block.get("text") if isinstance(block.get("text"), str) else None
+        blocks.append(ContentBlock(type=str(block.get("type") or "unknown"), text=text, data=rest))
+    return tuple(blocks)
+
+
+def content_to_langchain(content: str | tuple[ContentBlock, ...]) -> str | list[str | dict[str, Any]]:
+    """The LangChain form of ctxbudget content: a string, or a list of block dicts."""
+    if isinstance(content, str):
+        return content
+    out: list[str | dict[str, Any]] = []
+    for block in content:
+        item: dict[str, Any] = {"type": block.type, **block.data}
+        if block.text is not None:
+            item["text"] = block.text
+        out.append(item)
+    return out
+
+
+def _role(message: BaseMessage) -> MessageRole:
+    if isinstance(message, ChatMessage):
+        key = message.role.lower()
+    elif isinstance(message, FunctionMessage):
+        key = "tool"
+    else:
+        key = message.type
+    role = _ROLES.get(key)
+    if role is None:
+        raise InvalidMessageError(
+            f"message.type: cannot map a {type(message).__name__} of type/role {key!r} to a chat role "
+            f"(known: {sorted(_ROLES)})",
+            field="type",
+        )
+    return role
+
+
+def _tool_calls(message: AIMessage, message_id: str) -> tuple[ToolCall, ...]:
+    return tuple(
+        ToolCall(id=call.get("id") or f"call_{message_id}_{index}", name=call["name"], args=dict(call["args"]))
+        for index, call in enumerate(message.tool_calls)
+    )
+
+
+def from_langchain(message: BaseMessage) -> Message:
+    """Convert one LangChain message (an id is assigned in place when missing)."""
+    message_id = ensure_id(message)
+    role = _role(message)
+    marks = message.response_metadata.get(CTXBUDGET_KEY)
+    metadata: dict[str, Any] = {"lc_type": message.type}
+    if isinstance(marks, dict) and isinstance(marks.get("handle"), str):
+        metadata[ARCHIVE_META] = marks["handle"]
+    tool_call_id: str | None = None
+    if role == "tool":
+        tool_call_id = getattr(message, "tool_call_id", None) or message.name or message_id
+    return Message(
+        role=role,
+        content=_blocks(message.content),
+        name=message.name,
+        tool_calls=_tool_calls(message, message_id) if isinstance(message, AIMessage) else (),
+        tool_call_id=tool_call_id,
+        metadata=metadata,
+        id=message_id,
+    )
+
+
+def _marks(message: Message) -> dict[str, Any]:
+    marks: dict[str, Any] = {}
+    if ARCHIVE_META in message.metadata:
+        marks["handle"] = message.metadata[ARCHIVE_META]
+    kind = message.metadata.get("ctxbudget")
+    if isinstance(kind, str):
+        marks["kind"] = kind
+    return marks
+
+
+def to_langchain(message: Message, template: BaseMessage | None = None) -> BaseMessage:
+    """Convert one ctxbudget message to LangChain.
+
+    With a ``template`` (the LangChain message it came from), the template is copied with the new content, so
+    ``additional_kwargs``, ``response_metadata`` and ``usage_metadata`` survive.
+    """
+    content = content_to_langchain(message.content)
+    marks = _marks(message)
+    if template is not None:
+        response_metadata = {k: v for k, v in template.response_metadata.items() if k != CTXBUDGET_KEY}
+        if marks:
+            response_metadata[CTXBUDGET_KEY] = marks
+        return template.model_copy(update={"content": content, "response_metadata": response_metadata})
+    extra: dict[str, Any] = {"id": message.id, "name": message.name}
+    if marks:
+        extra["response_metadata"] = {CTXBUDGET_KEY: marks}
+    if message.role == "assistant":
+        calls = [{"id": c.id, "name": c.name, "args": c.args, "type": "tool_call"} for c in message.tool_calls]
+        return AIMessage(content=content, tool_calls=calls, **extra)
+    if message.role == "tool":
+        return ToolMessage(content=content, tool_call_id=message.tool_call_id or "", **extra)
+    if message.role == "system":
+        return SystemMessage(content=content, **extra)
+    return HumanMessage(content=content, **extra)
+
+
+class MessageConverter:
+    """A cached, thread-safe two-way converter keyed by message id.
+
+    A LangChain message seen before (the same object, or an equal one after a checkpoint round trip) returns the
+    same :class:`~ctxbudget.Message` object, so sessions can compare by identity; a ctxbudget message converted
+    back returns the LangChain object it came from when unchanged, else a copy of it with the new content.
+
+    Args:
+        max_entries: messages remembered; the oldest half is forgotten when full.
+    """
+
+    def __init__(self, *, max_entries: int = 200_000) -> None:
+        self._pairs: OrderedDict[str, tuple[BaseMessage, Message]] = OrderedDict()
+        self._max = max_entries
+        self._lock = threading.Lock()
+        self.conversions = 0
+
+    def __len__(self) -> int:
+        return len(self._pairs)
+
+    def _remember(self, lc: BaseMessage, message: Message) -> None:
+        with self._lock:
+            if len(self._pairs) >= self._max:
+                for key in list(self._pairs)[: self._max // 2]:
+                    del self._pairs[key]
+            self._pairs[message.id] = (lc, message)
+
+    def to_message(self, lc: BaseMessage) -> Message:
+        """The ctxbudget form of ``lc`` (cached)."""
+        pair = self._pairs.get(lc.id) if lc.id else None
+        if pair is not None and (pair[0] is lc or pair[0] == lc):
+            return pair[1]
+        message = from_langchain(lc)
+        self.conversions += 1
+        self._remember(lc, message)
+        return message
+
+    def to_messages(self, messages: Iterable[BaseMessage]) -> list[Message]:
+        """Convert many (cached)."""
+        return [self.to_message(m) for m in messages]
+
+    def to_langchain(self, message: Message) -> BaseMessage:
+        """The LangChain form of ``message``: the original object when unchanged (cached)."""
+        pair = self._pairs.get(message.id)
+        if pair is not None and pair[1] is message:
+            return pair[0]
+        lc = to_langchain(message, pair[0] if pair is not None else None)
+        self._remember(lc, message)
+        return lc
+
+    def adopt(self, lc: BaseMessage, message: Message) -> None:
+        """Record that ``lc`` is the LangChain form of ``message``."""
+        self._remember(lc, message)
+
+
+_SCHEMAS: dict[int, tuple[object, ToolSchema]] = {}
+_SCHEMA_LOCK = threading.Lock()
+
+
+def tool_schemas(tools: Sequence[Any]) -> tuple[ToolSchema, ...]:
+    """Tool schemas for ``BaseTool`` objects, functions, pydantic models or OpenAI dicts (cached per object)."""
+    out: list[ToolSchema] = []
+    for tool in tools:
+        cached = _SCHEMAS.get(id(tool))
+        if cached is not None and cached[0] is tool and not isinstance(tool, dict):
+            out.append(cached[1])
+            continue
+        schema = ToolSchema.from_openai(convert_to_openai_tool(tool))
+        if not isinstance(tool, dict):
+            with _SCHEMA_LOCK:
+                if len(_SCHEMAS) > 4096:
+                    _SCHEMAS.clear()
+                _SCHEMAS[id(tool)] = (tool, schema)
+        out.append(schema)
+    return tuple(out)
+
+
+def usage_of(message: BaseMessage) -> tuple[int, int | None] | None:
+    """``(input_tokens, output_tokens)`` from an ``AIMessage``'s ``usage_metadata``, or ``None``."""
+    usage = getattr(message, "usage_metadata", None)
+    if not usage:
+        return None
+    prompt = usage.get("input_tokens")
+    if not isinstance(prompt, int) or isinstance(prompt, bool) or prompt <= 0:
+        return None
+    completion = usage.get("output_tokens")
+    return prompt, completion if isinstance(completion, int) and completion >= 0 else None

@@ -1,0 +1,411 @@
+"""``ContextBudgetMiddleware``: every model call of a ``create_agent`` graph fits the window, and nothing is lost.
+
+* ``wrap_model_call``: the request (system prompt + messages + tool schemas, by our counter) is compacted when over
+  the threshold (bound -> clear -> summarize -> truncate), always a valid provider sequence, and refused past the
+  hard stop with :class:`~langchain_ctxbudget.errors.LangChainContextOverflowError`. Cost per call: O(new messages).
+* ``after_model``: the provider's ``usage_metadata`` calibrates the tracker, and compaction results are written to
+  the state (``RemoveMessage`` by id, in-place replacements, ``ctxbudget_summary``, ``ctxbudget_meta``,
+  ``ctxbudget_archive``), so they survive any checkpointer and are not recomputed next turn.
+* ``wrap_tool_call``: a tool output over the per-output limit is bounded to head + tail as it arrives; the full text
+  travels with the message until it is persisted in ``ctxbudget_archive``. The ``read_archived_output`` tool (added
+  unless ``read_back_tool=False``) lets the model read any archived original back, from the state.
+* Events reach LangChain callbacks as custom events ``ctxbudget.<type>``; summarizer calls are tagged ``nostream``.
+
+The window is ``max_tokens`` when given, else the model's ``profile["max_input_tokens"]``, else the ctxbudget model
+registry by model name. Place this middleware last in ``middleware=[...]`` so it budgets the request the model
+really receives.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Annotated, Any, cast
+
+from ctxbudget.archive import HANDLE_PREFIX, ArchiveEntry
+from ctxbudget.errors import ArchiveError, ContextOverflowError, UsageError
+from ctxbudget.events import EventType, ToolOutputBounded
+from ctxbudget.evidence import excerpt
+from ctxbudget.messages import Message
+from ctxbudget.models import DEFAULT_REGISTRY
+from ctxbudget.policy import CompactionPolicy
+from ctxbudget.session import BuiltRequest, ContextSession
+from ctxbudget.summarize import AsyncSummarizer, Summarizer
+from ctxbudget.tokens import TiktokenCounter, TokenCounter
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+    OmitFromSchema,
+    ToolCallRequest,
+)
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+from langchain_core.runnables.config import ensure_config
+from langchain_core.tools import BaseTool, StructuredTool
+
+from ._view import ARCHIVE_KEY, META_KEY, SUMMARY_KEY, ThreadView, restore_session
+from .convert import CTXBUDGET_KEY, MessageConverter, tool_schemas, usage_of
+from .errors import LangChainContextOverflowError
+from .events import DEFAULT_FORWARDED, EventForwarder
+from .summarizer import LangChainSummarizer
+
+__all__ = [
+    "ARCHIVE_KEY",
+    "META_KEY",
+    "READ_TOOL_NAME",
+    "SUMMARY_KEY",
+    "ContextBudgetMiddleware",
+    "ContextBudgetState",
+    "archived_messages",
+    "merge_archive",
+]
+
+READ_TOOL_NAME = "read_archived_output"
+"""Name of the read-back tool the middleware adds."""
+
+_PRIVATE = OmitFromSchema(input=True, output=True)
+_OUTPUT_ONLY = OmitFromSchema(input=True, output=False)
+_SYSTEM_ID = "ctxbudget-system-"
+
+
+def merge_archive(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer of ``ctxbudget_archive``: entries are only ever added."""
+    return {**(left or {}), **(right or {})}
+
+
+class ContextBudgetState(AgentState[Any], total=False):
+    """The agent state plus what compaction must persist (all optional)."""
+
+    ctxbudget_summary: Annotated[str | None, _OUTPUT_ONLY]
+    ctxbudget_meta: Annotated[dict[str, Any], _PRIVATE]
+    ctxbudget_archive: Annotated[dict[str, Any], _PRIVATE, merge_archive]
+
+
+def _thread_key(runtime: Any) -> str:
+    thread = getattr(getattr(runtime, "execution_info", None), "thread_id", None)
+    if thread is None:
+        config = getattr(runtime, "config", None) or ensure_config()
+        thread = (config.get("configurable") or {}).get("thread_id")
+    return "__no_thread__" if thread is None else str(thread)
+
+
+def _window(model: BaseChatModel, max_tokens: int | None) -> int:
+    if max_tokens is not None:
+        return max_tokens
+    profile = getattr(model, "profile", None)
+    limit = profile.get("max_input_tokens") if isinstance(profile, Mapping) else None
+    if isinstance(limit, int) and limit > 0:
+        return limit
+    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    if isinstance(name, str) and DEFAULT_REGISTRY.find(name):
+        return DEFAULT_REGISTRY.get(name).input_budget
+    raise UsageError(
+        f"max_tokens: not given, {type(model).__name__} has no profile['max_input_tokens'] and model name {name!r} "
+        "is not in the ctxbudget registry; pass ContextBudgetMiddleware(max_tokens=...)",
+        field="max_tokens",
+    )
+
+
+class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
+    """Keep every model call of an agent inside its context window.
+
+    Args:
+        max_tokens: the prompt budget; default: the model's ``profile["max_input_tokens"]``.
+        counter: token counter (default exact ``o200k_base``); provider usage calibrates it.
+        policy: compaction policy (threshold, target, hard stop, tail to keep, tool-output limits).
+        summarizer: a chat model (wrapped in :class:`LangChainSummarizer`, ``nostream``), a ctxbudget summarizer,
+            or ``None`` for the offline extractive summarizer.
+        compact_instructions: project "Compact Instructions" added to every summary prompt.
+        read_back_tool: add the ``read_archived_output`` tool.
+        forward_events: ctxbudget event types dispatched as LangChain custom events.
+        max_threads: conversation threads kept in memory (others are rebuilt from their state on demand).
+    """
+
+    state_schema = ContextBudgetState
+
+    def __init__(
+        self,
+        *,
+        max_tokens: int | None = None,
+        counter: TokenCounter | None = None,
+        policy: CompactionPolicy | None = None,
+        summarizer: BaseChatModel | Summarizer | AsyncSummarizer | None = None,
+        compact_instructions: str | None = None,
+        read_back_tool: bool = True,
+        forward_events: frozenset[EventType] = DEFAULT_FORWARDED,
+        max_threads: int = 1024,
+    ) -> None:
+        super().__init__()
+        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)):
+            raise UsageError(f"max_tokens: must be an int > 0 or None, got {max_tokens!r}", field="max_tokens")
+        if max_tokens is not None and max_tokens <= 0:
+            raise UsageError(f"max_tokens: must be > 0, got {max_tokens}", field="max_tokens")
+        self.max_tokens = max_tokens
+        self.counter: TokenCounter = counter or TiktokenCounter()
+        self.policy = policy or CompactionPolicy()
+        self.summarizer = LangChainSummarizer(summarizer) if isinstance(summarizer, BaseChatModel) else summarizer
+        self.compact_instructions = compact_instructions
+        self.forward_events = forward_events
+        self.max_threads = max_threads
+        self.converter = MessageConverter()
+        self.tools: Sequence[BaseTool] = [self._read_tool()] if read_back_tool else []
+        self._views: OrderedDict[str, ThreadView] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # -- threads -------------------------------------------------------------------------------------------------
+    def session(self, thread_id: str) -> ContextSession | None:
+        """The live session of a thread (``None`` until its first model call in this process)."""
+        view = self._views.get(thread_id)
+        return view.session if view is not None else None
+
+    def _new_session(self, model: BaseChatModel, session_id: str) -> ContextSession:
+        return ContextSession(
+            max_tokens=_window(model, self.max_tokens),
+            counter=self.counter,
+            policy=self.policy,
+            summarizer=self.summarizer,
+            session_id=session_id,
+            compact_instructions=self.compact_instructions,
+        )
+
+    def _view(self, request: ModelRequest[Any]) -> ThreadView:
+        key = _thread_key(request.runtime)
+        messages = request.messages
+        view = self._views.get(key)
+        if view is None or not view.extends(messages):
+            session = restore_session(
+                request.state, messages, lambda: self._new_session(request.model, f"lc-{key}"), f"lc-{key}"
+            )
+            view = ThreadView(session, self.converter, EventForwarder(self.forward_events))
+            view.persisted = set((request.state.get(ARCHIVE_KEY) or {}).keys())  # type: ignore[attr-defined]
+            with self._lock:
+                self._views[key] = view
+                while len(self._views) > self.max_threads:
+                    self._views.popitem(last=False)
+        with self._lock:
+            self._views.move_to_end(key)
+        view.extend(messages[len(view.lc) :])
+        self._configure(view, request)
+        return view
+
+    def _configure(self, view: ThreadView, request: ModelRequest[Any]) -> None:
+        session = view.session
+        system = request.system_message.text if request.system_message is not None else None
+        if system != session.system_prompt:
+            session.system_prompt = system
+        key = tuple(id(tool) for tool in request.tools)
+        if key != view.tool_key:
+            session.tools = tool_schemas(request.tools)
+            view.tool_key = key
+        if isinstance(self.summarizer, LangChainSummarizer):
+            session.summarizer = self.summarizer.with_parent(ensure_config())
+
+    # -- model calls ---------------------------------------------------------------------------------------------
+    def _messages(self, view: ThreadView, built: BuiltRequest) -> list[BaseMessage]:
+        sent = [m for m in built.messages if not m.id.startswith(_SYSTEM_ID)]
+        prefix = len(sent) - len(view.msgs)
+        if prefix >= 0 and all(a is b for a, b in zip(sent[prefix:], view.msgs, strict=True)):
+            return [*(self.converter.to_langchain(m) for m in sent[:prefix]), *view.lc]
+        return [self.converter.to_langchain(m) for m in sent]
+
+    def _finish(self, view: ThreadView, built: BuiltRequest) -> list[BaseMessage]:
+        if built.compaction is not None:
+            view.absorb()
+        return self._messages(view, built)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """Fit the request to the budget (compacting if needed), then call the model."""
+        view = self._view(request)
+        with view.lock:
+            try:
+                built = view.session.build_request()
+            except ContextOverflowError as exc:
+                view.forwarder.flush()
+                raise LangChainContextOverflowError.from_core(exc) from exc
+            messages = self._finish(view, built)
+        view.forwarder.flush()
+        return handler(request.override(messages=cast("list[AnyMessage]", messages)))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """Async :meth:`wrap_model_call` (uses the summarizer's ``asummarize``)."""
+        view = self._view(request)
+        try:
+            built = await view.session.abuild_request()
+        except ContextOverflowError as exc:
+            await view.forwarder.aflush()
+            raise LangChainContextOverflowError.from_core(exc) from exc
+        messages = self._finish(view, built)
+        await view.forwarder.aflush()
+        return await handler(request.override(messages=cast("list[AnyMessage]", messages)))
+
+    def after_model(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
+        """Calibrate from the reply's ``usage_metadata`` and persist compaction results in the state."""
+        view = self._views.get(_thread_key(runtime))
+        if view is None:
+            return None
+        with view.lock:
+            messages = state["messages"]
+            usage = usage_of(messages[-1]) if messages and isinstance(messages[-1], AIMessage) else None
+            if usage is not None:
+                view.session.record_usage(*usage)
+            return view.take_update()
+
+    async def aafter_model(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
+        """Async :meth:`after_model` (no I/O)."""
+        return self.after_model(state, runtime)
+
+    # -- tool calls ----------------------------------------------------------------------------------------------
+    def _bound(self, result: Any, runtime: Any) -> Any:
+        view = self._views.get(_thread_key(runtime))
+        if view is None or not isinstance(result, ToolMessage) or not isinstance(result.content, str):
+            return result  # the session bounds it on arrival at the next model call instead
+        session = view.session
+        limit = session.policy.tool_output_limit(session.max_tokens)
+        before = self.counter.count_text(result.content)
+        if before <= limit:
+            return result
+        message_id = result.id or f"lc_{uuid.uuid4().hex}"
+        handle = f"{HANDLE_PREFIX}{message_id}.bounded"
+        text = excerpt(result.content, max_tokens=limit, counter=self.counter, handle=handle)
+        marks = {"handle": handle, "original": result.content}
+        bounded = result.model_copy(
+            update={
+                "content": text,
+                "id": message_id,
+                "response_metadata": {**result.response_metadata, CTXBUDGET_KEY: marks},
+            }
+        )
+        event = ToolOutputBounded(
+            session_id=session.session_id,
+            seq=session.events.next_seq(),
+            message_id=message_id,
+            handle=handle,
+            tokens_before=before,
+            tokens_after=self.counter.count_text(text),
+        )
+        session.events.emit(event)
+        return bounded
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
+        """Serve ``read_archived_output`` from the state; bound oversized tool outputs as they arrive."""
+        if request.tool_call["name"] == READ_TOOL_NAME:
+            return self._serve_read(request)
+        result = self._bound(handler(request), request.runtime)
+        self._flush(request.runtime)
+        return result
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
+    ) -> Any:
+        """Async :meth:`wrap_tool_call`."""
+        if request.tool_call["name"] == READ_TOOL_NAME:
+            return self._serve_read(request)
+        result = self._bound(await handler(request), request.runtime)
+        view = self._views.get(_thread_key(request.runtime))
+        if view is not None:
+            await view.forwarder.aflush()
+        return result
+
+    def _flush(self, runtime: Any) -> None:
+        view = self._views.get(_thread_key(runtime))
+        if view is not None:
+            view.forwarder.flush()
+
+    # -- read-back -----------------------------------------------------------------------------------------------
+    def _read_tool(self) -> BaseTool:
+        def read_archived_output(handle: str, offset: int = 0, limit: int = 20_000) -> str:
+            return self.read_archived(handle, offset=offset, limit=limit)
+
+        return StructuredTool.from_function(
+            read_archived_output,
+            name=READ_TOOL_NAME,
+            description=(
+                "Read back the full text of a tool output or earlier message that was shortened or archived to save "
+                "context. Pass the handle shown in the marker (it starts with ctx://archive/); use offset and limit "
+                "(characters) to page through long text."
+            ),
+        )
+
+    def _serve_read(self, request: ToolCallRequest) -> ToolMessage:
+        args = request.tool_call.get("args") or {}
+        text = self.read_archived(
+            str(args.get("handle", "")),
+            offset=int(args.get("offset", 0) or 0),
+            limit=int(args.get("limit", 20_000) or 20_000),
+            state=request.state if isinstance(request.state, Mapping) else None,
+            runtime=request.runtime,
+        )
+        return ToolMessage(
+            content=text,
+            tool_call_id=request.tool_call["id"] or "",
+            name=READ_TOOL_NAME,
+            response_metadata={CTXBUDGET_KEY: {"kind": "read_back"}},
+        )
+
+    def read_archived(
+        self,
+        handle: str,
+        *,
+        offset: int = 0,
+        limit: int = 20_000,
+        state: Mapping[str, Any] | None = None,
+        runtime: Any = None,
+    ) -> str:
+        """Read an archived original from the thread's state (or live session), bounded to one tool output.
+
+        Returns the text slice followed by a line saying where the next page starts; an unknown handle returns a
+        message naming it (for the model), never an exception.
+        """
+        full = self._lookup(handle, state, runtime)
+        if full is None:
+            return f"[no archived output with handle {handle!r}; handles start with {HANDLE_PREFIX}]"
+        offset = max(0, offset)
+        chunk = full[offset : offset + max(1, limit)]
+        view = self._views.get(_thread_key(runtime))
+        budget = self.policy.tool_output_limit(view.session.max_tokens if view else self.max_tokens or 128_000) - 64
+        while chunk and self.counter.count_text(chunk) > budget:
+            chunk = chunk[: int(len(chunk) * 0.8)]
+        end = offset + len(chunk)
+        footer = f"\n[chars {offset:,}-{end:,} of {len(full):,}" + (
+            f"; continue with offset={end}]" if end < len(full) else "; end]"
+        )
+        return chunk + footer
+
+    def _lookup(self, handle: str, state: Mapping[str, Any] | None, runtime: Any) -> str | None:
+        if state is not None:
+            stored = (state.get(ARCHIVE_KEY) or {}).get(handle)
+            if stored is not None:
+                return ArchiveEntry.model_validate(stored).full_text
+            for message in reversed(state.get("messages") or []):
+                marks = message.response_metadata.get(CTXBUDGET_KEY)
+                if isinstance(marks, dict) and marks.get("handle") == handle and "original" in marks:
+                    return str(marks["original"])
+        view = self._views.get(_thread_key(runtime))
+        if view is not None:
+            try:
+                return view.session.archive.get(handle).full_text
+            except ArchiveError:
+                return None
+        return None
+
+
+def archived_messages(state: Mapping[str, Any]) -> list[Message]:
+    """Every archived original held in an agent state's ``ctxbudget_archive`` (one per message id)."""
+    seen: dict[str, Message] = {}
+    for value in (state.get(ARCHIVE_KEY) or {}).values():
+        entry = ArchiveEntry.model_validate(value)
+        if entry.message is not None and entry.message.id not in seen:
+            seen[entry.message.id] = entry.message
+    return list(seen.values())
