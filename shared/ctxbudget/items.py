@@ -6,9 +6,12 @@ whatever it says: it is never rendered with the system role and is always escape
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ._validation import subject_id, to_usage_error
+from .errors import InvalidFragmentError
 
 __all__ = ["DATA_TRUSTS", "ContextItem", "Lifetime", "Trust", "trust_score"]
 
@@ -61,6 +64,15 @@ class ContextItem(BaseModel):
     required: bool = Field(default=False, description="Always included (and counted), whatever the budget.")
     source_key: str | None = Field(default=None, description="Dedupe key; items sharing it keep only the best.")
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    if not TYPE_CHECKING:  # keep the pydantic plugin's typed signature for static checking
+
+        def __init__(self, /, **data: Any) -> None:
+            """Validate; a malformed field raises :class:`InvalidFragmentError` naming it (not a pydantic error)."""
+            try:
+                super().__init__(**data)
+            except ValidationError as exc:
+                raise to_usage_error(exc, InvalidFragmentError, subject_id(data, "context item")) from None
 
     @property
     def dedupe_key(self) -> str:
