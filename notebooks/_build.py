@@ -567,8 +567,151 @@ assert len(agent_memory.get_all()) == 12 * 5
     ]
 
 
+# -- 02 langchain agent --------------------------------------------------------------------------------------------
+def langchain_agent() -> list[Cell]:
+    return [
+        md("""
+# ctxbudget with a LangChain agent: ContextBudgetMiddleware
+
+## Overview
+
+`ContextBudgetMiddleware` plugs into `langchain.agents.create_agent`. Before every model call it measures the
+real request (system prompt, messages and tool schemas, exactly), compacts when over threshold (bound oversized
+tool outputs, clear old results, summarize older turns), keeps every tool call paired with its result, and
+refuses past the hard stop with a typed error. Compaction results are written to the agent state, so they
+survive a checkpointer, and every original stays readable in the state's archive.
+
+This notebook runs a long tool-using session offline with `StrictFakeChatModel`, a real `BaseChatModel` that
+rejects what a strict provider rejects.
+"""),
+        md("""
+## Setup
+
+```bash
+pip install "ctxbudget[langchain]" matplotlib
+```
+"""),
+        code("""
+import tempfile
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from langchain.agents import create_agent
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from ctxbudget.policy import CompactionPolicy
+from ctxbudget.toolpairs import find_tool_pair_problems
+from langchain_ctxbudget import (
+    SUMMARY_KEY,
+    ContextBudgetMiddleware,
+    StrictFakeChatModel,
+    ToolLoop,
+    archived_messages,
+    from_langchain,
+)
+"""),
+        md("## Instantiation"),
+        code("""
+@tool
+def search(query: str) -> str:
+    \"\"\"Search the corpus and return every matching line.\"\"\"
+    return "\\n".join(f"{query}: match {i}, value={i * 7 % 101}" for i in range(400))
+
+
+WINDOW = 8_000
+model = StrictFakeChatModel(max_input_tokens=WINDOW, respond=ToolLoop("search", parallel=2))
+middleware = ContextBudgetMiddleware(policy=CompactionPolicy(keep_recent_messages=6))
+agent = create_agent(model, tools=[search], middleware=[middleware], checkpointer=InMemorySaver(),
+                     system_prompt="You are a careful research assistant.")
+
+
+class CompactionLog(BaseCallbackHandler):
+    def __init__(self):
+        self.events = []
+
+    def on_custom_event(self, name, data, **kwargs):
+        if name == "ctxbudget.context_compacted":
+            self.events.append(data)
+"""),
+        md("""
+## Usage
+
+Forty turns, each with two parallel tool calls returning long outputs, in an 8,000-token window.
+"""),
+        code("""
+log = CompactionLog()
+config = {"configurable": {"thread_id": "research"}, "callbacks": [log]}
+usage, marks = [], []
+for turn in range(40):
+    seen = len(log.events)
+    agent.invoke({"messages": [{"role": "user", "content": f"Question {turn}: what does item {turn} say?"}]}, config)
+    usage.append(middleware.session("research").state.used_percentage)
+    if len(log.events) > seen:
+        marks.append(turn)
+print(len(model.requests), "model calls;", len(log.events), "compactions at turns", marks)
+print("largest request:", max(r.tokens for r in model.requests), "tokens of", WINDOW)
+for request in model.requests:
+    assert find_tool_pair_problems([from_langchain(m.model_copy()) for m in request.messages]) == []
+    assert request.tokens <= WINDOW
+"""),
+        md("### Events, the summary and the archive"),
+        code("""
+first = log.events[0]
+print("first compaction:", first["tiers"], first["before"]["used_tokens"], "->", first["after"]["used_tokens"])
+state = agent.get_state(config).values
+print(state[SUMMARY_KEY][:500])
+archived = archived_messages(state)
+questions = {m.text for m in archived if m.role == "user"} | {
+    m.text for m in state["messages"] if m.type == "human"}
+assert {f"Question {t}: what does item {t} say?" for t in range(40)} <= questions  # nothing lost
+print(len(archived), "archived originals in the state")
+"""),
+        md("### Window usage per turn"),
+        code("""
+figure, axes = plt.subplots(figsize=(9, 3.5))
+axes.plot(range(len(usage)), usage, marker="o", markersize=3, label="window used after the turn (%)")
+for index, turn in enumerate(marks):
+    axes.axvline(turn, color="tab:red", alpha=0.4, linestyle="--", label="compaction" if index == 0 else None)
+axes.axhline(80, color="gray", linestyle=":", label="threshold (80%)")
+axes.set_xlabel("turn")
+axes.set_ylabel("% of the window")
+axes.set_ylim(0, 100)
+axes.legend(loc="lower right")
+figure.tight_layout()
+path = Path(tempfile.gettempdir()) / "ctxbudget_langchain_window_usage.png"
+figure.savefig(path, dpi=110)
+print("saved", path)
+"""),
+        md("""
+## Use within a chain/agent
+
+The agent above *is* the chain: `create_agent` with `middleware=[ContextBudgetMiddleware(...)]`. Place the
+middleware last so it budgets the request the model really receives. A chat model passed as `summarizer=`
+writes the summaries (tagged `nostream`, so they never stream to a UI); by default the extractive summarizer
+runs offline.
+"""),
+        md(SWAP_LANGCHAIN),
+        md("""
+## API reference
+
+| Name | What it does |
+| --- | --- |
+| `langchain_ctxbudget.ContextBudgetMiddleware` | budget, compaction, pairing and hard stop for `create_agent` |
+| `langchain_ctxbudget.archived_messages`, `SUMMARY_KEY` | the originals and the summary kept in the agent state |
+| `langchain_ctxbudget.StrictFakeChatModel`, `ToolLoop` | an offline chat model as strict as a real provider |
+| `ctxbudget.policy.CompactionPolicy` | threshold, target, hard stop, tail kept, tool-output limits |
+"""),
+    ]
+
+
 NOTEBOOKS: dict[str, Callable[[], list[Cell]]] = {
     "01_quickstart.ipynb": quickstart,
+    "02_langchain_agent.ipynb": langchain_agent,
     "03_llamaindex.ipynb": llamaindex,
     "04_cognitive_bindings.ipynb": cognitive,
 }
