@@ -6,6 +6,7 @@ once, here, in ``__all__``; ``tests/llamaindex/test_public_api.py`` pins it.
 
 from __future__ import annotations
 
+from .cognitive import BINDING_METADATA_KEY, CognitiveBindingPostprocessor, CognitiveRetriever
 from .convert import ChatMessageConverter, from_chat_message, to_chat_message, tool_calls_of, tool_schemas
 from .instrumentation import (
     CompactionFailedEvent,
@@ -18,21 +19,30 @@ from .instrumentation import (
 )
 from .memory import BudgetedMemory
 from .persistence import SNAPSHOT_SUFFIX, persist_simple_chat_store
+from .postprocessor import BudgetNodePostprocessor, BudgetReport, DroppedNode
+from .summarizer import LlamaIndexSummarizer
 from .testing import FakeReply, FakeRequest, FakeToolCall, StrictFakeLLM
 from .tools import BoundedTool, bound_tools
 
 __all__ = [
+    "BINDING_METADATA_KEY",
     "SNAPSHOT_SUFFIX",
     "BoundedTool",
+    "BudgetNodePostprocessor",
+    "BudgetReport",
     "BudgetedMemory",
     "ChatMessageConverter",
+    "CognitiveBindingPostprocessor",
+    "CognitiveRetriever",
     "CompactionFailedEvent",
     "ContextCompactedEvent",
     "ContextUpdateEvent",
     "CtxBudgetEvent",
+    "DroppedNode",
     "FakeReply",
     "FakeRequest",
     "FakeToolCall",
+    "LlamaIndexSummarizer",
     "NodesBudgetedEvent",
     "StrictFakeLLM",
     "ToolOutputBoundedEvent",
