@@ -12,6 +12,7 @@ Counts are cached by content, so a session that grows by one message pays for th
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -26,6 +27,7 @@ from .models import DEFAULT_REGISTRY, ModelRegistry
 
 __all__ = [
     "REPLY_PRIMING",
+    "TOKENS_PER_IMAGE",
     "TOKENS_PER_MESSAGE",
     "TOKENS_PER_NAME",
     "TOKENS_PER_TOOL_CALL",
@@ -46,6 +48,8 @@ REPLY_PRIMING = 3
 """Tokens every request spends priming the reply (``<|start|>assistant<|message|>``)."""
 TOKENS_PER_TOOL_CALL = 3
 """Framing per assistant tool call, on top of its name and JSON arguments."""
+TOKENS_PER_IMAGE = 765
+"""Estimate for one image block (OpenAI's price for a 1024x1024 high-detail image); calibration corrects it."""
 
 # OpenAI cookbook, function-definition billing (gpt-4o / gpt-4 families).
 _FUNC_INIT, _PROP_INIT, _PROP_KEY, _ENUM_INIT, _ENUM_ITEM, _FUNC_END = 7, 3, 3, -3, 3, 12
@@ -106,7 +110,23 @@ class _ContentCache:
 
 def _message_key(message: Message) -> tuple[object, ...]:
     calls = tuple((call.id, call.name, call.args_json()) for call in message.tool_calls)
-    return (message.role, message.name, message.content, message.tool_call_id, calls, message.state)
+    content: object = message.content
+    if not isinstance(content, str):  # blocks carry dicts, which do not hash: key on their JSON
+        content = tuple((b.type, b.text, json.dumps(b.data, sort_keys=True, default=str)) for b in content)
+    return (message.role, message.name, content, message.tool_call_id, calls, message.state)
+
+
+def _block_tokens(message: Message) -> int:
+    """Tokens for non-text content blocks: images at OpenAI's high-detail 1024x1024 price, others by JSON."""
+    if isinstance(message.content, str):
+        return 0
+    total = 0
+    for block in message.content:
+        if block.text is None:
+            total += (
+                TOKENS_PER_IMAGE if "image" in block.type else max(1, len(json.dumps(block.data, default=str)) // 4)
+            )
+    return total
 
 
 class TiktokenCounter:
@@ -162,7 +182,7 @@ class TiktokenCounter:
         if role is None:
             role = self._roles[message.role] = self.count_text(message.role)
         # Content goes straight to the encoder: the message cache already remembers it, a text cache would not help.
-        total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(message.text))
+        total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(message.text)) + _block_tokens(message)
         if message.name:
             total += TOKENS_PER_NAME + self.count_text(message.name)
         total += sum(self._count_call(call) for call in message.tool_calls)

@@ -129,8 +129,10 @@ def test_encodings_load_in_a_fresh_process_with_no_network(tmp_path: Path) -> No
         import socket
         def refuse(*args, **kwargs):
             raise OSError("network access attempted")
-        socket.socket = refuse
+        socket.socket.connect = refuse
+        socket.socket.connect_ex = refuse
         socket.create_connection = refuse
+        socket.getaddrinfo = refuse
         from ctxbudget.encodings import get_encoding
         print(get_encoding("o200k_base").encode("hello world"), get_encoding("cl100k_base").encode("hello world"))
         """
