@@ -111,8 +111,8 @@ class _ContentCache:
 def _message_key(message: Message) -> tuple[object, ...]:
     calls = tuple((call.id, call.name, call.args_json()) for call in message.tool_calls)
     content: object = message.content
-    if not isinstance(content, str):  # blocks carry dicts, which do not hash: key on their JSON
-        content = tuple((b.type, b.text, json.dumps(b.data, sort_keys=True, default=str)) for b in content)
+    if not isinstance(message.content, str):  # blocks carry dicts, which do not hash: key on their JSON
+        content = tuple((b.type, b.text, json.dumps(b.data, sort_keys=True, default=str)) for b in message.content)
     return (message.role, message.name, content, message.tool_call_id, calls, message.state)
 
 
