@@ -138,6 +138,9 @@ class ContextSession:
             raise InvalidPolicyError(
                 f"cognitive: expected a CognitiveContextSession, got {type(cognitive).__name__}", field="cognitive"
             )
+        _check_arguments(
+            counter=counter, system_prompt=system_prompt, tools=tools, policy=policy, session_id=session_id
+        )
         self.memory_recall_suppressed = check_providers(providers, bound=cognitive is not None)
         self.providers = tuple(providers)
         self.session_id = session_id or f"ses_{uuid.uuid4().hex}"
@@ -451,7 +454,9 @@ class ContextSession:
             raise InvalidPolicyError(
                 f"prompt_tokens: must be an int >= 0, got {prompt_tokens!r}", field="prompt_tokens"
             )
-        if completion_tokens is not None and (not isinstance(completion_tokens, int) or completion_tokens < 0):
+        if completion_tokens is not None and (
+            not isinstance(completion_tokens, int) or isinstance(completion_tokens, bool) or completion_tokens < 0
+        ):
             raise InvalidPolicyError(
                 f"completion_tokens: must be an int >= 0, got {completion_tokens!r}", field="completion_tokens"
             )
@@ -912,6 +917,31 @@ def _insert_notice(messages: list[Message]) -> list[Message]:
         metadata={"ctxbudget": "interrupted_notice"},
     )
     return [*messages[:end], notice, *messages[end:]]
+
+
+def _check_arguments(
+    *, counter: object, system_prompt: object, tools: object, policy: object, session_id: object
+) -> None:
+    """Reject constructor arguments of the wrong type up front, naming the argument (not later, deep inside)."""
+    if policy is not None and not isinstance(policy, CompactionPolicy):
+        raise InvalidPolicyError(f"policy: expected a CompactionPolicy, got {type(policy).__name__}", field="policy")
+    if counter is not None and not isinstance(counter, TokenCounter):
+        raise InvalidPolicyError(f"counter: expected a TokenCounter, got {type(counter).__name__}", field="counter")
+    if session_id is not None and not isinstance(session_id, str):
+        raise InvalidPolicyError(f"session_id: expected a str, got {type(session_id).__name__}", field="session_id")
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        raise InvalidMessageError(
+            f"system_prompt: expected a str, got {type(system_prompt).__name__}", field="system_prompt"
+        )
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+        raise InvalidMessageError(
+            f"tools: expected a sequence of ToolSchema, got {type(tools).__name__}", field="tools"
+        )
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, ToolSchema):
+            raise InvalidMessageError(
+                f"tools[{index}]: expected a ToolSchema, got {type(tool).__name__}", field=f"tools[{index}]"
+            )
 
 
 def _resolve_window(model: str | None, max_tokens: int | None, registry: ModelRegistry) -> int:
