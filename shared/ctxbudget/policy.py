@@ -61,7 +61,9 @@ class CompactionPolicy(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "policy"
-            raise InvalidPolicyError(f"{field}: {first['msg']} (got {first.get('input')!r})", field=field) from None
+            raise InvalidPolicyError(
+                f"{field}: {first['msg'].removeprefix('Value error, ')} (got {first.get('input')!r})", field=field
+            ) from None
         self._check_ranges()
 
     def _check_ranges(self) -> None:
