@@ -8,9 +8,11 @@ The public API is listed once, here, in ``__all__``; ``tests/langchain/test_publ
 
 from __future__ import annotations
 
+from .compressor import BudgetDocumentCompressor, CognitiveRetriever, CompressionReport, DroppedDocument
 from .convert import MessageConverter, from_langchain, to_langchain, tool_schemas, usage_of
 from .errors import LangChainContextOverflowError
 from .events import EVENT_PREFIX, EventForwarder, event_name
+from .history import ArchiveHistory, BudgetedChatMessageHistory
 from .middleware import (
     ARCHIVE_KEY,
     META_KEY,
@@ -20,6 +22,7 @@ from .middleware import (
     ContextBudgetState,
     archived_messages,
 )
+from .runnable import ContextBudgetRunnable, fit_messages
 from .summarizer import NOSTREAM_TAG, LangChainSummarizer
 from .testing import StrictFakeChatModel, StrictProviderError, ToolLoop
 
@@ -30,8 +33,15 @@ __all__ = [
     "NOSTREAM_TAG",
     "READ_TOOL_NAME",
     "SUMMARY_KEY",
+    "ArchiveHistory",
+    "BudgetDocumentCompressor",
+    "BudgetedChatMessageHistory",
+    "CognitiveRetriever",
+    "CompressionReport",
     "ContextBudgetMiddleware",
+    "ContextBudgetRunnable",
     "ContextBudgetState",
+    "DroppedDocument",
     "EventForwarder",
     "LangChainContextOverflowError",
     "LangChainSummarizer",
@@ -41,6 +51,7 @@ __all__ = [
     "ToolLoop",
     "archived_messages",
     "event_name",
+    "fit_messages",
     "from_langchain",
     "to_langchain",
     "tool_schemas",

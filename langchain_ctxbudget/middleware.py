@@ -29,7 +29,6 @@ from ctxbudget.errors import ArchiveError, ContextOverflowError, UsageError
 from ctxbudget.events import EventType, ToolOutputBounded
 from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message
-from ctxbudget.models import DEFAULT_REGISTRY
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.session import BuiltRequest, ContextSession
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
@@ -48,6 +47,7 @@ from langchain_core.runnables.config import ensure_config
 from langchain_core.tools import BaseTool, StructuredTool
 
 from ._view import ARCHIVE_KEY, META_KEY, SUMMARY_KEY, ThreadView, restore_session
+from ._window import resolve_window
 from .convert import CTXBUDGET_KEY, MessageConverter, tool_schemas, usage_of
 from .errors import LangChainContextOverflowError
 from .events import DEFAULT_FORWARDED, EventForwarder
@@ -91,23 +91,6 @@ def _thread_key(runtime: Any) -> str:
         config = getattr(runtime, "config", None) or ensure_config()
         thread = (config.get("configurable") or {}).get("thread_id")
     return "__no_thread__" if thread is None else str(thread)
-
-
-def _window(model: BaseChatModel, max_tokens: int | None) -> int:
-    if max_tokens is not None:
-        return max_tokens
-    profile = getattr(model, "profile", None)
-    limit = profile.get("max_input_tokens") if isinstance(profile, Mapping) else None
-    if isinstance(limit, int) and limit > 0:
-        return limit
-    name = getattr(model, "model_name", None) or getattr(model, "model", None)
-    if isinstance(name, str) and DEFAULT_REGISTRY.find(name):
-        return DEFAULT_REGISTRY.get(name).input_budget
-    raise UsageError(
-        f"max_tokens: not given, {type(model).__name__} has no profile['max_input_tokens'] and model name {name!r} "
-        "is not in the ctxbudget registry; pass ContextBudgetMiddleware(max_tokens=...)",
-        field="max_tokens",
-    )
 
 
 class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
@@ -164,7 +147,7 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
 
     def _new_session(self, model: BaseChatModel, session_id: str) -> ContextSession:
         return ContextSession(
-            max_tokens=_window(model, self.max_tokens),
+            max_tokens=resolve_window(model, self.max_tokens),
             counter=self.counter,
             policy=self.policy,
             summarizer=self.summarizer,

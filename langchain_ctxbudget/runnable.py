@@ -1,0 +1,248 @@
+"""``ContextBudgetRunnable``: an LCEL step that fits messages to a budget, for ``prompt | budget | model``.
+
+Input: a ``PromptValue``, a list of messages, or anything ``convert_to_messages`` accepts. Output: the list of
+messages to send, always a valid provider sequence within the budget by our counter.
+
+* Stateless (default): oversized tool outputs are cut to head + tail, then the oldest safe prefix is dropped (never
+  past the latest user message, never separating a tool call from its result) and tool pairs are repaired; leading
+  system messages are always kept. The caller still holds everything that was dropped.
+* Bound to a :class:`~ctxbudget.ContextSession`: every message the runnable has not seen before is added to the
+  session (prompt templates re-create messages each call, so id-less messages get ids derived from their position
+  and content), and the session's request is returned: summary + live history, compacted when over threshold,
+  archived originals kept in ``session.archive``.
+
+Past the hard stop it raises :class:`~langchain_ctxbudget.errors.LangChainContextOverflowError`. ``transform``
+collects the (non-streaming) input and emits one output, so the model after it streams as usual.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from ctxbudget.errors import ContextOverflowError
+from ctxbudget.evidence import excerpt
+from ctxbudget.messages import Message, ToolSchema
+from ctxbudget.policy import CompactionPolicy
+from ctxbudget.session import BuiltRequest, ContextSession
+from ctxbudget.tokens import TiktokenCounter, TokenCounter
+from ctxbudget.toolpairs import repair_tool_pairs, safe_cut_points
+from langchain_core.language_models import LanguageModelInput
+from langchain_core.messages import BaseMessage, convert_to_messages
+from langchain_core.prompt_values import PromptValue
+from langchain_core.runnables import Runnable, RunnableConfig
+
+from ._window import resolve_window
+from .convert import MessageConverter, tool_schemas
+from .errors import LangChainContextOverflowError
+from .events import EventForwarder
+
+__all__ = ["ContextBudgetRunnable", "fit_messages"]
+
+_SYSTEM_ID = "ctxbudget-system-"
+
+
+def _as_messages(value: LanguageModelInput | Sequence[Any]) -> list[BaseMessage]:
+    if isinstance(value, PromptValue):
+        return value.to_messages()
+    if isinstance(value, str):
+        return convert_to_messages([value])
+    return convert_to_messages(value)
+
+
+def _stable_ids(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """Give id-less messages an id from their position and content (on a copy), so re-rendered prompts match."""
+    out: list[BaseMessage] = []
+    for index, message in enumerate(messages):
+        if message.id:
+            out.append(message)
+            continue
+        digest = hashlib.sha256(f"{index}\x00{message.type}\x00{message.content!r}".encode()).hexdigest()[:32]
+        out.append(message.model_copy(update={"id": f"lc_{digest}"}))
+    return out
+
+
+def _overflow(used: int, budget: int, window: int) -> LangChainContextOverflowError:
+    return LangChainContextOverflowError(
+        f"messages: {used:,} tokens do not fit the budget of {budget:,} (window {window:,}) even after bounding "
+        "tool outputs and dropping every older message; shorten the system prompt or the latest user message.",
+        used_tokens=used,
+        max_tokens=window,
+        hard_stop_tokens=budget,
+    )
+
+
+def fit_messages(
+    messages: Sequence[Message],
+    *,
+    budget: int,
+    counter: TokenCounter,
+    policy: CompactionPolicy,
+    tools: Sequence[ToolSchema] = (),
+) -> list[Message]:
+    """Stateless fit: bound tool outputs, repair tool pairs, drop the oldest safe prefix until within ``budget``.
+
+    Raises:
+        LangChainContextOverflowError: the system messages plus the tail from the latest user message do not fit.
+    """
+    head = 0
+    while head < len(messages) and messages[head].role == "system":
+        head += 1
+    system, rest = list(messages[:head]), list(messages[head:])
+    limit = policy.tool_output_limit(budget)
+    rest = [
+        m.with_content(excerpt(m.text, max_tokens=limit, counter=counter))
+        if m.role == "tool" and counter.count_message(m) > limit
+        else m
+        for m in rest
+    ]
+    rest = repair_tool_pairs(rest)
+    sizes = [counter.count_message(m) for m in rest]
+    total = sum(counter.count_message(m) for m in system) + counter.count_tools(tools) + counter.request_overhead
+    used = total + sum(sizes)
+    last_user = max((i for i, m in enumerate(rest) if m.role == "user"), default=len(rest))
+    safe = safe_cut_points(rest)
+    cut = 0
+    while used > budget and cut < last_user:
+        used -= sizes[cut]
+        cut += 1
+        while cut < last_user and not safe[cut]:
+            used -= sizes[cut]
+            cut += 1
+    if used > budget:
+        raise _overflow(used, budget, budget)
+    return system + repair_tool_pairs(rest[cut:])
+
+
+class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
+    """Fit messages to a token budget inside an LCEL chain.
+
+    Args:
+        max_tokens: the budget; default: ``model.profile["max_input_tokens"]`` (or the session's window).
+        model: a chat model whose profile gives the window.
+        counter: token counter (default exact ``o200k_base``; the session's when bound).
+        policy: tool-output limit (stateless) / compaction policy (new sessions).
+        tools: tool schemas the model will see (``BaseTool``, functions or dicts); counted in the budget.
+        session: bind to this session instead of fitting statelessly.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_tokens: int | None = None,
+        model: Any = None,
+        counter: TokenCounter | None = None,
+        policy: CompactionPolicy | None = None,
+        tools: Sequence[Any] = (),
+        session: ContextSession | None = None,
+    ) -> None:
+        self.session = session
+        window = session.max_tokens if session is not None and max_tokens is None and model is None else None
+        self.max_tokens = window or resolve_window(model, max_tokens)
+        self.counter: TokenCounter = counter or (session.counter if session else TiktokenCounter())
+        self.policy = policy or (session.policy if session else CompactionPolicy())
+        self.tools = tool_schemas(tools)
+        self.converter = MessageConverter()
+        self.forwarder = EventForwarder()
+        self._seen: set[str] = set()
+        if session is not None:
+            self.forwarder.attach(session)
+            if self.tools:
+                session.tools = self.tools
+
+    # -- fitting -----------------------------------------------------------------------------------------------
+    def _stateless(self, messages: list[BaseMessage]) -> list[BaseMessage]:
+        converted = self.converter.to_messages(_stable_ids(messages))
+        fitted = fit_messages(
+            converted, budget=self.max_tokens, counter=self.counter, policy=self.policy, tools=self.tools
+        )
+        return [self.converter.to_langchain(m) for m in fitted]
+
+    def _feed(self, session: ContextSession, messages: list[BaseMessage]) -> list[BaseMessage]:
+        """Add unseen messages to the session; return the leading system messages (passed through)."""
+        stamped = _stable_ids(messages)
+        head = 0
+        while head < len(stamped) and stamped[head].type == "system":
+            head += 1
+        system_text = "\n\n".join(m.text for m in stamped[:head]) or None
+        if system_text != session.system_prompt:
+            session.system_prompt = system_text
+        new = [m for m in stamped[head:] if m.id not in self._seen]
+        self._seen.update(m.id for m in new if m.id)
+        session.add(*self.converter.to_messages(new))
+        return stamped[:head]
+
+    def _output(self, system: list[BaseMessage], built: BuiltRequest) -> list[BaseMessage]:
+        rest = [self.converter.to_langchain(m) for m in built.messages if not m.id.startswith(_SYSTEM_ID)]
+        return system + rest
+
+    def _fit(self, value: LanguageModelInput) -> list[BaseMessage]:
+        messages = _as_messages(value)
+        if self.session is None:
+            return self._stateless(messages)
+        system = self._feed(self.session, messages)
+        try:
+            built = self.session.build_request()
+        except ContextOverflowError as exc:
+            raise LangChainContextOverflowError.from_core(exc) from exc
+        finally:
+            self.forwarder.flush()
+        return self._output(system, built)
+
+    async def _afit(self, value: LanguageModelInput) -> list[BaseMessage]:
+        messages = _as_messages(value)
+        if self.session is None:
+            return self._stateless(messages)
+        system = self._feed(self.session, messages)
+        try:
+            built = await self.session.abuild_request()
+        except ContextOverflowError as exc:
+            raise LangChainContextOverflowError.from_core(exc) from exc
+        finally:
+            await self.forwarder.aflush()
+        return self._output(system, built)
+
+    # -- Runnable ----------------------------------------------------------------------------------------------
+    def invoke(
+        self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[BaseMessage]:
+        """Fit ``input`` to the budget and return the messages to send."""
+        return self._call_with_config(self._fit, input, config, run_type="chain")
+
+    async def ainvoke(
+        self,
+        input: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> list[BaseMessage]:
+        """Async :meth:`invoke`."""
+        return await self._acall_with_config(self._afit, input, config, run_type="chain")
+
+    def transform(
+        self,
+        input: Iterator[LanguageModelInput],
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> Iterator[list[BaseMessage]]:
+        """Collect streamed input (message lists are concatenated), then emit the fitted messages once."""
+        yield self.invoke(_collect(list(input)), config)
+
+    async def atransform(
+        self,
+        input: AsyncIterator[LanguageModelInput],
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[list[BaseMessage]]:
+        """Async :meth:`transform`."""
+        chunks = [chunk async for chunk in input]
+        yield await self.ainvoke(_collect(chunks), config)
+
+
+def _collect(chunks: list[LanguageModelInput]) -> LanguageModelInput:
+    if len(chunks) == 1:
+        return chunks[0]
+    messages: list[BaseMessage] = []
+    for chunk in chunks:
+        messages.extend(_as_messages(chunk))
+    return messages
