@@ -33,8 +33,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
-
 from .errors import (
     InvalidMessageError,
     InvalidPolicyError,
@@ -377,13 +375,15 @@ def _decode(seq: int, record: str) -> Message:
         raise SnapshotFormatError(
             f"log[{seq}].schema: expected {LOG_RECORD_SCHEMA!r}, got {got!r}", field=f"log[{seq}].schema"
         )
+    fields = payload.get("message")
+    if not isinstance(fields, dict):
+        name = f"log[{seq}].message"
+        raise SnapshotFormatError(f"{name}: expected an object, got {type(fields).__name__}", field=name)
     try:
-        return Message.model_validate(payload.get("message"))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        name = f"log[{seq}].message" + (f".{where}" if where else "")
-        raise SnapshotFormatError(f"{name}: {first['msg']}", field=name) from None
+        return Message(**fields)
+    except InvalidMessageError as exc:
+        name = f"log[{seq}].message" + (f".{exc.field}" if exc.field else "")
+        raise SnapshotFormatError(f"{name}: {exc}", field=name) from None
 
 
 def replay_ids(records: Iterable[tuple[int, str]]) -> list[str]:
