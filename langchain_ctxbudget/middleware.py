@@ -189,9 +189,11 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
 
     # -- model calls ---------------------------------------------------------------------------------------------
     def _messages(self, view: ThreadView, built: BuiltRequest) -> list[BaseMessage]:
-        sent = [m for m in built.messages if not m.id.startswith(_SYSTEM_ID)]
+        sent = built.messages
+        if sent and sent[0].id.startswith(_SYSTEM_ID):
+            sent = sent[1:]  # the agent sends its own SystemMessage; ours only measured it
         prefix = len(sent) - len(view.msgs)
-        if prefix >= 0 and all(a is b for a, b in zip(sent[prefix:], view.msgs, strict=True)):
+        if prefix >= 0 and sent[prefix:] == tuple(view.msgs):  # identical objects: compared in C
             return [*(self.converter.to_langchain(m) for m in sent[:prefix]), *view.lc]
         return [self.converter.to_langchain(m) for m in sent]
 
