@@ -29,6 +29,7 @@ from ctxbudget.errors import (
     InvalidPolicyError,
     PlanAuditError,
     SnapshotFormatError,
+    TranscriptError,
     UnknownModelError,
     UsageError,
 )
@@ -44,6 +45,7 @@ from ctxbudget.snapshot import SessionSnapshot
 from ctxbudget.stores import InMemorySnapshotStore
 from ctxbudget.summarize import render_transcript
 from ctxbudget.toolpairs import validate_tool_sequence
+from ctxbudget.transcripts import load_transcript, parse_transcript
 from pydantic import ValidationError
 
 from .faults import COUNTER, assert_valid_request
@@ -292,6 +294,41 @@ CASES: list[Case] = [
         "snapshot",
     ),
     Case("restore-an-int", lambda: ContextSession.restore(5), SnapshotFormatError, "snapshot"),
+    # -- transcripts (what the CLI reads) -----------------------------------------------------------------------------
+    Case(
+        "transcript-invalid-utf8",
+        lambda: parse_transcript(b'{"role": "user", "content": "\xff\xfe"}\n'),
+        TranscriptError,
+        "encoding",
+        names="invalid UTF-8 at byte offset 29 (line 1)",
+    ),
+    Case(
+        "transcript-unknown-role",
+        lambda: parse_transcript(b'{"role": "admin", "content": "x"}\n'),
+        TranscriptError,
+        "role",
+    ),
+    Case(
+        "transcript-broken-json-line",
+        lambda: parse_transcript(b'{"role": "user", "content": "a"}\n{oops\n'),
+        TranscriptError,
+        "json",
+        names="line 2: invalid JSON",
+    ),
+    Case("transcript-empty", lambda: parse_transcript(b"[]"), TranscriptError, "messages"),
+    Case(
+        "transcript-tool-without-call-id",
+        lambda: parse_transcript(b'{"messages": [{"role": "tool", "content": "x"}]}'),
+        TranscriptError,
+        "tool_call_id",
+    ),
+    Case(
+        "transcript-missing-file",
+        lambda: load_transcript("/nonexistent/chat.jsonl"),
+        TranscriptError,
+        "path",
+        names="/nonexistent/chat.jsonl",
+    ),
     # -- cognitive binding JSON -------------------------------------------------------------------------------------
     Case("binding-unknown-key", lambda: PackageBinding.from_json(binding_json(bogus=1)), InvalidBinding, "bogus"),
     Case(
