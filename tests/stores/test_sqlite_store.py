@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,49 +17,50 @@ from ctxbudget.stores import sqlite as sqlite_module
 PROCESSES = 4
 RECORDS_PER_PROCESS = 250
 
-
-def _append_from_process(path: str, worker: int, start: Any, results: Any) -> None:
-    """Runs in a child process: its own store on the shared file, one record per append; reports any failure."""
-    try:
-        store = SQLiteSnapshotStore(path)
-        start.wait(timeout=60)
-        placed = [
-            (store.append("shared", [json.dumps({"worker": worker, "i": i})])[0], i) for i in range(RECORDS_PER_PROCESS)
-        ]
-        store.close()
-        results.put((worker, placed))
-    except BaseException as exc:  # the parent must hear about it rather than wait for a result
-        results.put((worker, f"{type(exc).__name__}: {exc}"))
-        raise
+# Each child opens its own store on the shared file, waits for "go" on stdin (so all start together), appends
+# one record per call and prints the sequence numbers it was given, as JSON.
+_CHILD = """
+import json, sys
+from ctxbudget.stores import SQLiteSnapshotStore
+path, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+store = SQLiteSnapshotStore(path)
+sys.stdin.readline()
+seqs = [store.append("shared", [json.dumps({"worker": worker, "i": i})])[0] for i in range(count)]
+store.close()
+print(json.dumps(seqs))
+"""
 
 
 def test_four_processes_append_to_one_file_without_losing_or_duplicating(tmp_path: Path) -> None:
     path = str(tmp_path / "shared.db")
-    context = multiprocessing.get_context("spawn")
-    start = context.Barrier(PROCESSES)
-    results = context.Queue()
-    processes = [
-        context.Process(target=_append_from_process, args=(path, worker, start, results)) for worker in range(PROCESSES)
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CHILD, path, str(worker), str(RECORDS_PER_PROCESS)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for worker in range(PROCESSES)
     ]
-    for process in processes:
-        process.start()
-    placed = dict(results.get(timeout=120) for _ in processes)
-    for process in processes:
-        process.join(timeout=60)
-    failures = {worker: outcome for worker, outcome in placed.items() if isinstance(outcome, str)}
-    assert failures == {}
-    assert [process.exitcode for process in processes] == [0] * PROCESSES
+    for child in children:
+        assert child.stdin is not None
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    outputs = [child.communicate(timeout=120) for child in children]
+    assert [(child.returncode, err) for child, (_, err) in zip(children, outputs, strict=True)] == [(0, "")] * PROCESSES
+    seqs_by_worker = [json.loads(out) for out, _ in outputs]
 
     total = PROCESSES * RECORDS_PER_PROCESS
     log = SQLiteSnapshotStore(path).read_log("shared")
-    assert [seq for seq, _ in log] == list(range(1, total + 1))
+    assert [seq for seq, _ in log] == list(range(1, total + 1)), "gap-free, unique, in order"
     assert sorted(record for _, record in log) == sorted(
         json.dumps({"worker": w, "i": i}) for w in range(PROCESSES) for i in range(RECORDS_PER_PROCESS)
-    )
+    ), "every record exactly once"
     by_seq = dict(log)
-    for worker, pairs in placed.items():
-        assert [json.loads(by_seq[seq]) for seq, _ in pairs] == [{"worker": worker, "i": i} for _, i in pairs]
-        assert [seq for seq, _ in pairs] == sorted(seq for seq, _ in pairs)
+    for worker, seqs in enumerate(seqs_by_worker):
+        assert [json.loads(by_seq[seq]) for seq in seqs] == [{"worker": worker, "i": i} for i in range(len(seqs))]
+        assert seqs == sorted(seqs)
 
 
 def test_data_survives_closing_and_reopening_the_file(tmp_path: Path) -> None:
@@ -130,3 +132,39 @@ def test_bad_options_are_policy_errors(options: dict[str, Any], field: str) -> N
         SQLiteSnapshotStore(**options)
 
     assert caught.value.field == field
+
+
+class _LockedThenFree:
+    """A connection whose journal-mode change reports ``database is locked`` ``busy`` times, then succeeds."""
+
+    def __init__(self, busy: int, error: str = "database is locked") -> None:
+        self.busy = busy
+        self.error = error
+        self.calls = 0
+
+    def execute(self, statement: str) -> None:
+        assert statement == "PRAGMA journal_mode=WAL"
+        self.calls += 1
+        if self.calls <= self.busy:
+            raise sqlite3.OperationalError(self.error)
+
+
+def test_switching_to_wal_waits_out_processes_opening_the_same_fresh_file() -> None:
+    # SQLite reports `database is locked` here without calling the busy handler, so the store retries itself.
+    connection = _LockedThenFree(busy=3)
+
+    sqlite_module._enable_wal(connection, timeout=5.0)  # type: ignore[arg-type]
+
+    assert connection.calls == 4
+
+
+def test_switching_to_wal_gives_up_after_the_timeout_and_never_retries_other_errors() -> None:
+    forever_locked = _LockedThenFree(busy=10**9)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        sqlite_module._enable_wal(forever_locked, timeout=0.0)  # type: ignore[arg-type]
+    assert forever_locked.calls == 1
+
+    broken = _LockedThenFree(busy=1, error="disk I/O error")
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        sqlite_module._enable_wal(broken, timeout=5.0)  # type: ignore[arg-type]
+    assert broken.calls == 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -79,7 +80,7 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
     def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(conn, self._timeout)
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
             with _immediate(conn):
                 for statement in _SCHEMA:
@@ -180,6 +181,26 @@ def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
         conn.rollback()
         raise
     conn.execute("COMMIT")
+
+
+def _enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch to WAL, retrying while another process holds the lock.
+
+    SQLite answers ``database is locked`` to a journal-mode change without calling the busy handler when other
+    connections are opening the same fresh file, so the busy timeout does not cover it; we wait it out here.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        else:
+            return
 
 
 def _check_schema_version(conn: sqlite3.Connection, path: str) -> None:
