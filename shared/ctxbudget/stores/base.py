@@ -119,6 +119,8 @@ class BaseSnapshotStore(abc.ABC):
             The new version: ``expected_version + 1``, or 1 for a create.
 
         Raises:
+            UsageError: a blank ``session_id`` or an ``expected_version`` below 1 (field named).
+            SnapshotFormatError: ``data`` is not a str holding valid JSON.
             SnapshotConflictError: the stored version is not ``expected_version`` (or the session exists).
             SnapshotStoreError: the backend failed.
         """
@@ -160,6 +162,7 @@ class BaseSnapshotStore(abc.ABC):
             The records' sequence numbers, consecutive, in the order given; unique across all writers.
 
         Raises:
+            SnapshotFormatError: ``records`` is a single str, or an item is not valid JSON (``records[i]``).
             SnapshotStoreError: the backend failed; then none of the records was appended.
         """
         check_session_id(session_id)
