@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -50,7 +50,7 @@ from .stores.base import SnapshotStore
 from .summarize import AsyncSummarizer, Summarizer
 from .tokens import TokenCounter
 
-__all__ = ["LOG_RECORD_SCHEMA", "LoadedSession", "SharedSession", "SharedSessionStats", "replay_ids"]
+__all__ = ["LOG_RECORD_SCHEMA", "LoadedSession", "SharedSession", "SharedSessionStats"]
 
 LOG_RECORD_SCHEMA = "ctxbudget.log.v1"
 """The schema string of every message record :meth:`SharedSession.add` appends."""
@@ -384,8 +384,3 @@ def _decode(seq: int, record: str) -> Message:
     except InvalidMessageError as exc:
         name = f"log[{seq}].message" + (f".{exc.field}" if exc.field else "")
         raise SnapshotFormatError(f"{name}: {exc}", field=name) from None
-
-
-def replay_ids(records: Iterable[tuple[int, str]]) -> list[str]:
-    """The message ids of log records, in log order (duplicates included): for audits and tests."""
-    return [_decode(seq, record).id for seq, record in records]
