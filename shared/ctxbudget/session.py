@@ -170,6 +170,8 @@ class ContextSession:
         self._goal_live = False
         self._pinned: list[Message] = []
         self._pinned_ids: set[str] = set()
+        self._system_extras: list[Message] = []
+        self._reserve = 0
         self._open_calls: set[str] = set()
         self._pairs_dirty = False
         self._last_built = 0
@@ -294,6 +296,12 @@ class ContextSession:
         if message.id in self._order:
             raise InvalidMessageError(f"message.id: {message.id!r} is already in this session", field="id")
         self._order[message.id] = len(self._order)
+        if message.role == "system":
+            # Providers accept system content only at the start: a system message added mid-conversation joins the
+            # leading system block, in the order it arrived, and is never compacted away.
+            self._system_extras.append(message)
+            self._fixed_cache = None
+            return
         if message.role == "tool" and self.policy.bound_tool_outputs_on_add:
             message = self._bound_on_arrival(message)
         if message.metadata.get("pinned") is True:
@@ -343,25 +351,31 @@ class ContextSession:
     def sync(self, messages: Sequence[Message]) -> None:
         """Make the live history equal ``messages`` (a framework's view of the conversation).
 
-        When ``messages`` extends the live history (same ids in front), only the new ones are added. Otherwise the
-        history is replaced; live messages that disappear are archived (reason ``dropped``), never lost.
+        When ``messages`` extends the live history (same ids in front, after any leading system messages), only
+        the new ones are added. Otherwise the history is replaced; live messages that disappear are archived
+        (reason ``dropped``), never lost. System messages join the leading system block (see :meth:`add`).
         """
         with self._lock:
+            lead = 0
+            while lead < len(messages) and messages[lead].role == "system":
+                if messages[lead].id not in self._order:
+                    self._add_one(messages[lead])
+                lead += 1
+            body = messages[lead:] if lead else messages
             live = self._history
-            if len(messages) >= len(live) and (
-                not live or (messages[len(live) - 1].id == live[-1].id and messages[0].id == live[0].id)
+            if len(body) >= len(live) and (
+                not live or (body[len(live) - 1].id == live[-1].id and body[0].id == live[0].id)
             ):
-                for message in messages[len(live) :]:
+                for message in body[len(live) :]:
                     self._add_one(message)
                 self._emit_update()
                 return
-            keep = {m.id for m in messages}
+            keep = {m.id for m in body}
             for message in live:
                 if message.id not in keep:
                     self.archive.put_message(message, "dropped")
-            known = [m for m in messages if m.id in self._order]
-            self._replace_history(known)
-            for message in messages:
+            self._replace_history([m for m in body if m.id in self._order and m.role != "system"])
+            for message in body:
                 if message.id not in self._order:
                     self._add_one(message)
             self._emit_update()
@@ -399,7 +413,9 @@ class ContextSession:
             fixed = self.counter.request_overhead + self.counter.count_tools(self._tools)
             if self._system_prompt:
                 fixed += self.counter.count_message(Message(role="system", content=self._system_prompt, id="sys"))
+            fixed += sum(self.counter.count_message(m) for m in self._system_extras)
             fixed += sum(self.counter.count_message(m) for m in self._pinned)
+            fixed += self._reserve
             if self._context_message is not None:
                 fixed += self.counter.count_message(self._context_message)
             self._fixed_cache = fixed
@@ -482,6 +498,7 @@ class ContextSession:
                     role="system", content=self._system_prompt, id=f"ctxbudget-system-{self.session_id}"
                 )
             messages.append(self._system_message)
+        messages.extend(self._system_extras)
         summary = self._cached_summary()[0]
         if summary is not None:
             messages.append(summary)
@@ -814,6 +831,7 @@ class ContextSession:
                 goal=self._goal,
                 goal_id=self._goal_id,
                 pinned=tuple(self._pinned),
+                system_messages=tuple(self._system_extras),
                 pinned_ids=tuple(sorted(self._pinned_ids)),
                 archive=tuple(self.archive.entries()),
                 order=dict(self._order),
@@ -876,6 +894,7 @@ class ContextSession:
     def originals(self) -> list[Message]:
         """Every message ever added, as it was given, in the order it was added (archive + live history)."""
         by_id: dict[str, Message] = {m.id: m for m in self._history}
+        by_id.update({m.id: m for m in self._system_extras})
         by_id.update({m.id: m for m in self.archive.messages()})  # the archived version is the original
         return sorted((m for m in by_id.values() if m.id in self._order), key=lambda m: self._order[m.id])
 
@@ -891,6 +910,7 @@ def _restore_state(session: ContextSession, snap: SessionSnapshot) -> None:
     session._goal, session._goal_id = snap.goal, snap.goal_id
     session._pinned = list(snap.pinned)
     session._pinned_ids = set(snap.pinned_ids)
+    session._system_extras = list(snap.system_messages)
     session._replace_history(list(snap.history))
     missing = [m.id for m in snap.history if m.id not in snap.order]
     if missing:

@@ -51,6 +51,7 @@ class SessionSnapshot(BaseModel):
     goal: str | None = None
     goal_id: str | None = None
     pinned: tuple[Message, ...] = ()
+    system_messages: tuple[Message, ...] = Field(default=(), description="System messages added to the history.")
     pinned_ids: tuple[str, ...] = ()
     archive: tuple[ArchiveEntry, ...] = ()
     order: dict[str, int] = Field(default_factory=dict, description="Message id -> position in add order.")

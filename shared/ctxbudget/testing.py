@@ -79,14 +79,15 @@ def check_provider_request(
     """Check ``messages`` the way a strict provider would; return its token count.
 
     Raises:
-        InvalidMessageError: an orphaned tool call or result, or a system message after the first position.
+        InvalidMessageError: an orphaned tool call or result, or a system message after the conversation started.
         ContextOverflowError: the request is over ``max_tokens`` by ``counter``.
     """
     validate_tool_sequence(messages)
-    late_system = [i for i, m in enumerate(messages) if m.role == "system" and i > 0]
+    leading = next((i for i, m in enumerate(messages) if m.role != "system"), len(messages))
+    late_system = [i for i, m in enumerate(messages) if m.role == "system" and i > leading]
     if late_system:
         raise InvalidMessageError(
-            f"messages[{late_system[0]}]: a system message after the first position", field="messages"
+            f"messages[{late_system[0]}]: a system message after the conversation started", field="messages"
         )
     tokens = count_request(counter, messages, tools)
     if tokens > max_tokens:

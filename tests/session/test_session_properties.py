@@ -30,6 +30,7 @@ class Turn:
     calls: tuple[int, ...]  # one tool output size (lines) per parallel call
     interrupted: bool
     reply_words: int
+    system_note: bool = False
 
 
 turns = st.builds(
@@ -38,6 +39,7 @@ turns = st.builds(
     calls=st.lists(st.sampled_from([0, 3, 40, 400, 3000]), max_size=4).map(tuple),
     interrupted=st.booleans(),
     reply_words=st.integers(0, 120),
+    system_note=st.booleans(),
 )
 failure_scripts = st.lists(st.sampled_from(["ok", "raise", "blank", "oversized", "not_text"]), max_size=12)
 
@@ -63,6 +65,8 @@ def _run(session: ContextSession, provider: StrictProvider, script: list[Turn]) 
     for n, turn in enumerate(script):
         words = "goal number one" if n == 0 else " ".join(["please"] * turn.user_words)
         add(Message(role="user", content=words))
+        if turn.system_note:  # a framework injecting system content mid-conversation
+            add(Message(role="system", content=f"Note {n}: the user's timezone is UTC."))
         check()
         if turn.calls:
             calls = tuple(

@@ -408,3 +408,31 @@ def test_a_300_turn_agent_session_in_a_32k_window_runs_offline() -> None:
     assert len(session.originals()) == added
     assert session.goal is not None
     assert session.goal.startswith("Step 0")
+
+
+def test_system_messages_added_mid_conversation_join_the_leading_system_block() -> None:
+    session = make()
+    session.add_user("hi")
+    note = Message(role="system", content="The user prefers metric units.")
+    session.add(note)
+    session.add_user("how far is it?")
+    messages = session.build_request().messages
+    assert [m.role for m in messages[:2]] == ["system", "system"]
+    assert messages[1] == note
+    assert all(m.role != "system" for m in messages[2:])
+    chat(session, 40)
+    session.compact()
+    assert note in session.build_request().messages[:2]  # never compacted away
+    assert note in session.originals()
+    restored = ContextSession.restore(session.snapshot().to_json(), counter=COUNTER)
+    assert restored.build_request().messages[1] == note
+
+
+def test_sync_accepts_a_framework_list_that_starts_with_system_messages() -> None:
+    session = make()
+    system = Message(role="system", content="policy")
+    first = [system, Message(role="user", content="a"), Message(role="assistant", content="b")]
+    session.sync(first)
+    session.sync([*first, Message(role="user", content="c")])
+    assert [m.text for m in session.history] == ["a", "b", "c"]
+    assert session.build_request().messages[1] == system
