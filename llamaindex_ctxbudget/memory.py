@@ -54,15 +54,6 @@ from .persistence import parse_snapshot, snapshot_key, snapshot_message
 __all__ = ["BudgetedMemory"]
 
 
-class _BudgetSession(ContextSession):
-    """A session that also counts ``reserve`` tokens a framework adds around the request it builds."""
-
-    reserve = 0
-
-    def _fixed_tokens(self) -> int:
-        return super()._fixed_tokens() + self.reserve
-
-
 def _check_count(value: object, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidPolicyError(f"{field}: must be an int >= 0, got {value!r}", field=field)
@@ -103,7 +94,7 @@ class BudgetedMemory(BaseMemory):
     summarizer: Summarizer | AsyncSummarizer | None = Field(default=None, exclude=True)
     """Summarizer (e.g. :class:`~llamaindex_ctxbudget.summarizer.LlamaIndexSummarizer`); default: extractive."""
 
-    _session: _BudgetSession | None = PrivateAttr(default=None)
+    _session: ContextSession | None = PrivateAttr(default=None)
     _converter: ChatMessageConverter = PrivateAttr(default_factory=ChatMessageConverter)
     _lock: threading.RLock = PrivateAttr(default_factory=threading.RLock)
     _dirty: bool = PrivateAttr(default=False)
@@ -175,7 +166,7 @@ class BudgetedMemory(BaseMemory):
         return memory
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
-    def _live(self) -> _BudgetSession:
+    def _live(self) -> ContextSession:
         """The session, opened (or resumed from the chat store) on first use."""
         if self._session is None:
             with self._lock:
@@ -185,8 +176,8 @@ class BudgetedMemory(BaseMemory):
         assert self._session is not None  # _open sets it
         return self._session
 
-    def _new_session(self) -> _BudgetSession:
-        return _BudgetSession(
+    def _new_session(self) -> ContextSession:
+        return ContextSession(
             model=self.model,
             max_tokens=self.max_tokens,
             counter=self.counter,
@@ -198,9 +189,8 @@ class BudgetedMemory(BaseMemory):
             compact_instructions=self.compact_instructions,
         )
 
-    def _restored_session(self, snapshot: SessionSnapshot) -> _BudgetSession:
-        session = _BudgetSession.restore(snapshot, counter=self.counter, summarizer=self.summarizer)
-        assert isinstance(session, _BudgetSession)  # restore builds ``cls``
+    def _restored_session(self, snapshot: SessionSnapshot) -> ContextSession:
+        session = ContextSession.restore(snapshot, counter=self.counter, summarizer=self.summarizer)
         if self.system_prompt is not None:
             session.system_prompt = self.system_prompt
         if self.tools:
@@ -300,11 +290,7 @@ class BudgetedMemory(BaseMemory):
         """
         reserve = self.reserve_tokens + _check_count(initial_token_count, "initial_token_count")
         with self._lock:
-            self._live().reserve = reserve
-            try:
-                request = self._live().build_request()
-            finally:
-                self._live().reserve = 0
+            request = self._live().build_request(reserve_tokens=reserve)
             self._save_if_dirty()
             return self._render(request)
 
@@ -316,11 +302,7 @@ class BudgetedMemory(BaseMemory):
     ) -> list[ChatMessage]:
         """Async :meth:`get`: compaction uses the summarizer's ``asummarize`` when it has one."""
         reserve = self.reserve_tokens + _check_count(initial_token_count, "initial_token_count")
-        self._live().reserve = reserve
-        try:
-            request = await self._live().abuild_request()
-        finally:
-            self._live().reserve = 0
+        request = await self._live().abuild_request(reserve_tokens=reserve)
         await self._asave_if_dirty()
         with self._lock:
             return self._render(request)

@@ -244,6 +244,19 @@ class ContextSession:
             raise InvalidMessageError("goal: must be a non-empty string", field="goal")
         self._goal, self._goal_id, self._goal_live = text, None, False
 
+    def clear_goal(self) -> None:
+        """Forget the pinned goal (e.g. when a new conversation replaces the history).
+
+        The goal is taken again from the next user message added, or from the first user message still live.
+        """
+        with self._lock:
+            first = next((m for m in self._history if m.role == "user" and not m.metadata.get("ctxbudget")), None)
+            if first is None:
+                self._goal, self._goal_id, self._goal_live = None, None, False
+            else:
+                self._goal, self._goal_id, self._goal_live = first.text, first.id, True
+            self._emit_update()
+
     def pin(self, text: str, *, pin_id: str | None = None) -> Message:
         """Pin a fragment of text: sent in every request after the summary, never compacted."""
         if not isinstance(text, str) or not text.strip():
@@ -531,17 +544,35 @@ class ContextSession:
             compaction=compaction,
         )
 
-    def build_request(self) -> BuiltRequest:
-        """Compact if over threshold, enforce the hard stop, and return the request to send."""
+    def _set_reserve(self, reserve_tokens: int) -> None:
+        if isinstance(reserve_tokens, bool) or not isinstance(reserve_tokens, int) or reserve_tokens < 0:
+            raise InvalidPolicyError(
+                f"reserve_tokens: must be an int >= 0, got {reserve_tokens!r}", field="reserve_tokens"
+            )
+        if reserve_tokens != self._reserve:
+            self._reserve = reserve_tokens
+            self._fixed_cache = None
+
+    def build_request(self, *, reserve_tokens: int = 0) -> BuiltRequest:
+        """Compact if over threshold, enforce the hard stop, and return the request to send.
+
+        Args:
+            reserve_tokens: tokens the caller adds around this request that the session cannot see (a framework's
+                own prompt template, retrieved context it inserts itself). They count toward the threshold, the
+                compaction target and the hard stop, and stay in :attr:`state` until the next request.
+        """
         with self._lock:
+            self._set_reserve(reserve_tokens)
             counted = self.counted_tokens()
             if self.policy.auto and self.tracker.used(counted) >= self.policy.threshold * self.max_tokens:
                 compaction = self._compact_sync("auto", None, force=False, raise_errors=False)
                 return self._finish_request(compaction, self.counted_tokens())
             return self._finish_request(None, counted)
 
-    async def abuild_request(self) -> BuiltRequest:
+    async def abuild_request(self, *, reserve_tokens: int = 0) -> BuiltRequest:
         """Async :meth:`build_request` (uses the summarizer's ``asummarize`` when it has one)."""
+        with self._lock:
+            self._set_reserve(reserve_tokens)
         compaction = None
         if self.policy.auto and self._over(self.policy.threshold):
             compaction = await self._compact_async("auto", None, force=False, raise_errors=False)
@@ -688,6 +719,8 @@ class ContextSession:
                 raise SummarizerError(f"summarizer: timed out after {timeout}s") from exc
             except SummarizerError:
                 raise
+            except asyncio.CancelledError as exc:
+                raise SummarizerError("summarizer: was cancelled") from exc
             except BaseException as exc:
                 raise SummarizerError(f"summarizer: raised {type(exc).__name__}: {exc}") from exc
             summary = validate_summary(raw, limit=self._summary_limit(), counter=self.counter)

@@ -436,3 +436,33 @@ def test_sync_accepts_a_framework_list_that_starts_with_system_messages() -> Non
     session.sync([*first, Message(role="user", content="c")])
     assert [m.text for m in session.history] == ["a", "b", "c"]
     assert session.build_request().messages[1] == system
+
+
+def test_reserved_tokens_count_toward_threshold_and_hard_stop() -> None:
+    session = make(window=4_000)
+    chat(session, 10)
+    plain = session.build_request()
+    assert plain.compaction is None
+    reserved = session.build_request(reserve_tokens=2_800)
+    assert reserved.compaction is not None  # the reserve pushed usage over the threshold
+    assert reserved.state.used_tokens == reserved.tokens
+    assert reserved.tokens - 2_800 < plain.tokens  # the history shrank to make room for the reserve
+    with pytest.raises(ContextOverflowError):
+        session.build_request(reserve_tokens=5_000)
+    with pytest.raises(InvalidPolicyError, match="reserve_tokens"):
+        session.build_request(reserve_tokens=-1)
+
+
+def test_clear_goal_takes_the_goal_from_the_live_history_again() -> None:
+    session = make()
+    session.add_user("old goal")
+    session.sync([Message(role="user", content="new conversation")])
+    assert session.goal == "old goal"
+    session.clear_goal()
+    assert session.goal == "new conversation"
+
+
+def test_a_summarizer_that_cancels_itself_on_the_sync_path_says_so() -> None:
+    session = make(summarizer=ScriptedSummarizer(["cancel"]))
+    chat(session, 10)
+    assert session.compact().fallback_reason == "summarizer: was cancelled"
