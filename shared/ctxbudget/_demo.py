@@ -5,17 +5,22 @@ A coding agent works through a long task list: every turn the user asks for some
 is checked by :class:`~ctxbudget.testing.StrictProvider`, which rejects an orphaned tool call or result and any
 request over the window exactly as a real provider would, and reports the prompt tokens it billed.
 
-The driver is a plain function ``(DemoConfig, on_turn) -> DemoResult``; :func:`default_driver` picks the one the
-demo uses, so moving the demo onto a framework adapter is a change to that one function.
+The driver is a plain function ``(DemoConfig, on_turn) -> DemoResult``. Two exist: ``core`` (here: a bare
+:class:`ContextSession`) and ``langchain`` (``langchain_ctxbudget.demo``: a real ``create_agent`` graph with
+``ContextBudgetMiddleware``). :func:`driver_named` resolves a name; :func:`default_driver` prefers ``langchain``
+when the adapter and LangChain are installed. The adapter is imported by name, at call time, so the core never
+imports a framework. Both drivers replay the same script (:func:`simulated_turns`), so their figures compare.
 """
 
 from __future__ import annotations
 
+import importlib
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from .errors import UsageError
 from .events import ContextCompacted, Event, ToolOutputBounded
 from .messages import Message, ToolCall, ToolSchema
 from .session import ContextSession
@@ -23,7 +28,29 @@ from .testing import StrictProvider
 from .tokens import TiktokenCounter
 from .toolpairs import find_tool_pair_problems
 
-__all__ = ["DemoConfig", "DemoResult", "Driver", "TurnReport", "core_driver", "default_driver", "run_demo"]
+__all__ = [
+    "DRIVER_NAMES",
+    "SYSTEM_PROMPT",
+    "TOOLS",
+    "DemoConfig",
+    "DemoResult",
+    "Driver",
+    "SimulatedStep",
+    "SimulatedTurn",
+    "TurnReport",
+    "core_driver",
+    "default_driver",
+    "driver_named",
+    "run_demo",
+    "simulated_turns",
+]
+
+DRIVER_NAMES = ("core", "langchain")
+"""The drivers ``ctxbudget demo --driver`` accepts."""
+_LANGCHAIN_MODULE = "langchain_ctxbudget.demo"
+_LANGCHAIN_INSTALL = (
+    'the langchain demo driver needs LangChain and langchain_ctxbudget: pip install "ctxbudget[langchain]"'
+)
 
 SYSTEM_PROMPT = (
     "You are a careful coding agent working in the 'payments' repository. Read before you edit, run the tests "
@@ -70,7 +97,10 @@ class DemoConfig:
 
 @dataclass(frozen=True)
 class TurnReport:
-    """One finished turn: usage after it, model calls so far, and what happened to the context during it."""
+    """One finished turn: usage after it, model calls so far, and what happened to the context during it.
+
+    ``request_tokens`` holds the size of every request sent to the model during the turn, in order.
+    """
 
     turn: int
     used_tokens: int
@@ -78,6 +108,7 @@ class TurnReport:
     model_calls: int
     compactions: tuple[ContextCompacted, ...]
     bounded: tuple[ToolOutputBounded, ...]
+    request_tokens: tuple[int, ...] = ()
 
     @property
     def used_percentage(self) -> float:
@@ -99,12 +130,26 @@ class DemoResult:
     orphaned_pairs: int = 0
     originals_total: int = 0
     originals_recovered: int = 0
+    rejected_requests: int = 0
     usage_per_turn: list[float] = field(default_factory=list)
+
+    def add_turn(self, report: TurnReport) -> None:
+        """Fold one finished turn into the totals."""
+        self.turns = report.turn
+        self.model_calls = report.model_calls
+        self.bounded_outputs += len(report.bounded)
+        self.usage_per_turn.append(report.used_percentage)
+        for event in report.compactions:
+            self.compactions[event.tier] += 1
 
     @property
     def ok(self) -> bool:
-        """True when no orphaned pair was ever sent and every original is recoverable."""
-        return self.orphaned_pairs == 0 and self.originals_recovered == self.originals_total
+        """True when no request was rejected or orphaned a tool pair, and every original is recoverable."""
+        return (
+            self.orphaned_pairs == 0
+            and self.rejected_requests == 0
+            and self.originals_recovered == self.originals_total
+        )
 
 
 Driver = Callable[[DemoConfig, Callable[[TurnReport], None]], DemoResult]
@@ -112,16 +157,41 @@ Driver = Callable[[DemoConfig, Callable[[TurnReport], None]], DemoResult]
 
 
 @dataclass(frozen=True)
-class _Step:
+class SimulatedStep:
+    """One model step of a turn: the parallel tool calls it asks for, each with the output its tool returns."""
+
     calls: tuple[tuple[ToolCall, str], ...]
 
 
 @dataclass(frozen=True)
-class _Turn:
+class SimulatedTurn:
+    """One user turn: the request, the tool steps, the final answer and whether the answer was interrupted."""
+
     user: str
-    steps: tuple[_Step, ...]
+    steps: tuple[SimulatedStep, ...]
     answer: str
     interrupted: bool
+
+    def user_message(self, number: int) -> Message:
+        """The user's message opening turn ``number``."""
+        return Message(role="user", content=self.user, id=f"user-{number}")
+
+    def step_message(self, number: int, index: int) -> Message:
+        """The assistant message asking for step ``index``'s tool calls."""
+        calls = tuple(call for call, _ in self.steps[index].calls)
+        return Message(role="assistant", content="", tool_calls=calls, id=f"assistant-{number}-{index}")
+
+    def tool_results(self, index: int) -> tuple[Message, ...]:
+        """The tool results answering step ``index``, in call order."""
+        return tuple(
+            Message(role="tool", tool_call_id=call.id, name=call.name, content=output, id=f"tool-{call.id}")
+            for call, output in self.steps[index].calls
+        )
+
+    def answer_message(self, number: int) -> Message:
+        """The final answer of turn ``number`` (``state="interrupted"`` when the turn was cut short)."""
+        state = "interrupted" if self.interrupted else "complete"
+        return Message(role="assistant", content=self.answer, state=state, id=f"answer-{number}")
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -154,7 +224,14 @@ def _output(rng: random.Random, name: str, path: str, turn: int) -> str:
     return _test_log(rng, rng.randint(900, 1100) if huge else rng.randint(20, 60), rng.randint(0, 3))
 
 
-def _script(config: DemoConfig) -> Iterator[_Turn]:
+def _args(name: str, module: str) -> dict[str, str]:
+    if name == "search":
+        return {"pattern": module.rsplit("/", 1)[-1].removesuffix(".py")}
+    return {"path": module}
+
+
+def simulated_turns(config: DemoConfig) -> Iterator[SimulatedTurn]:
+    """The deterministic session every driver replays: ``config.turns`` turns from ``config.seed``."""
     rng = random.Random(config.seed)  # a deterministic simulation, not cryptography
     for turn in range(1, config.turns + 1):
         module = _MODULES[turn % len(_MODULES)]
@@ -163,13 +240,13 @@ def _script(config: DemoConfig) -> Iterator[_Turn]:
             names = rng.sample(["read_file", "search", "run_tests"], k=rng.randint(1, 3))
             calls = tuple(
                 (
-                    ToolCall(id=f"call_{turn}_{step}_{i}", name=name, args={"path": module}),
+                    ToolCall(id=f"call_{turn}_{step}_{i}", name=name, args=_args(name, module)),
                     _output(rng, name, module, turn),
                 )
                 for i, name in enumerate(names)
             )
-            steps.append(_Step(calls=calls))
-        yield _Turn(
+            steps.append(SimulatedStep(calls=calls))
+        yield SimulatedTurn(
             user=_TASKS[turn % len(_TASKS)].format(module=module) + ". " + _text(rng, rng.randint(10, 40)),
             steps=tuple(steps),
             answer=f"Done with turn {turn}: {_text(rng, rng.randint(30, 90))}.",
@@ -184,7 +261,7 @@ def core_driver(config: DemoConfig, on_turn: Callable[[TurnReport], None]) -> De
         model=config.model, max_tokens=config.max_tokens, counter=counter, system_prompt=SYSTEM_PROMPT, tools=TOOLS
     )
     provider = StrictProvider(max_tokens=config.max_tokens, counter=counter)
-    result = DemoResult(driver="ctxbudget.ContextSession + StrictProvider", max_tokens=config.max_tokens)
+    result = DemoResult(driver="core (ContextSession + StrictProvider)", max_tokens=config.max_tokens)
     seen: list[Event] = []
     session.subscribe(seen.append, "context_compacted")
     session.subscribe(seen.append, "tool_output_bounded")
@@ -194,32 +271,36 @@ def core_driver(config: DemoConfig, on_turn: Callable[[TurnReport], None]) -> De
         added.append(message)
         session.add(message)
 
+    sizes: list[int] = []
+
     def call_model() -> None:
         request = session.build_request()
         result.orphaned_pairs += len(find_tool_pair_problems(request.messages))
         session.record_usage(provider.complete(request.messages, request.tools))
+        sizes.append(request.tokens)
         result.max_usage_percentage = max(result.max_usage_percentage, request.state.used_percentage)
 
-    for number, turn in enumerate(_script(config), start=1):
+    for number, turn in enumerate(simulated_turns(config), start=1):
         seen.clear()
-        add(Message(role="user", content=turn.user, id=f"user-{number}"))
-        for index, step in enumerate(turn.steps):
+        sizes.clear()
+        add(turn.user_message(number))
+        for index in range(len(turn.steps)):
             call_model()
-            calls = tuple(call for call, _ in step.calls)
-            add(Message(role="assistant", content="", tool_calls=calls, id=f"assistant-{number}-{index}"))
-            for call, output in step.calls:
-                add(Message(role="tool", tool_call_id=call.id, name=call.name, content=output, id=f"tool-{call.id}"))
+            add(turn.step_message(number, index))
+            for message in turn.tool_results(index):
+                add(message)
         call_model()
-        state = "interrupted" if turn.interrupted else "complete"
-        add(Message(role="assistant", content=turn.answer, state=state, id=f"answer-{number}"))
-        report = _turn_report(number, session, provider.calls, seen)
-        _record(result, report)
+        add(turn.answer_message(number))
+        report = _turn_report(number, session, provider.calls, seen, tuple(sizes))
+        result.add_turn(report)
         on_turn(report)
     _check_originals(result, session, added)
     return result
 
 
-def _turn_report(number: int, session: ContextSession, calls: int, seen: list[Event]) -> TurnReport:
+def _turn_report(
+    number: int, session: ContextSession, calls: int, seen: list[Event], sizes: tuple[int, ...]
+) -> TurnReport:
     state = session.state
     return TurnReport(
         turn=number,
@@ -228,16 +309,8 @@ def _turn_report(number: int, session: ContextSession, calls: int, seen: list[Ev
         model_calls=calls,
         compactions=tuple(e for e in seen if isinstance(e, ContextCompacted)),
         bounded=tuple(e for e in seen if isinstance(e, ToolOutputBounded)),
+        request_tokens=sizes,
     )
-
-
-def _record(result: DemoResult, report: TurnReport) -> None:
-    result.turns = report.turn
-    result.model_calls = report.model_calls
-    result.bounded_outputs += len(report.bounded)
-    result.usage_per_turn.append(report.used_percentage)
-    for event in report.compactions:
-        result.compactions[event.tier] += 1
 
 
 def _check_originals(result: DemoResult, session: ContextSession, added: list[Message]) -> None:
@@ -246,9 +319,37 @@ def _check_originals(result: DemoResult, session: ContextSession, added: list[Me
     result.originals_recovered = sum(1 for m in added if recovered.get(m.id) == m)
 
 
+def _langchain_driver() -> Driver:
+    """The LangChain driver, imported by name so the core has no import of the adapter or of LangChain."""
+    module = importlib.import_module(_LANGCHAIN_MODULE)
+    driver: Driver = module.langchain_driver
+    return driver
+
+
+def driver_named(name: str) -> Driver:
+    """The driver called ``name`` (one of :data:`DRIVER_NAMES`).
+
+    Raises:
+        UsageError: ``name`` is not a driver.
+        ImportError: ``name`` is ``"langchain"`` and LangChain or ``langchain_ctxbudget`` is not installed; the
+            message has the ``pip install`` line.
+    """
+    if name == "core":
+        return core_driver
+    if name == "langchain":
+        try:
+            return _langchain_driver()
+        except ModuleNotFoundError as exc:
+            raise ImportError(f"{_LANGCHAIN_INSTALL} ({exc})") from exc
+    raise UsageError(f"driver: expected one of {', '.join(DRIVER_NAMES)}, got {name!r}", field="driver")
+
+
 def default_driver() -> Driver:
-    """The driver ``ctxbudget demo`` uses (switch the demo onto another stack here)."""
-    return core_driver
+    """The LangChain driver when ``langchain_ctxbudget`` and LangChain import, else the core driver."""
+    try:
+        return _langchain_driver()
+    except ModuleNotFoundError:
+        return core_driver
 
 
 def run_demo(

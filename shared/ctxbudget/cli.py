@@ -4,7 +4,7 @@ Commands::
 
     ctxbudget inspect TRANSCRIPT [--model gpt-4o] [--max-tokens N] [--key KEY] [--top N] [--json]
     ctxbudget compact TRANSCRIPT -o OUT [--model gpt-4o] [--max-tokens N] [--key KEY] [--instructions TEXT]
-    ctxbudget demo [--turns N] [--max-tokens N] [--quiet]
+    ctxbudget demo [--turns N] [--max-tokens N] [--driver core|langchain] [--quiet]
 
 Transcripts are OpenAI chat JSON, JSONL, LangChain message dumps or LlamaIndex chat stores
 (see :mod:`ctxbudget.transcripts`). ``compact`` writes atomically (a temporary file renamed over ``OUT``), so a
@@ -28,7 +28,17 @@ from pathlib import Path
 from typing import Any
 
 from ._analysis import compact_transcript, inspect_transcript
-from ._demo import DemoConfig, DemoResult, TurnReport, run_demo
+from ._demo import (
+    DRIVER_NAMES,
+    DemoConfig,
+    DemoResult,
+    Driver,
+    TurnReport,
+    core_driver,
+    default_driver,
+    driver_named,
+    run_demo,
+)
 from .errors import CtxBudgetError, UsageError
 from .transcripts import Transcript, load_transcript
 
@@ -95,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--turns", type=_positive, default=60, help="user turns to simulate (default 60)")
     demo.add_argument("--max-tokens", type=_positive, default=32_000, help="the window (default 32,000)")
+    demo.add_argument(
+        "--driver",
+        choices=DRIVER_NAMES,
+        help="core: a bare ContextSession; langchain: create_agent + ContextBudgetMiddleware "
+        "(default: langchain when installed, else core)",
+    )
     demo.add_argument("--quiet", action="store_true", help="only the final summary table")
     return parser
 
@@ -266,10 +282,12 @@ def _write_atomic(path: Path, text: str) -> None:
 def _demo(args: argparse.Namespace) -> int:
     console = _console()
     config = DemoConfig(turns=args.turns, max_tokens=args.max_tokens)
+    driver: Driver = default_driver() if args.driver is None else driver_named(args.driver)
     if not args.quiet:
+        name = args.driver or ("core" if driver is core_driver else "langchain")
         console.print(
-            f"[bold]ctxbudget demo[/]: a {config.turns}-turn coding-agent session in a {config.max_tokens:,}-token "
-            "window (offline: simulated model, strict provider checks on every call)"
+            f"[bold]ctxbudget demo[/] ({name} driver): a {config.turns}-turn coding-agent session in a "
+            f"{config.max_tokens:,}-token window, offline: simulated model, strict provider checks on every call"
         )
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # noqa: PLC0415
 
@@ -282,7 +300,7 @@ def _demo(args: argparse.Namespace) -> int:
             if not args.quiet:
                 _print_turn(console, report)
 
-        result = run_demo(config, on_turn=on_turn)
+        result = run_demo(config, on_turn=on_turn, driver=driver)
     console.print(_summary_table(result))
     if not result.ok:
         return _error("the demo broke an invariant (see the summary table)", EXIT_FAILURE)
@@ -290,8 +308,6 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _print_turn(console: Any, report: TurnReport) -> None:
-    from rich.table import Table  # noqa: PLC0415 - optional dependency
-
     for bounded in report.bounded:
         console.print(
             f"  [cyan]tool output bounded[/]: {bounded.tokens_before:,} -> {bounded.tokens_after:,} tokens, "
@@ -302,9 +318,27 @@ def _print_turn(console: Any, report: TurnReport) -> None:
             f"  [magenta]compaction ({event.trigger})[/]: {' -> '.join(event.tiers)}, "
             f"{event.before.used_tokens:,} -> {event.after.used_tokens:,} tokens, {len(event.receipt)} archived"
         )
-    row = Table.grid(padding=(0, 1))
-    row.add_row(f"turn {report.turn:>3}", _usage_line(report.used_tokens, report.max_tokens))
-    console.print(row)
+    console.print(_turn_line(report))
+
+
+def _turn_line(report: TurnReport) -> Any:
+    """``turn  12 ━━━━╸   58.8% 11,752 / 20,000 · calls 15.2k 11.8k``: usage after the turn, each request's size."""
+    from rich.progress_bar import ProgressBar  # noqa: PLC0415 - optional dependency
+    from rich.table import Table  # noqa: PLC0415 - optional dependency
+
+    used, window = report.used_tokens, report.max_tokens
+    pct = 100.0 * used / window
+    style = "green" if pct < 60 else "yellow" if pct < 80 else "red"
+    calls = " ".join(f"{tokens / 1000:.1f}k" for tokens in report.request_tokens)
+    grid = Table.grid(padding=(0, 1))
+    grid.add_row(
+        f"turn {report.turn:>3}",
+        ProgressBar(total=window, completed=min(used, window), width=20, complete_style=style),
+        f"[{style}]{pct:5.1f}%[/]",
+        f"{used:,} / {window:,}",
+        f"[dim]· calls {calls}[/]",
+    )
+    return grid
 
 
 def _summary_table(result: DemoResult) -> Any:
@@ -325,6 +359,8 @@ def _summary_table(result: DemoResult) -> Any:
     table.add_row("max usage", f"{result.max_usage_percentage:.2f}%")
     pairs_style = "green" if result.orphaned_pairs == 0 else "red"
     table.add_row("orphaned tool pairs sent", f"[{pairs_style}]{result.orphaned_pairs}[/]")
+    rejected_style = "green" if result.rejected_requests == 0 else "red"
+    table.add_row("requests rejected by the model", f"[{rejected_style}]{result.rejected_requests}[/]")
     everything = result.originals_recovered == result.originals_total
     label = "all" if everything else "NOT all"
     table.add_row(
