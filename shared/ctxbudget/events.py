@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+import itertools
 import time
 from collections import deque
 from collections.abc import Callable
@@ -147,35 +147,41 @@ class EventBus:
     def __init__(self, session_id: str, *, trace_size: int = 2000) -> None:
         self.session_id = session_id
         self._listeners: list[tuple[EventType | None, Listener]] = []
-        self._trace: deque[dict[str, Any]] = deque(maxlen=trace_size)
-        self._seq = 0
-        self._lock = threading.Lock()
+        # Entries are trace dicts, or (seq, used, at) tuples for usage updates nobody listened to (the per-turn hot
+        # path); trace() turns those into dicts.
+        self._trace: deque[dict[str, Any] | tuple[int, int, float]] = deque(maxlen=trace_size)
+        self._seq = itertools.count(1)
+        self._wanted: tuple[bool, frozenset[str]] | None = None
         self.listener_errors: list[BaseException] = []
 
     def subscribe(self, listener: Listener, event_type: EventType | None = None) -> Callable[[], None]:
         """Call ``listener`` for every event (or only ``event_type``); returns a function that unsubscribes."""
         entry = (event_type, listener)
         self._listeners.append(entry)
+        self._wanted = None
 
         def unsubscribe() -> None:
             if entry in self._listeners:
                 self._listeners.remove(entry)
+                self._wanted = None
 
         return unsubscribe
 
     def next_seq(self) -> int:
-        """Reserve the next sequence number."""
-        with self._lock:
-            self._seq += 1
-            return self._seq
+        """Reserve the next sequence number (``itertools.count`` is atomic under the GIL)."""
+        return next(self._seq)
 
     def wants(self, event_type: EventType) -> bool:
         """True when some listener would receive an event of ``event_type``."""
-        return any(kind is None or kind == event_type for kind, _ in self._listeners)
+        wanted = self._wanted
+        if wanted is None:
+            kinds = {kind for kind, _ in self._listeners}
+            wanted = self._wanted = (None in kinds, frozenset(k for k in kinds if k is not None))
+        return wanted[0] or event_type in wanted[1]
 
-    def record(self, trace: dict[str, Any]) -> None:
-        """Add a trace record for an event nobody listens to (cheaper than building the event)."""
-        self._trace.append({**trace, "at": round(time.time(), 3)})
+    def record_usage(self, seq: int, used: int) -> None:
+        """Trace a ``context_update`` nobody listens to, without building the event (the per-turn hot path)."""
+        self._trace.append((seq, used, time.time()))
 
     def emit(self, event: Event) -> None:
         """Record ``event`` in the trace and deliver it."""
@@ -189,4 +195,9 @@ class EventBus:
 
     def trace(self) -> list[dict[str, Any]]:
         """The compact runtime record of the most recent events, oldest first."""
-        return list(self._trace)
+        return [
+            entry
+            if isinstance(entry, dict)
+            else {"type": "context_update", "seq": entry[0], "at": round(entry[2], 3), "used": entry[1]}
+            for entry in self._trace
+        ]

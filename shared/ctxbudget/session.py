@@ -359,7 +359,9 @@ class ContextSession:
             self._interrupted_last = message.state == "interrupted"
         if self._open_calls:
             self._pairs_dirty = True  # the previous run left calls unanswered
-        self._open_calls = {call.id for call in message.tool_calls}
+            self._open_calls = set()
+        if message.tool_calls:
+            self._open_calls = {call.id for call in message.tool_calls}
 
     def sync(self, messages: Sequence[Message]) -> None:
         """Make the live history equal ``messages`` (a framework's view of the conversation).
@@ -475,7 +477,7 @@ class ContextSession:
         if self.events.wants("context_update"):
             self.events.emit(ContextUpdate(session_id=self.session_id, seq=seq, state=self.state))
         else:  # nobody listens: keep the trace, skip building the event (a per-turn hot path)
-            self.events.record({"type": "context_update", "seq": seq, "used": self.tracker.used(self.counted_tokens())})
+            self.events.record_usage(seq, self.tracker.used(self.counted_tokens()))
 
     def record_usage(self, prompt_tokens: int, completion_tokens: int | None = None) -> None:
         """Record the provider-reported usage of the last built request (calibrates the tracker)."""
@@ -523,8 +525,11 @@ class ContextSession:
             return tuple(_insert_notice([*messages, *history]) if self._interrupted_last else [*messages, *history])
         return MessageSequence(messages, history)
 
-    def _finish_request(self, compaction: ContextCompacted | None, counted: int) -> BuiltRequest:
-        used = self.tracker.used(counted)
+    def _finish_request(
+        self, compaction: ContextCompacted | None, counted: int, used: int | None = None
+    ) -> BuiltRequest:
+        if used is None:
+            used = self.tracker.used(counted)
         hard = math.floor(self.policy.hard_stop * self.max_tokens)
         if used > hard:
             raise ContextOverflowError(
@@ -564,10 +569,11 @@ class ContextSession:
         with self._lock:
             self._set_reserve(reserve_tokens)
             counted = self.counted_tokens()
-            if self.policy.auto and self.tracker.used(counted) >= self.policy.threshold * self.max_tokens:
+            used = self.tracker.used(counted)
+            if self.policy.auto and used >= self.policy.threshold * self.max_tokens:
                 compaction = self._compact_sync("auto", None, force=False, raise_errors=False)
                 return self._finish_request(compaction, self.counted_tokens())
-            return self._finish_request(None, counted)
+            return self._finish_request(None, counted, used)
 
     async def abuild_request(self, *, reserve_tokens: int = 0) -> BuiltRequest:
         """Async :meth:`build_request` (uses the summarizer's ``asummarize`` when it has one)."""

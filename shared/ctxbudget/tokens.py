@@ -101,15 +101,16 @@ class _ContentCache:
         return value
 
     def put(self, key: object, value: int) -> None:
-        with self._lock:
-            if len(self._data) >= self._max:
-                for old in list(self._data)[: self._max // 2]:
-                    self._data.pop(old, None)
-            self._data[key] = value
+        if len(self._data) >= self._max:  # rare: evict under the lock; a plain dict store is atomic under the GIL
+            with self._lock:
+                if len(self._data) >= self._max:
+                    for old in list(self._data)[: self._max // 2]:
+                        self._data.pop(old, None)
+        self._data[key] = value
 
 
 def _message_key(message: Message) -> tuple[object, ...]:
-    calls = tuple((call.id, call.name, call.args_json()) for call in message.tool_calls)
+    calls = tuple((call.id, call.name, call.args_json()) for call in message.tool_calls) if message.tool_calls else ()
     content: object = message.content
     if not isinstance(message.content, str):  # blocks carry dicts, which do not hash: key on their JSON
         content = tuple((b.type, b.text, json.dumps(b.data, sort_keys=True, default=str)) for b in message.content)
@@ -181,11 +182,17 @@ class TiktokenCounter:
         role = self._roles.get(message.role)
         if role is None:
             role = self._roles[message.role] = self.count_text(message.role)
-        # Content goes straight to the encoder: the message cache already remembers it, a text cache would not help.
-        total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(message.text)) + _block_tokens(message)
+        content = message.content
+        if isinstance(content, str):
+            # Content goes straight to the encoder: the message cache remembers it; a text cache would not help.
+            total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(content))
+        else:
+            total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(message.text))
+            total += _block_tokens(message)
         if message.name:
             total += TOKENS_PER_NAME + self.count_text(message.name)
-        total += sum(self._count_call(call) for call in message.tool_calls)
+        if message.tool_calls:
+            total += sum(self._count_call(call) for call in message.tool_calls)
         if message.tool_call_id:
             total += self.count_text(message.tool_call_id)
         self._messages.put(key, total)
