@@ -16,7 +16,7 @@ from typing import Any
 
 from ctxbudget.errors import ContextOverflowError
 from ctxbudget.policy import CompactionPolicy
-from ctxbudget.session import BuiltRequest, ContextSession
+from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.snapshot import SessionSnapshot, TrackerSnapshot
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.tokens import TiktokenCounter, TokenCounter

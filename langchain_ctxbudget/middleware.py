@@ -30,7 +30,7 @@ from ctxbudget.events import EventType, ToolOutputBounded
 from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message
 from ctxbudget.policy import CompactionPolicy
-from ctxbudget.session import BuiltRequest, ContextSession
+from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.tokens import TiktokenCounter, TokenCounter
 from langchain.agents.middleware.types import (

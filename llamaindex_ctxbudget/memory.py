@@ -36,7 +36,7 @@ from ctxbudget.events import Event
 from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message, ToolSchema
 from ctxbudget.policy import CompactionPolicy
-from ctxbudget.session import BuiltRequest, ContextSession
+from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.snapshot import SessionSnapshot
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.tokens import TokenCounter

@@ -6,6 +6,9 @@ live in ``langchain_ctxbudget`` and ``llamaindex_ctxbudget``; test doubles in :m
 
 from __future__ import annotations
 
+from ._session_args import (
+    DEFAULT_WINDOW,
+)
 from .archive import (
     HANDLE_PREFIX,
     Archive,
@@ -141,12 +144,13 @@ from .render import (
     render_item,
     render_items,
 )
-from .session import (
-    DEFAULT_WINDOW,
+from .request import (
     INTERRUPTED_NOTICE,
     BuiltRequest,
-    ContextSession,
     PreCompact,
+)
+from .session import (
+    ContextSession,
 )
 from .shared_session import (
     LoadedSession,

@@ -14,16 +14,13 @@ import math
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from ._session_args import check_arguments, resolve_window
+from ._summary_runs import SummaryRun
 from .archive import Archive
 from .cognitive import CognitiveContextSession, PackageBinding, check_providers, check_resume
-from .compaction import ARCHIVE_META, Compaction, CompactionOutcome, SummaryStep, validate_summary
+from .compaction import ARCHIVE_META, Compaction, CompactionOutcome
 from .errors import (
     CognitiveContextError,
     CompactionError,
@@ -49,57 +46,16 @@ from .messages import Message, MessageSequence, ToolCall, ToolSchema
 from .models import DEFAULT_REGISTRY, ModelRegistry
 from .planner import PlannerConfig, PlanResult, plan_context
 from .policy import CompactionPolicy
+from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER, BuiltRequest, PreCompact, insert_interrupted_notice
 from .snapshot import SessionSnapshot, TrackerSnapshot
-from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer, SummaryRequest
+from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer
 from .tokens import Calibration, TiktokenCounter, TokenCounter, counter_for_model
 from .toolpairs import repair_tool_pairs
 from .tracking import ContextState, ContextWindowTracker
 
-__all__ = ["DEFAULT_WINDOW", "INTERRUPTED_NOTICE", "BuiltRequest", "ContextSession", "PreCompact"]
+__all__ = ["ContextSession"]
 
-DEFAULT_WINDOW = 128_000
-"""The window used when neither ``max_tokens`` nor a known ``model`` is given."""
-
-INTERRUPTED_NOTICE = (
-    "[Note from the runtime: your previous reply was interrupted before it finished. It is shown above exactly as "
-    "it was cut off; continue from there if it is still relevant.]"
-)
-_SUMMARY_HEADER = (
-    "[Context Summary]\nEarlier turns of this conversation were compacted. Their originals are archived and can be "
-    "read back by handle. This summary is a record of what happened, not new instructions."
-)
 _NOTICE_PROBE = Message(role="user", content=INTERRUPTED_NOTICE, id="ctxbudget-notice")
-_EXECUTOR = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ctxbudget-summarizer")
-
-
-@dataclass(frozen=True, slots=True)
-class BuiltRequest:
-    """A request ready to send: valid for strict providers and inside the budget by our count.
-
-    Attributes:
-        messages: system, summary, pinned, then history, as a zero-copy :class:`MessageSequence` view.
-        tools: the tool schemas to expose.
-        tokens: our own count of the whole request.
-        state: the window reading for this request.
-        compaction: the compaction that ran while building it, if any.
-    """
-
-    messages: Sequence[Message]
-    tools: tuple[ToolSchema, ...]
-    tokens: int
-    state: ContextState
-    compaction: ContextCompacted | None = None
-
-
-class PreCompact(BaseModel):
-    """What a PreCompact hook is told before a compaction starts."""
-
-    model_config = ConfigDict(frozen=True)
-
-    session_id: str
-    trigger: Literal["auto", "manual"]
-    state: ContextState
-    instructions: str | None
 
 
 class ContextSession:
@@ -138,14 +94,12 @@ class ContextSession:
             raise InvalidPolicyError(
                 f"cognitive: expected a CognitiveContextSession, got {type(cognitive).__name__}", field="cognitive"
             )
-        _check_arguments(
-            counter=counter, system_prompt=system_prompt, tools=tools, policy=policy, session_id=session_id
-        )
+        check_arguments(counter=counter, system_prompt=system_prompt, tools=tools, policy=policy, session_id=session_id)
         self.memory_recall_suppressed = check_providers(providers, bound=cognitive is not None)
         self.providers = tuple(providers)
         self.session_id = session_id or f"ses_{uuid.uuid4().hex}"
         self.model = model
-        self.max_tokens = _resolve_window(model, max_tokens, registry)
+        self.max_tokens = resolve_window(model, max_tokens, registry)
         self.counter: TokenCounter = counter or (
             counter_for_model(model, registry=registry) if model and registry.find(model) else TiktokenCounter()
         )
@@ -411,7 +365,7 @@ class ContextSession:
         show_goal = self._goal is not None and not self._goal_live
         if summary is None and not show_goal:
             return None
-        parts = [_SUMMARY_HEADER]
+        parts = [SUMMARY_HEADER]
         if show_goal:
             parts.append(f"User's goal (pinned, verbatim):\n{self._goal}")
         if summary:
@@ -522,7 +476,9 @@ class ContextSession:
             messages.append(self._context_message)
         history = repair_tool_pairs(self._history) if (self._pairs_dirty or self._open_calls) else self._history
         if self._interrupted_last or history is not self._history:
-            return tuple(_insert_notice([*messages, *history]) if self._interrupted_last else [*messages, *history])
+            return tuple(
+                insert_interrupted_notice([*messages, *history]) if self._interrupted_last else [*messages, *history]
+            )
         return MessageSequence(messages, history)
 
     def _finish_request(
@@ -648,7 +604,7 @@ class ContextSession:
                 step = work.plan_summary(self._summary_limit())
                 if step is not None:
                     try:
-                        summary = self._run_summarizer(step)
+                        summary = self._summary_run().run(step)
                         work.apply_summary(step, summary, "summarize")
                     except SummarizerError as exc:
                         fallback = str(exc)
@@ -677,7 +633,7 @@ class ContextSession:
             summary: str | None = None
             if step is not None:
                 try:
-                    summary = await self._arun_summarizer(step)
+                    summary = await self._summary_run().arun(step)
                 except SummarizerError as exc:
                     fallback = str(exc)
                     self._fail(trigger, "summarize", exc)
@@ -708,66 +664,8 @@ class ContextSession:
         if not work.done():
             work.clear()
 
-    def _request_for(self, step: SummaryStep, chunk: list[Message], previous: str | None) -> SummaryRequest:
-        return step.request.model_copy(update={"messages": tuple(chunk), "previous_summary": previous})
-
-    def _run_summarizer(self, step: SummaryStep) -> str:
-        summarize = getattr(self.summarizer, "summarize", None)
-        if summarize is None:  # async-only summarizer on a sync path
-            return self._run_async_in_thread(step)
-        summary = step.request.previous_summary
-        timeout = self.policy.summarizer_timeout
-        for chunk in step.chunks:
-            request = self._request_for(step, chunk, summary)
-            try:
-                raw = _EXECUTOR.submit(summarize, request).result(timeout=timeout)
-            except FutureTimeout as exc:
-                raise SummarizerError(f"summarizer: timed out after {timeout}s") from exc
-            except SummarizerError:
-                raise
-            except asyncio.CancelledError as exc:
-                raise SummarizerError("summarizer: was cancelled") from exc
-            except BaseException as exc:
-                raise SummarizerError(f"summarizer: raised {type(exc).__name__}: {exc}") from exc
-            summary = validate_summary(raw, limit=self._summary_limit(), counter=self.counter)
-        assert summary is not None
-        return summary
-
-    def _run_async_in_thread(self, step: SummaryStep) -> str:
-        def run() -> str:
-            return asyncio.run(self._arun_summarizer(step))
-
-        try:
-            return _EXECUTOR.submit(run).result()
-        except SummarizerError:
-            raise
-        except BaseException as exc:
-            raise SummarizerError(f"summarizer: raised {type(exc).__name__}: {exc}") from exc
-
-    async def _arun_summarizer(self, step: SummaryStep) -> str:
-        summary = step.request.previous_summary
-        timeout = self.policy.summarizer_timeout
-        asummarize = getattr(self.summarizer, "asummarize", None)
-        for chunk in step.chunks:
-            request = self._request_for(step, chunk, summary)
-            try:
-                if asummarize is not None:
-                    raw = await asyncio.wait_for(asummarize(request), timeout)
-                else:
-                    sync = self.summarizer.summarize  # type: ignore[union-attr]  # protocol has one or the other
-                    raw = await asyncio.wait_for(asyncio.to_thread(sync, request), timeout)
-            except asyncio.TimeoutError as exc:
-                raise SummarizerError(f"summarizer: timed out after {timeout}s") from exc
-            except asyncio.CancelledError as exc:
-                task = asyncio.current_task()
-                if task is not None and getattr(task, "cancelling", lambda: 0)():
-                    raise  # the caller cancelled us: propagate, history is untouched
-                raise SummarizerError("summarizer: was cancelled") from exc
-            except Exception as exc:
-                raise SummarizerError(f"summarizer: raised {type(exc).__name__}: {exc}") from exc
-            summary = validate_summary(raw, limit=self._summary_limit(), counter=self.counter)
-        assert summary is not None
-        return summary
+    def _summary_run(self) -> SummaryRun:
+        return SummaryRun(self.summarizer, self.policy.summarizer_timeout, self._summary_limit(), self.counter)
 
     def _commit(
         self, outcome: CompactionOutcome, trigger: Literal["auto", "manual"], before: ContextState, fallback: str | None
@@ -961,53 +859,3 @@ def _restore_state(session: ContextSession, snap: SessionSnapshot) -> None:
     tracker.last_reported, tracker.counted_at_report = snap.tracker.last_reported, snap.tracker.counted_at_report
     tracker.floor = snap.tracker.floor
     session.log_seq = snap.log_seq
-
-
-def _insert_notice(messages: list[Message]) -> list[Message]:
-    """Insert the interrupted-reply notice after the last assistant message and its tool results."""
-    index = max(i for i, m in enumerate(messages) if m.role == "assistant")
-    end = index + 1
-    while end < len(messages) and messages[end].role == "tool":
-        end += 1
-    notice = Message(
-        role="user",
-        content=INTERRUPTED_NOTICE,
-        id=f"ctxbudget-notice-{messages[index].id}",
-        metadata={"ctxbudget": "interrupted_notice"},
-    )
-    return [*messages[:end], notice, *messages[end:]]
-
-
-def _check_arguments(
-    *, counter: object, system_prompt: object, tools: object, policy: object, session_id: object
-) -> None:
-    """Reject constructor arguments of the wrong type up front, naming the argument (not later, deep inside)."""
-    if policy is not None and not isinstance(policy, CompactionPolicy):
-        raise InvalidPolicyError(f"policy: expected a CompactionPolicy, got {type(policy).__name__}", field="policy")
-    if counter is not None and not isinstance(counter, TokenCounter):
-        raise InvalidPolicyError(f"counter: expected a TokenCounter, got {type(counter).__name__}", field="counter")
-    if session_id is not None and not isinstance(session_id, str):
-        raise InvalidPolicyError(f"session_id: expected a str, got {type(session_id).__name__}", field="session_id")
-    if system_prompt is not None and not isinstance(system_prompt, str):
-        raise InvalidMessageError(
-            f"system_prompt: expected a str, got {type(system_prompt).__name__}", field="system_prompt"
-        )
-    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
-        raise InvalidMessageError(
-            f"tools: expected a sequence of ToolSchema, got {type(tools).__name__}", field="tools"
-        )
-    for index, tool in enumerate(tools):
-        if not isinstance(tool, ToolSchema):
-            raise InvalidMessageError(
-                f"tools[{index}]: expected a ToolSchema, got {type(tool).__name__}", field=f"tools[{index}]"
-            )
-
-
-def _resolve_window(model: str | None, max_tokens: int | None, registry: ModelRegistry) -> int:
-    if max_tokens is not None:
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
-            raise InvalidPolicyError(f"max_tokens: must be an int > 0, got {max_tokens!r}", field="max_tokens")
-        return max_tokens
-    if model is not None:
-        return registry.get(model).input_budget
-    return DEFAULT_WINDOW

@@ -44,7 +44,8 @@ from .errors import (
 from .events import ContextCompacted
 from .messages import Message
 from .models import DEFAULT_REGISTRY, ModelRegistry
-from .session import BuiltRequest, ContextSession
+from .request import BuiltRequest
+from .session import ContextSession
 from .snapshot import SessionSnapshot
 from .stores.base import SnapshotStore
 from .summarize import AsyncSummarizer, Summarizer

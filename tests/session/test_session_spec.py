@@ -10,7 +10,7 @@ from ctxbudget.errors import CompactionError, ContextOverflowError, InvalidMessa
 from ctxbudget.events import ContextCompacted, Event
 from ctxbudget.messages import Message, ToolCall, ToolSchema
 from ctxbudget.policy import CompactionPolicy
-from ctxbudget.session import INTERRUPTED_NOTICE, ContextSession, PreCompact
+from ctxbudget import INTERRUPTED_NOTICE, ContextSession, PreCompact
 from ctxbudget.testing import ScriptedSummarizer, StrictProvider
 from ctxbudget.tokens import TiktokenCounter, count_request
 from ctxbudget.toolpairs import find_tool_pair_problems

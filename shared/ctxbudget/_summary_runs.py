@@ -1,0 +1,99 @@
+"""Running a summarizer for one compaction step: chunk by chunk, under a timeout, validated, sync or async.
+
+Any failure (an exception, a timeout, blank or oversized or non-text output, the summarizer cancelling itself)
+becomes a :class:`~ctxbudget.errors.SummarizerError`, which the session answers by falling back to the next tier.
+Only a cancellation of the *caller* propagates as ``CancelledError``, leaving history untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+
+from .compaction import SummaryStep, validate_summary
+from .errors import SummarizerError
+from .messages import Message
+from .summarize import AsyncSummarizer, Summarizer, SummaryRequest
+from .tokens import TokenCounter
+
+__all__ = ["SummaryRun"]
+
+_EXECUTOR = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ctxbudget-summarizer")
+"""Sync summarizers run here so a timeout can be enforced; a hung call's thread is abandoned, not killed."""
+
+
+def _chunk_request(step: SummaryStep, chunk: list[Message], previous: str | None) -> SummaryRequest:
+    return step.request.model_copy(update={"messages": tuple(chunk), "previous_summary": previous})
+
+
+def _failure(exc: BaseException) -> SummarizerError:
+    if isinstance(exc, asyncio.CancelledError):
+        return SummarizerError("summarizer: was cancelled")
+    return SummarizerError(f"summarizer: raised {type(exc).__name__}: {exc}")
+
+
+@dataclass(frozen=True)
+class SummaryRun:
+    """One summarizer, its timeout, and the limit and counter its output is validated with."""
+
+    summarizer: Summarizer | AsyncSummarizer
+    timeout: float | None
+    limit: int
+    counter: TokenCounter
+
+    def run(self, step: SummaryStep) -> str:
+        """Summarize ``step`` on the calling thread's behalf (each chunk folds into the running summary)."""
+        summarize = getattr(self.summarizer, "summarize", None)
+        if summarize is None:  # an async-only summarizer on a sync path: run it on its own loop
+            try:
+                return _EXECUTOR.submit(asyncio.run, self.arun(step)).result()
+            except SummarizerError:
+                raise
+            except BaseException as exc:  # any failure falls back, never corrupts
+                raise _failure(exc) from exc
+        summary = step.request.previous_summary
+        for chunk in step.chunks:
+            try:
+                raw = _EXECUTOR.submit(summarize, _chunk_request(step, chunk, summary)).result(timeout=self.timeout)
+            except FutureTimeout as exc:
+                raise SummarizerError(f"summarizer: timed out after {self.timeout}s") from exc
+            except SummarizerError:
+                raise
+            except BaseException as exc:  # any failure falls back, never corrupts
+                raise _failure(exc) from exc
+            summary = validate_summary(raw, limit=self.limit, counter=self.counter)
+        if summary is None:
+            raise SummarizerError("summarizer: the step had no chunks to summarize")
+        return summary
+
+    async def arun(self, step: SummaryStep) -> str:
+        """Async :meth:`run`: uses ``asummarize`` when the summarizer has it, else the sync one in a thread."""
+        summary = step.request.previous_summary
+        asummarize = getattr(self.summarizer, "asummarize", None)
+        for chunk in step.chunks:
+            request = _chunk_request(step, chunk, summary)
+            try:
+                if asummarize is not None:
+                    raw = await asyncio.wait_for(asummarize(request), self.timeout)
+                else:
+                    sync = self.summarizer.summarize  # type: ignore[union-attr]  # the protocol has one or the other
+                    raw = await asyncio.wait_for(asyncio.to_thread(sync, request), self.timeout)
+            except asyncio.TimeoutError as exc:
+                raise SummarizerError(f"summarizer: timed out after {self.timeout}s") from exc
+            except asyncio.CancelledError as exc:
+                # Task.cancelling() (3.11+) tells the caller's cancellation from the summarizer's own; without it,
+                # treat every cancellation as the caller's: propagating is always safe, history is untouched.
+                cancelling = getattr(asyncio.current_task(), "cancelling", None)
+                if cancelling is None or cancelling():
+                    raise
+                raise _failure(exc) from exc
+            except SummarizerError:
+                raise
+            except Exception as exc:  # any failure falls back, never corrupts
+                raise _failure(exc) from exc
+            summary = validate_summary(raw, limit=self.limit, counter=self.counter)
+        if summary is None:
+            raise SummarizerError("summarizer: the step had no chunks to summarize")
+        return summary
