@@ -2,8 +2,9 @@
 
 A coding agent works through a long task list: every turn the user asks for something, the model calls tools
 (sometimes several in parallel), reads their outputs (one in a while a huge test log) and answers. Each model call
-is checked by :class:`~ctxbudget.testing.StrictProvider`, which rejects an orphaned tool call or result and any
-request over the window exactly as a real provider would, and reports the prompt tokens it billed.
+is checked by a strict fake provider (:class:`~ctxbudget.testing.StrictProvider` here, ``StrictFakeChatModel`` in
+the LangChain driver), which rejects an orphaned tool call or result and any request over the window exactly as a
+real provider would.
 
 The driver is a plain function ``(DemoConfig, on_turn) -> DemoResult``. Two exist: ``core`` (here: a bare
 :class:`ContextSession`) and ``langchain`` (``langchain_ctxbudget.demo``: a real ``create_agent`` graph with
