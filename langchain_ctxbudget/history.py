@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.errors import ContextOverflowError
 from ctxbudget.policy import CompactionPolicy
-from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.snapshot import SessionSnapshot, TrackerSnapshot
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.tokens import TiktokenCounter, TokenCounter

@@ -24,13 +24,13 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, cast
 
+from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.archive import HANDLE_PREFIX, ArchiveEntry
 from ctxbudget.errors import ArchiveError, ContextOverflowError, UsageError
 from ctxbudget.events import EventType, ToolOutputBounded
 from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message
 from ctxbudget.policy import CompactionPolicy
-from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.tokens import TiktokenCounter, TokenCounter
 from langchain.agents.middleware.types import (

@@ -21,11 +21,11 @@ import hashlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
+from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.errors import ContextOverflowError
 from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message, ToolSchema
 from ctxbudget.policy import CompactionPolicy
-from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.tokens import TiktokenCounter, TokenCounter
 from ctxbudget.toolpairs import repair_tool_pairs, safe_cut_points
 from langchain_core.language_models import LanguageModelInput

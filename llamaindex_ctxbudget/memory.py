@@ -31,12 +31,12 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.errors import InvalidPolicyError, SnapshotError
 from ctxbudget.events import Event
 from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message, ToolSchema
 from ctxbudget.policy import CompactionPolicy
-from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.snapshot import SessionSnapshot
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.tokens import TokenCounter

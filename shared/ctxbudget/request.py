@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -24,23 +23,69 @@ SUMMARY_HEADER = (
 )
 
 
-@dataclass(frozen=True, slots=True)
 class BuiltRequest:
     """A request ready to send: valid for strict providers and inside the budget by our count.
+
+    Built once per model call, so it is a plain slotted class (read-only properties) rather than a model.
 
     Attributes:
         messages: system, summary, pinned, then history, as a zero-copy :class:`MessageSequence` view.
         tools: the tool schemas to expose.
         tokens: our own count of the whole request.
-        state: the window reading for this request.
+        used_tokens: the tracker's reading (own count, reported usage and floor combined).
+        max_tokens: the window.
         compaction: the compaction that ran while building it, if any.
     """
 
-    messages: Sequence[Message]
-    tools: tuple[ToolSchema, ...]
-    tokens: int
-    state: ContextState
-    compaction: ContextCompacted | None = None
+    __slots__ = ("_compaction", "_max_tokens", "_messages", "_tokens", "_tools", "_used_tokens")
+
+    def __init__(
+        self,
+        *,
+        messages: Sequence[Message],
+        tools: tuple[ToolSchema, ...],
+        tokens: int,
+        used_tokens: int,
+        max_tokens: int,
+        compaction: ContextCompacted | None = None,
+    ) -> None:
+        self._messages = messages
+        self._tools = tools
+        self._tokens = tokens
+        self._used_tokens = used_tokens
+        self._max_tokens = max_tokens
+        self._compaction = compaction
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        """System, summary, pinned, then history."""
+        return self._messages
+
+    @property
+    def tools(self) -> tuple[ToolSchema, ...]:
+        """The tool schemas to expose."""
+        return self._tools
+
+    @property
+    def tokens(self) -> int:
+        """Our own count of the whole request."""
+        return self._tokens
+
+    @property
+    def compaction(self) -> ContextCompacted | None:
+        """The compaction that ran while building this request, if any."""
+        return self._compaction
+
+    @property
+    def state(self) -> ContextState:
+        """The window reading for this request."""
+        return ContextState.of(self._used_tokens, self._max_tokens)
+
+    def __repr__(self) -> str:
+        return (
+            f"BuiltRequest({len(self._messages)} messages, {len(self._tools)} tools, tokens={self._tokens:,}, "
+            f"used={self._used_tokens:,}/{self._max_tokens:,}, compacted={self._compaction is not None})"
+        )
 
 
 class PreCompact(BaseModel):

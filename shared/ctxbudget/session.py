@@ -130,6 +130,7 @@ class ContextSession:
         self._pairs_dirty = False
         self._last_built = 0
         self._fixed_cache: int | None = None
+        self._prefix_cache: tuple[Message | None, tuple[Message, ...]] | None = None
         self._summary_cache: tuple[tuple[str | None, str | None, bool], Message | None, int] | None = None
         self._system_message: Message | None = None
         self._interrupted_last = False
@@ -150,7 +151,7 @@ class ContextSession:
     @system_prompt.setter
     def system_prompt(self, value: str | None) -> None:
         self._system_prompt = value
-        self._fixed_cache = None
+        self._invalidate_prefix()
 
     @property
     def tools(self) -> tuple[ToolSchema, ...]:
@@ -160,7 +161,7 @@ class ContextSession:
     @tools.setter
     def tools(self, value: Sequence[ToolSchema]) -> None:
         self._tools = tuple(value)
-        self._fixed_cache = None
+        self._invalidate_prefix()
 
     def set_threshold(self, threshold: float) -> None:
         """Change the auto-compaction threshold on a live session (validated like the policy)."""
@@ -220,7 +221,7 @@ class ContextSession:
         )
         with self._lock:
             self._pinned.append(message)
-            self._fixed_cache = None
+            self._invalidate_prefix()
         return message
 
     def add(self, *messages: Message) -> None:
@@ -267,7 +268,7 @@ class ContextSession:
             # Providers accept system content only at the start: a system message added mid-conversation joins the
             # leading system block, in the order it arrived, and is never compacted away.
             self._system_extras.append(message)
-            self._fixed_cache = None
+            self._invalidate_prefix()
             return
         if message.role == "tool" and self.policy.bound_tool_outputs_on_add:
             message = self._bound_on_arrival(message)
@@ -459,7 +460,17 @@ class ContextSession:
     def _over(self, fraction: float) -> bool:
         return self.tracker.used(self.counted_tokens()) >= fraction * self.max_tokens
 
-    def _assemble(self) -> Sequence[Message]:
+    def _invalidate_prefix(self) -> None:
+        """System prompt, tools, pinned or planned context changed: recount and rebuild the request prefix."""
+        self._fixed_cache = None
+        self._prefix_cache = None
+
+    def _prefix(self) -> tuple[Message, ...]:
+        """System prompt, system messages, summary, pinned and planned context: cached until one of them changes."""
+        summary = self._cached_summary()[0]
+        cached = self._prefix_cache
+        if cached is not None and cached[0] is summary:
+            return cached[1]
         messages: list[Message] = []
         if self._system_prompt:
             if self._system_message is None or self._system_message.content != self._system_prompt:
@@ -468,12 +479,16 @@ class ContextSession:
                 )
             messages.append(self._system_message)
         messages.extend(self._system_extras)
-        summary = self._cached_summary()[0]
         if summary is not None:
             messages.append(summary)
         messages.extend(self._pinned)
         if self._context_message is not None:
             messages.append(self._context_message)
+        self._prefix_cache = (summary, tuple(messages))
+        return self._prefix_cache[1]
+
+    def _assemble(self) -> Sequence[Message]:
+        messages = self._prefix()
         history = repair_tool_pairs(self._history) if (self._pairs_dirty or self._open_calls) else self._history
         if self._interrupted_last or history is not self._history:
             return tuple(
@@ -501,7 +516,8 @@ class ContextSession:
             messages=self._assemble(),
             tools=self._tools,
             tokens=counted,
-            state=ContextState.of(used, self.max_tokens),
+            used_tokens=used,
+            max_tokens=self.max_tokens,
             compaction=compaction,
         )
 
@@ -512,7 +528,7 @@ class ContextSession:
             )
         if reserve_tokens != self._reserve:
             self._reserve = reserve_tokens
-            self._fixed_cache = None
+            self._invalidate_prefix()
 
     def build_request(self, *, reserve_tokens: int = 0) -> BuiltRequest:
         """Compact if over threshold, enforce the hard stop, and return the request to send.
@@ -675,7 +691,7 @@ class ContextSession:
         for message in outcome.pinned:
             if all(m.id != message.id for m in self._pinned):
                 self._pinned.append(message)
-        self._fixed_cache = None
+        self._invalidate_prefix()
         self._summary = outcome.summary
         self._replace_history(outcome.history)
         self.tracker.reset()
@@ -746,7 +762,7 @@ class ContextSession:
                 if plan.rendered
                 else None
             )
-            self._fixed_cache = None
+            self._invalidate_prefix()
             self._emit_update()
         return plan
 
@@ -848,6 +864,7 @@ def _restore_state(session: ContextSession, snap: SessionSnapshot) -> None:
     session._pinned = list(snap.pinned)
     session._pinned_ids = set(snap.pinned_ids)
     session._system_extras = list(snap.system_messages)
+    session._invalidate_prefix()
     session._replace_history(list(snap.history))
     missing = [m.id for m in snap.history if m.id not in snap.order]
     if missing:

@@ -6,11 +6,11 @@ import asyncio
 import random
 
 import pytest
+from ctxbudget import INTERRUPTED_NOTICE, ContextSession, PreCompact
 from ctxbudget.errors import CompactionError, ContextOverflowError, InvalidMessageError, InvalidPolicyError
 from ctxbudget.events import ContextCompacted, Event
 from ctxbudget.messages import Message, ToolCall, ToolSchema
 from ctxbudget.policy import CompactionPolicy
-from ctxbudget import INTERRUPTED_NOTICE, ContextSession, PreCompact
 from ctxbudget.testing import ScriptedSummarizer, StrictProvider
 from ctxbudget.tokens import TiktokenCounter, count_request
 from ctxbudget.toolpairs import find_tool_pair_problems
