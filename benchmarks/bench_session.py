@@ -91,64 +91,29 @@ def bench_trim_messages(size: int, repeats: int, *, approximate: bool) -> float:
     )
 
 
-def bench_chat_memory_buffer(size: int, repeats: int) -> float:
+def bench_llamaindex_memory(size: int, repeats: int, *, kind: str) -> float:
+    """``ChatMemoryBuffer`` (``kind="buffer"``) or ``Memory`` (``kind="memory"``): put a turn, then get()."""
     from llama_index.core.llms import ChatMessage
-    from llama_index.core.memory import ChatMemoryBuffer
+    from llama_index.core.memory import ChatMemoryBuffer, Memory
 
-    memory = ChatMemoryBuffer.from_defaults(token_limit=WINDOW, tokenizer_fn=ENCODING.encode_ordinary)
-    memory.set(
-        [
-            m
-            for n in range(size // 2)
-            for m in (
-                ChatMessage(role="user", content=user_text(n)),
-                ChatMessage(role="assistant", content=reply_text(n)),
-            )
-        ]
-    )
+    def pair(n: int) -> tuple[ChatMessage, ChatMessage]:
+        return ChatMessage(role="user", content=user_text(n)), ChatMessage(role="assistant", content=reply_text(n))
 
-    def turn(pair: tuple[ChatMessage, ChatMessage]) -> None:
-        memory.put(pair[0])
-        memory.put(pair[1])
+    prefill = [m for n in range(size // 2) for m in pair(n)]
+    memory: ChatMemoryBuffer | Memory
+    if kind == "buffer":
+        memory = ChatMemoryBuffer.from_defaults(token_limit=WINDOW, tokenizer_fn=ENCODING.encode_ordinary)
+        memory.set(prefill)
+    else:
+        memory = Memory.from_defaults(token_limit=WINDOW, tokenizer_fn=ENCODING.encode_ordinary)
+        memory.put_messages(prefill)
+
+    def turn(messages: tuple[ChatMessage, ChatMessage]) -> None:
+        memory.put(messages[0])
+        memory.put(messages[1])
         memory.get()
 
-    return median_ms(
-        turn,
-        [
-            (ChatMessage(role="user", content=user_text(n)), ChatMessage(role="assistant", content=reply_text(n)))
-            for n in range(size, size + repeats)
-        ],
-    )
-
-
-def bench_memory(size: int, repeats: int) -> float:
-    from llama_index.core.llms import ChatMessage
-    from llama_index.core.memory import Memory
-
-    memory = Memory.from_defaults(token_limit=WINDOW, tokenizer_fn=ENCODING.encode_ordinary)
-    memory.put_messages(
-        [
-            m
-            for n in range(size // 2)
-            for m in (
-                ChatMessage(role="user", content=user_text(n)),
-                ChatMessage(role="assistant", content=reply_text(n)),
-            )
-        ]
-    )
-
-    def turn(pair: tuple[ChatMessage, ChatMessage]) -> None:
-        memory.put(pair[0])
-        memory.put(pair[1])
-        memory.get()
-
-    return median_ms(
-        turn,
-        [
-            (ChatMessage(role="user", content=user_text(n)), ChatMessage(role="assistant", content=reply_text(n)))
-            for n in range(size, size + repeats)
-        ],
-    )
+    return median_ms(turn, [pair(n) for n in range(size, size + repeats)])
 
 
 def main() -> None:
@@ -159,8 +124,8 @@ def main() -> None:
         ("ctxbudget ContextSession (exact)", lambda s: bench_ctxbudget(s, 200)),
         ("LangChain trim_messages (tiktoken)", lambda s: bench_trim_messages(s, 7, approximate=False)),
         ("LangChain trim_messages (approximate)", lambda s: bench_trim_messages(s, 7, approximate=True)),
-        ("LlamaIndex ChatMemoryBuffer (tiktoken)", lambda s: bench_chat_memory_buffer(s, 7)),
-        ("LlamaIndex Memory (tiktoken)", lambda s: bench_memory(s, 5)),
+        ("LlamaIndex ChatMemoryBuffer (tiktoken)", lambda s: bench_llamaindex_memory(s, 7, kind="buffer")),
+        ("LlamaIndex Memory (tiktoken)", lambda s: bench_llamaindex_memory(s, 5, kind="memory")),
     ]
     for name, run in contenders:
         rows.append((name, [run(size) for size in SIZES]))
