@@ -90,7 +90,7 @@ _WORDS = "account amount balance charge client currency customer ledger payment 
 class DemoConfig:
     """What to simulate: how many turns, the window, the model name (for counting) and the random seed."""
 
-    turns: int = 60
+    turns: int = 300
     max_tokens: int = 32_000
     model: str = "gpt-4o-mini"
     seed: int = 7

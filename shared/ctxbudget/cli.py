@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo", help="a long simulated agent session, offline", epilog=_EPILOG, formatter_class=parser.formatter_class
     )
-    demo.add_argument("--turns", type=_positive, default=60, help="user turns to simulate (default 60)")
+    demo.add_argument("--turns", type=_positive, default=300, help="user turns to simulate (default 300)")
     demo.add_argument("--max-tokens", type=_positive, default=32_000, help="the window (default 32,000)")
     demo.add_argument(
         "--driver",
