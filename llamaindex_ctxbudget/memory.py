@@ -35,7 +35,7 @@ from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.errors import InvalidPolicyError, SnapshotError
 from ctxbudget.events import Event
 from ctxbudget.evidence import excerpt
-from ctxbudget.messages import Message, ToolSchema
+from ctxbudget.messages import Message, MessageSequence, ToolSchema
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.snapshot import SessionSnapshot
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
@@ -99,6 +99,8 @@ class BudgetedMemory(BaseMemory):
     _lock: threading.RLock = PrivateAttr(default_factory=threading.RLock)
     _dirty: bool = PrivateAttr(default=False)
     _unsubscribe: list[Callable[[], None]] = PrivateAttr(default_factory=list)
+    # The session's history object and its converted ChatMessages so far: get() converts only what is new.
+    _rendered: tuple[Sequence[Message], list[ChatMessage]] | None = PrivateAttr(default=None)
 
     @field_serializer("chat_store")
     def _serialize_store(self, chat_store: BaseChatStore) -> dict[str, Any]:
@@ -308,7 +310,17 @@ class BudgetedMemory(BaseMemory):
             return self._render(request)
 
     def _render(self, request: BuiltRequest) -> list[ChatMessage]:
-        chats = self._converter.to_chats(_systems_first(request.messages))
+        messages = request.messages
+        if isinstance(messages, MessageSequence):
+            history, length = messages.history_window()
+            cached = self._rendered
+            if cached is None or cached[0] is not history or len(cached[1]) > length:
+                cached = self._rendered = (history, [])
+            converted = cached[1]
+            converted.extend(self._converter.to_chat(history[i]) for i in range(len(converted), length))
+            chats = [*self._converter.to_chats(_systems_first(messages.prefix)), *converted[:length]]
+        else:
+            chats = self._converter.to_chats(_systems_first(messages))
         if chats:
             # Agents format their state into the last message's text block in place; never let that edit our copy.
             chats[-1] = chats[-1].model_copy(deep=True)

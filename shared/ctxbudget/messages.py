@@ -174,6 +174,19 @@ class MessageSequence(Sequence[Message]):
     def __len__(self) -> int:
         return len(self._prefix) + self._length
 
+    @property
+    def prefix(self) -> tuple[Message, ...]:
+        """The messages before the history (system, summary, pinned, context)."""
+        return self._prefix
+
+    def history_window(self) -> tuple[Sequence[Message], int]:
+        """The history sequence this view reads and how many of its entries it covers.
+
+        Read-only access for adapters that convert incrementally: while a later view reads the *same* history
+        object, its first entries are unchanged, so conversions of them can be reused.
+        """
+        return self._history, self._length
+
     @overload
     def __getitem__(self, index: int) -> Message: ...
 

@@ -257,3 +257,19 @@ def test_returned_last_message_is_a_copy() -> None:
     got[-1].blocks[0].text = "edited by an agent"  # type: ignore[union-attr]
     assert memory.get()[-1].content == "original"
     assert memory.get_all()[-1].content == "original"
+
+
+def test_get_converts_incrementally_and_matches_a_full_conversion_across_compactions() -> None:
+    from llamaindex_ctxbudget import to_chat_message
+
+    memory = BudgetedMemory.from_defaults(max_tokens=1_500, system_prompt="Be brief.")
+    compactions = []
+    memory.session.subscribe(compactions.append, "context_compacted")
+    for turn in range(120):
+        memory.put(ChatMessage(role="user", content=f"question {turn} " + "detail " * 15))
+        got = memory.get()
+        memory.put(ChatMessage(role="assistant", content=f"answer {turn} " + "words " * 15))
+        expected = [to_chat_message(m) for m in memory.session.build_request().messages]
+        assert [(c.role, c.content) for c in memory.get()] == [(c.role, c.content) for c in expected]
+        assert got[-1].content.startswith(f"question {turn}")
+    assert compactions  # the incremental cache survived history being replaced
