@@ -88,7 +88,8 @@ class Compaction:
         target_tokens: stop once the request is at or under this.
         fixed_tokens: what the request costs besides history and summary (system, tools, pinned, priming).
         summary: the current cumulative summary.
-        render_summary: turns a summary into the message that carries it (so it is measured exactly).
+        render_summary: turns a summary (and whether the goal message is still live) into the message that carries
+            it, so it is measured exactly.
         goal: the user's goal, pinned verbatim.
         instructions: Compact Instructions plus manual focus.
         pinned_ids: ids of messages that must survive verbatim.
@@ -104,8 +105,9 @@ class Compaction:
         target_tokens: int,
         fixed_tokens: int,
         summary: str | None,
-        render_summary: Callable[[str | None], Message | None],
+        render_summary: Callable[[str | None, bool], Message | None],
         goal: str | None = None,
+        goal_id: str | None = None,
         instructions: str | None = None,
         pinned_ids: frozenset[str] = frozenset(),
     ) -> None:
@@ -116,6 +118,8 @@ class Compaction:
         self.fixed = fixed_tokens
         self.render_summary = render_summary
         self.goal = goal
+        self.goal_id = goal_id
+        self.goal_live = goal_id is not None and any(m.id == goal_id for m in history)
         self.instructions = instructions
         self.pinned_ids = pinned_ids
         self.out = CompactionOutcome(history=list(history), summary=summary)
@@ -124,7 +128,7 @@ class Compaction:
     # -- measuring ---------------------------------------------------------------------------------------------
     def total(self) -> int:
         """Tokens the request would cost with the work so far."""
-        message = self.render_summary(self.out.summary)
+        message = self.render_summary(self.out.summary, self.goal_live)
         summary_tokens = self.counter.count_message(message) if message is not None else 0
         return self.fixed + sum(self._sizes) + summary_tokens
 
@@ -162,6 +166,8 @@ class Compaction:
             )
         del self.out.history[start:end]
         del self._sizes[start:end]
+        if self.goal_live and any(m.id == self.goal_id for m in span):
+            self.goal_live = False
         return span
 
     # -- tier 1 and 2 ------------------------------------------------------------------------------------------
@@ -246,11 +252,25 @@ class Compaction:
             size += tokens
         return chunks
 
-    def apply_summary(self, step: SummaryStep, summary: str, tier: str) -> None:
-        """Commit a summary for ``step`` into the working copy."""
+    def apply_summary(self, step: SummaryStep, summary: str, tier: str) -> bool:
+        """Replace the span of ``step`` with ``summary`` in the working copy, if that makes the request smaller.
+
+        A summary that costs at least as much as the span and the old summary together is not applied (a short
+        history is better kept verbatim); the tier is then recorded as ``<tier>-skipped`` and False returned.
+        """
+        before = self.total()
+        goal_evicted = any(m.id == self.goal_id for m in self.out.history[: step.cut])
+        message = self.render_summary(summary, self.goal_live and not goal_evicted)
+        new_summary = self.counter.count_message(message) if message is not None else 0
+        old_message = self.render_summary(self.out.summary, self.goal_live)
+        old_summary = self.counter.count_message(old_message) if old_message is not None else 0
+        if before - old_summary - sum(self._sizes[: step.cut]) + new_summary >= before:
+            self.out.tiers.append(f"{tier}-skipped")
+            return False
         self._archive_span(0, step.cut, "summarized")
         self.out.summary = summary
         self.out.tiers.append(tier)
+        return True
 
     def extractive(self, step: SummaryStep, summary_limit: int) -> str:
         """The offline fallback summary for ``step`` (deterministic, bounded by our counter)."""

@@ -125,6 +125,7 @@ class ContextSession:
         self._pinned: list[Message] = []
         self._pinned_ids: set[str] = set()
         self._system_extras: list[Message] = []
+        self._revision = 0  # bumped by every change to the history; async compaction commits only on its own
         self._reserve = 0
         self._open_calls: set[str] = set()
         self._pairs_dirty = False
@@ -264,6 +265,7 @@ class ContextSession:
         if message.id in self._order:
             raise InvalidMessageError(f"message.id: {message.id!r} is already in this session", field="id")
         self._order[message.id] = len(self._order)
+        self._revision += 1
         if message.role == "system":
             # Providers accept system content only at the start: a system message added mid-conversation joins the
             # leading system block, in the order it arrived, and is never compacted away.
@@ -351,6 +353,7 @@ class ContextSession:
             self._emit_update()
 
     def _replace_history(self, history: list[Message]) -> None:
+        self._revision += 1
         self._history = list(history)
         self._sizes = [self.counter.count_message(m) for m in self._history]
         self._history_tokens = sum(self._sizes)
@@ -362,8 +365,9 @@ class ContextSession:
             self._track_pairs(message)
 
     # -- measuring ---------------------------------------------------------------------------------------------
-    def _summary_message(self, summary: str | None) -> Message | None:
-        show_goal = self._goal is not None and not self._goal_live
+    def _summary_message(self, summary: str | None, goal_live: bool | None = None) -> Message | None:
+        live = self._goal_live if goal_live is None else goal_live
+        show_goal = self._goal is not None and not live
         if summary is None and not show_goal:
             return None
         parts = [SUMMARY_HEADER]
@@ -590,6 +594,7 @@ class ContextSession:
             summary=self._summary,
             render_summary=self._summary_message,
             goal=self._goal,
+            goal_id=self._goal_id,
             instructions=instructions,
             pinned_ids=frozenset(self._pinned_ids),
         )
@@ -638,33 +643,41 @@ class ContextSession:
     async def _compact_async(
         self, trigger: Literal["auto", "manual"], manual: str | None, *, force: bool, raise_errors: bool
     ) -> ContextCompacted | None:
+        """Like :meth:`_compact_sync`, but the summarizer is awaited outside the lock.
+
+        If the history changes while the summarizer runs, the work is recomputed on the fresh history (up to three
+        times); after that the offline extractive tier runs under the lock, so a busy session still compacts.
+        """
         try:
-            with self._lock:
-                before = self.state
-                work = self._start(trigger, self._instructions(manual))
-                self._early_tiers(work)
-                step = work.plan_summary(self._summary_limit()) if (force or not work.done()) else None
-                version = len(self._order), len(self._history)
-            fallback = None
-            summary: str | None = None
-            if step is not None:
-                try:
-                    summary = await self._summary_run().arun(step)
-                except SummarizerError as exc:
-                    fallback = str(exc)
-                    self._fail(trigger, "summarize", exc)
-            with self._lock:
-                if (len(self._order), len(self._history)) != version:
-                    # History moved on while we awaited: recompute on the fresh state, synchronously.
-                    return self._compact_sync(trigger, manual, force=force, raise_errors=raise_errors)
+            for _attempt in range(3):
+                with self._lock:
+                    before = self.state
+                    work = self._start(trigger, self._instructions(manual))
+                    self._early_tiers(work)
+                    step = work.plan_summary(self._summary_limit()) if (force or not work.done()) else None
+                    revision = self._revision
+                fallback = None
+                summary: str | None = None
                 if step is not None:
-                    if summary is not None:
-                        work.apply_summary(step, summary, "summarize")
-                    else:
-                        work.apply_summary(step, work.extractive(step, self._summary_limit()), "extractive")
-                if not work.done():
-                    work.truncate(self._summary_limit())
-                return self._commit(work.finish(), trigger, before, fallback)
+                    try:
+                        summary = await self._summary_run().arun(step)
+                    except SummarizerError as exc:
+                        fallback = str(exc)
+                        self._fail(trigger, "summarize", exc)
+                with self._lock:
+                    if self._revision != revision:
+                        continue  # the history moved on while we awaited: recompute on the fresh state
+                    if step is not None:
+                        if summary is None:
+                            summary, tier = work.extractive(step, self._summary_limit()), "extractive"
+                        else:
+                            tier = "summarize"
+                        work.apply_summary(step, summary, tier)
+                    if not work.done():
+                        work.truncate(self._summary_limit())
+                    return self._commit(work.finish(), trigger, before, fallback)
+            with self._lock:
+                return self._compact_offline(trigger, manual, force=force)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -672,6 +685,20 @@ class ContextSession:
             if raise_errors:
                 raise CompactionError(f"compaction failed, history unchanged: {type(exc).__name__}: {exc}") from exc
             return None
+
+    def _compact_offline(
+        self, trigger: Literal["auto", "manual"], manual: str | None, *, force: bool
+    ) -> ContextCompacted:
+        """Compact with the extractive summarizer only (no external call), under the caller's lock."""
+        before = self.state
+        work = self._start(trigger, self._instructions(manual))
+        self._early_tiers(work)
+        step = work.plan_summary(self._summary_limit()) if (force or not work.done()) else None
+        if step is not None:
+            work.apply_summary(step, work.extractive(step, self._summary_limit()), "extractive")
+        if not work.done():
+            work.truncate(self._summary_limit())
+        return self._commit(work.finish(), trigger, before, "the history kept changing while the summarizer ran")
 
     @staticmethod
     def _early_tiers(work: Compaction) -> None:

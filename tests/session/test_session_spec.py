@@ -11,6 +11,7 @@ from ctxbudget.errors import CompactionError, ContextOverflowError, InvalidMessa
 from ctxbudget.events import ContextCompacted, Event
 from ctxbudget.messages import Message, ToolCall, ToolSchema
 from ctxbudget.policy import CompactionPolicy
+from ctxbudget.summarize import SummaryRequest
 from ctxbudget.testing import ScriptedSummarizer, StrictProvider
 from ctxbudget.tokens import TiktokenCounter, count_request
 from ctxbudget.toolpairs import find_tool_pair_problems
@@ -466,3 +467,51 @@ def test_a_summarizer_that_cancels_itself_on_the_sync_path_says_so() -> None:
     session = make(summarizer=ScriptedSummarizer(["cancel"]))
     chat(session, 10)
     assert session.compact().fallback_reason == "summarizer: was cancelled"
+
+
+def test_a_summary_that_would_cost_more_than_the_span_is_not_applied() -> None:
+    session = make(window=100_000)
+    session.add_user("hi")
+    session.add_assistant("hello")
+    session.add_user("bye")
+    session.add_assistant("ok")
+    before = session.counted_tokens()
+    result = session.compact()
+    assert result.tiers == ("summarize-skipped",)
+    assert session.counted_tokens() == before
+    assert session.summary is None
+    assert len(session.history) == 4
+
+
+def test_the_goal_shown_in_the_summary_is_measured_during_compaction() -> None:
+    session = make(window=4_000)
+    session.add_user("GOAL: " + "port the billing service to Postgres " * 30)
+    chat(session, 40)
+    request = session.build_request()
+    assert request.compaction is not None
+    assert request.compaction.after.used_tokens == request.tokens  # what compaction measured is what is sent
+    assert "port the billing service" in request.messages[1].text
+
+
+def test_async_compaction_recomputes_when_the_history_moves_while_it_awaits() -> None:
+    class AddsWhileSummarizing(ScriptedSummarizer):
+        def __init__(self, session: ContextSession) -> None:
+            super().__init__()
+            self.session = session
+            self.calls = 0
+
+        async def asummarize(self, request: SummaryRequest) -> str:
+            self.calls += 1
+            if self.calls == 1:
+                self.session.add_user("arrived during the summary")
+            return await super().asummarize(request)
+
+    session = make()
+    summarizer = AddsWhileSummarizing(session)
+    session.summarizer = summarizer
+    chat(session, 10)
+    result = asyncio.run(session.acompact())
+    assert summarizer.calls >= 2  # the first result was computed on a stale history and thrown away
+    assert result.tier == "summarize"
+    assert session.history[-1].text == "arrived during the summary"
+    assert len(session.originals()) == 21
