@@ -8,9 +8,10 @@ Only a cancellation of the *caller* propagates as ``CancelledError``, leaving hi
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .compaction import SummaryStep, validate_summary
 from .errors import SummarizerError
@@ -20,8 +21,39 @@ from .tokens import TokenCounter
 
 __all__ = ["SummaryRun"]
 
-_EXECUTOR = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ctxbudget-summarizer")
-"""Sync summarizers run here so a timeout can be enforced; a hung call's thread is abandoned, not killed."""
+_A = TypeVar("_A")
+_R = TypeVar("_R")
+
+
+class _TimedOut(Exception):
+    pass
+
+
+def _call(function: Callable[[_A], _R], argument: _A, timeout: float | None) -> _R:
+    """Call ``function(argument)``; with a timeout, on its own daemon thread so the clock starts at the call.
+
+    A thread per call (not a shared pool): no queueing delay eats into the timeout, and one slow session cannot
+    starve another. Python cannot kill a thread, so a call that times out is abandoned and finishes on its own.
+    """
+    if timeout is None:
+        return function(argument)
+    outcome: dict[str, object] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = function(argument)
+        except BaseException as exc:  # handed back to the caller below
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="ctxbudget-summarizer", daemon=True).start()
+    if not done.wait(timeout):
+        raise _TimedOut
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]  # a BaseException stored by run()
+    return outcome["value"]  # type: ignore[return-value]  # the value function returned
 
 
 def _chunk_request(step: SummaryStep, chunk: list[Message], previous: str | None) -> SummaryRequest:
@@ -46,9 +78,12 @@ class SummaryRun:
     def run(self, step: SummaryStep) -> str:
         """Summarize ``step`` on the calling thread's behalf (each chunk folds into the running summary)."""
         summarize = getattr(self.summarizer, "summarize", None)
-        if summarize is None:  # an async-only summarizer on a sync path: run it on its own loop
+        if summarize is None:  # an async-only summarizer on a sync path: run it on its own loop, bounded overall
+            overall = None if self.timeout is None else self.timeout * len(step.chunks) + 1.0
             try:
-                return _EXECUTOR.submit(asyncio.run, self.arun(step)).result()
+                return _call(asyncio.run, self.arun(step), overall)
+            except _TimedOut as exc:
+                raise SummarizerError(f"summarizer: timed out after {overall}s") from exc
             except SummarizerError:
                 raise
             except BaseException as exc:  # any failure falls back, never corrupts
@@ -56,8 +91,8 @@ class SummaryRun:
         summary = step.request.previous_summary
         for chunk in step.chunks:
             try:
-                raw = _EXECUTOR.submit(summarize, _chunk_request(step, chunk, summary)).result(timeout=self.timeout)
-            except FutureTimeout as exc:
+                raw = _call(summarize, _chunk_request(step, chunk, summary), self.timeout)
+            except _TimedOut as exc:
                 raise SummarizerError(f"summarizer: timed out after {self.timeout}s") from exc
             except SummarizerError:
                 raise

@@ -21,7 +21,7 @@ __all__ = ["HANDLE_PREFIX", "Archive", "ArchiveEntry", "ArchiveReason"]
 HANDLE_PREFIX = "ctx://archive/"
 """Every archive handle starts with this."""
 
-ArchiveReason = Literal["bounded", "cleared", "summarized", "truncated", "evidence", "dropped"]
+ArchiveReason = Literal["bounded", "cleared", "summarized", "truncated", "evidence", "dropped", "replaced"]
 
 
 class ArchiveEntry(BaseModel):

@@ -29,7 +29,7 @@ from .summarize import ExtractiveSummarizer, SummaryRequest
 from .tokens import TokenCounter
 from .toolpairs import safe_cut_points
 
-__all__ = ["ARCHIVE_META", "Compaction", "CompactionOutcome", "SummaryStep", "validate_summary"]
+__all__ = ["ARCHIVE_META", "Compaction", "CompactionOutcome", "SummaryStep", "pinned_form", "validate_summary"]
 
 ARCHIVE_META = "ctxbudget_archived"
 """Metadata key on a message whose original is archived; its value is the archive handle."""
@@ -40,6 +40,27 @@ _MIN_EXCERPT_TOKENS = 64
 def handle_for(message: Message, reason: ArchiveReason) -> str:
     """The archive handle a message gets when archived for ``reason``."""
     return f"{HANDLE_PREFIX}{message.id}.{reason}"
+
+
+def pinned_form(message: Message) -> Message:
+    """How a pinned message that leaves the history is kept in the request, verbatim.
+
+    Plain user and assistant messages stay as they are. A tool call or a tool result cannot stand apart from its
+    partner (providers reject it), so its full text is carried in a user-role message that says what it was.
+    """
+    if message.role != "tool" and not message.tool_calls:
+        return message
+    if message.role == "tool":
+        label = f"[pinned tool result of call {message.tool_call_id} from {message.name or 'a tool'}]"
+    else:
+        calls = "; ".join(f"{call.name}({call.args_json()}) id={call.id}" for call in message.tool_calls)
+        label = f"[pinned assistant message with tool calls: {calls}]"
+    return Message(
+        role="user",
+        content=f"{label}\n{message.text}" if message.text else label,
+        id=f"{message.id}.pinned",
+        metadata={"ctxbudget": "pinned", "pinned_from": message.id},
+    )
 
 
 @dataclass
@@ -132,6 +153,12 @@ class Compaction:
         summary_tokens = self.counter.count_message(message) if message is not None else 0
         return self.fixed + sum(self._sizes) + summary_tokens
 
+    def extend(self, messages: Sequence[Message]) -> None:
+        """Append messages that arrived while a summary was being made (they are newer than any cut)."""
+        for message in messages:
+            self.out.history.append(message)
+            self._sizes.append(self.counter.count_message(message))
+
     def done(self) -> bool:
         """True once the request is at or under target."""
         return self.total() <= self.target
@@ -153,7 +180,7 @@ class Compaction:
         span = self.out.history[start:end]
         for message, size in zip(span, self._sizes[start:end], strict=True):
             if message.id in self.pinned_ids:
-                self.out.pinned.append(message)
+                self.out.pinned.append(pinned_form(message))
             self.out.archived.append((message, reason))
             self.out.receipt.append(
                 ArchivedItem(
@@ -176,7 +203,12 @@ class Compaction:
         limit = self.policy.tool_output_limit(self.window)
         changed = False
         for index, message in enumerate(self.out.history):
-            if message.role == "tool" and ARCHIVE_META not in message.metadata and self._sizes[index] > limit:
+            if (
+                message.role == "tool"
+                and ARCHIVE_META not in message.metadata
+                and message.id not in self.pinned_ids
+                and self._sizes[index] > limit
+            ):
                 text = excerpt(
                     message.text, max_tokens=limit, counter=self.counter, handle=handle_for(message, "bounded")
                 )
@@ -200,7 +232,7 @@ class Compaction:
             if self.done():
                 break
             message = self.out.history[index]
-            if message.metadata.get("ctxbudget_cleared"):
+            if message.metadata.get("ctxbudget_cleared") or message.id in self.pinned_ids:
                 continue
             handle = handle_for(message, "cleared")
             marker = (

@@ -126,6 +126,7 @@ class ContextSession:
         self._pinned_ids: set[str] = set()
         self._system_extras: list[Message] = []
         self._revision = 0  # bumped by every change to the history; async compaction commits only on its own
+        self._repaired_cache: tuple[int, list[Message], int] | None = None
         self._reserve = 0
         self._open_calls: set[str] = set()
         self._pairs_dirty = False
@@ -323,46 +324,74 @@ class ContextSession:
     def sync(self, messages: Sequence[Message]) -> None:
         """Make the live history equal ``messages`` (a framework's view of the conversation).
 
-        When ``messages`` extends the live history (same ids in front, after any leading system messages), only
-        the new ones are added. Otherwise the history is replaced; live messages that disappear are archived
-        (reason ``dropped``), never lost. System messages join the leading system block (see :meth:`add`).
+        * When ``messages`` extends the live history (the same messages, in order, then new ones), only the new ones
+          are added: O(new) for the same message objects.
+        * Otherwise the history is rebuilt in the order given. A known message keeps its live (possibly bounded)
+          form; one whose content was edited under the same id replaces it, the old version archived as
+          ``replaced``; live messages that disappear are archived as ``dropped``; messages already compacted away
+          are not brought back; new messages are added where they stand.
+        * System messages join the leading system block (see :meth:`add`).
         """
         with self._lock:
-            lead = 0
-            while lead < len(messages) and messages[lead].role == "system":
-                if messages[lead].id not in self._order:
-                    self._add_one(messages[lead])
-                lead += 1
-            body = messages[lead:] if lead else messages
+            body: list[Message] = []
+            for message in messages:
+                if message.role != "system":
+                    body.append(message)
+                elif message.id not in self._order:
+                    self._add_one(message)
             live = self._history
-            if len(body) >= len(live) and (
-                not live or (body[len(live) - 1].id == live[-1].id and body[0].id == live[0].id)
-            ):
+            if len(body) >= len(live) and all(self._same(b, m) for b, m in zip(body, live, strict=False)):
                 for message in body[len(live) :]:
                     self._add_one(message)
                 self._emit_update()
                 return
-            keep = {m.id for m in body}
-            for message in live:
-                if message.id not in keep:
-                    self.archive.put_message(message, "dropped")
-            self._replace_history([m for m in body if m.id in self._order and m.role != "system"])
-            for message in body:
-                if message.id not in self._order:
-                    self._add_one(message)
+            self._rebuild(body)
             self._emit_update()
+
+    def _same(self, given: Message, live: Message) -> bool:
+        """``given`` (from a framework) is the message ``live`` holds: same object, or same id and content.
+
+        A message we bounded or cleared is the same when the ids match: its original is in the archive.
+        """
+        return given is live or (given.id == live.id and (ARCHIVE_META in live.metadata or given == live))
+
+    def _rebuild(self, body: list[Message]) -> None:
+        live_by_id = {m.id: m for m in self._history}
+        wanted = {m.id for m in body}
+        for message in self._history:
+            if message.id not in wanted:
+                self.archive.put_message(message, "dropped")
+        self._replace_history([])
+        for message in body:
+            current = live_by_id.get(message.id)
+            if current is not None:
+                if not self._same(message, current):  # edited under the same id
+                    self.archive.put_message(current, "replaced")
+                    current = message
+                self._append(current)
+            elif message.id not in self._order:
+                self._add_one(message)
+            # else: compacted away earlier; its original is in the archive and the summary stands for it
+
+    def _append(self, message: Message) -> None:
+        """Append a message already known to the session (no new id, no bounding)."""
+        self._track_pairs(message)
+        if message.id == self._goal_id:
+            self._goal_live = True
+        size = self.counter.count_message(message)
+        self._history.append(message)
+        self._sizes.append(size)
+        self._history_tokens += size
 
     def _replace_history(self, history: list[Message]) -> None:
         self._revision += 1
-        self._history = list(history)
-        self._sizes = [self.counter.count_message(m) for m in self._history]
-        self._history_tokens = sum(self._sizes)
+        self._history, self._sizes, self._history_tokens = [], [], 0
         self._open_calls = set()
         self._pairs_dirty = False
         self._interrupted_last = False
-        self._goal_live = self._goal_id is not None and any(m.id == self._goal_id for m in self._history)
-        for message in self._history:
-            self._track_pairs(message)
+        self._goal_live = False
+        for message in history:
+            self._append(message)
 
     # -- measuring ---------------------------------------------------------------------------------------------
     def _summary_message(self, summary: str | None, goal_live: bool | None = None) -> Message | None:
@@ -411,10 +440,24 @@ class ContextSession:
 
     def counted_tokens(self) -> int:
         """Our own count of the request as it stands (system, tools, pinned, summary, history, notices)."""
-        total = self._fixed_tokens() + self._history_tokens + self._summary_tokens()
+        total = self._fixed_tokens() + self._sent_history()[1] + self._summary_tokens()
         if self._notice_position() is not None:
             total += self.counter.count_message(_NOTICE_PROBE)
         return total
+
+    def _sent_history(self) -> tuple[list[Message], int]:
+        """The history as it will be sent, and its tokens: repaired (and recounted) only when pairs are broken."""
+        if not (self._pairs_dirty or self._open_calls):
+            return self._history, self._history_tokens
+        cached = self._repaired_cache
+        if cached is None or cached[0] != self._revision:
+            repaired = repair_tool_pairs(self._history)
+            cached = self._repaired_cache = (
+                self._revision,
+                repaired,
+                sum(self.counter.count_message(m) for m in repaired),
+            )
+        return cached[1], cached[2]
 
     def _summary_tokens(self) -> int:
         return self._cached_summary()[1]
@@ -493,7 +536,7 @@ class ContextSession:
 
     def _assemble(self) -> Sequence[Message]:
         messages = self._prefix()
-        history = repair_tool_pairs(self._history) if (self._pairs_dirty or self._open_calls) else self._history
+        history = self._sent_history()[0]
         if self._interrupted_last or history is not self._history:
             return tuple(
                 insert_interrupted_notice([*messages, *history]) if self._interrupted_last else [*messages, *history]
@@ -645,8 +688,9 @@ class ContextSession:
     ) -> ContextCompacted | None:
         """Like :meth:`_compact_sync`, but the summarizer is awaited outside the lock.
 
-        If the history changes while the summarizer runs, the work is recomputed on the fresh history (up to three
-        times); after that the offline extractive tier runs under the lock, so a busy session still compacts.
+        Messages appended while the summarizer runs join the outcome. If the history is *replaced* meanwhile (another
+        compaction, a sync), the work is recomputed on the fresh history (up to three times); after that the offline
+        extractive tier runs under the lock, so a busy session still compacts.
         """
         try:
             for _attempt in range(3):
@@ -655,7 +699,7 @@ class ContextSession:
                     work = self._start(trigger, self._instructions(manual))
                     self._early_tiers(work)
                     step = work.plan_summary(self._summary_limit()) if (force or not work.done()) else None
-                    revision = self._revision
+                    planned, planned_len, planned_summary = self._history, len(self._history), self._summary
                 fallback = None
                 summary: str | None = None
                 if step is not None:
@@ -665,8 +709,10 @@ class ContextSession:
                         fallback = str(exc)
                         self._fail(trigger, "summarize", exc)
                 with self._lock:
-                    if self._revision != revision:
-                        continue  # the history moved on while we awaited: recompute on the fresh state
+                    if self._history is not planned or self._summary is not planned_summary:
+                        continue  # the history was replaced while we awaited: recompute on the fresh state
+                    # Messages only appended meanwhile: the paid-for summary still covers the same span.
+                    work.extend(self._history[planned_len:])
                     if step is not None:
                         if summary is None:
                             summary, tier = work.extractive(step, self._summary_limit()), "extractive"
@@ -811,6 +857,7 @@ class ContextSession:
                 goal=self._goal,
                 goal_id=self._goal_id,
                 pinned=tuple(self._pinned),
+                context=self._context_message,
                 system_messages=tuple(self._system_extras),
                 pinned_ids=tuple(sorted(self._pinned_ids)),
                 archive=tuple(self.archive.entries()),
@@ -891,6 +938,7 @@ def _restore_state(session: ContextSession, snap: SessionSnapshot) -> None:
     session._pinned = list(snap.pinned)
     session._pinned_ids = set(snap.pinned_ids)
     session._system_extras = list(snap.system_messages)
+    session._context_message = snap.context
     session._invalidate_prefix()
     session._replace_history(list(snap.history))
     missing = [m.id for m in snap.history if m.id not in snap.order]

@@ -52,6 +52,7 @@ class SessionSnapshot(BaseModel):
     goal_id: str | None = None
     pinned: tuple[Message, ...] = ()
     system_messages: tuple[Message, ...] = Field(default=(), description="System messages added to the history.")
+    context: Message | None = Field(default=None, description="The planned context set with set_context().")
     pinned_ids: tuple[str, ...] = ()
     archive: tuple[ArchiveEntry, ...] = ()
     order: dict[str, int] = Field(default_factory=dict, description="Message id -> position in add order.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 from .errors import InvalidPolicyError
@@ -44,7 +45,8 @@ class ContextWindowTracker:
     After a reply the provider's reported prompt tokens are trusted (and teach :class:`Calibration` the ratio to
     our count). When messages are added since, used = max(calibrated own count, last reported + own count of what
     was added since, caller floor): a big prompt that has not been sent yet never hides behind an older, smaller
-    figure, and a provider that bills more than we count is never ignored.
+    figure, and a provider that bills more than we count is never ignored. When the request shrank since the report
+    (a replaced history, fewer tools), the report is scaled down with it instead of pinning usage at a stale high.
     """
 
     def __init__(self, max_tokens: int, *, calibration: Calibration | None = None) -> None:
@@ -79,7 +81,10 @@ class ContextWindowTracker:
         """Tokens in use, given our own count of the request as it stands now."""
         used = max(self.calibration.apply(counted), self.floor)
         if self.last_reported is not None:
-            used = max(used, self.last_reported + max(0, counted - self.counted_at_report))
+            if counted >= self.counted_at_report:
+                used = max(used, self.last_reported + counted - self.counted_at_report)
+            else:  # the request shrank since the report (history replaced, tools removed): scale it down too
+                used = max(used, math.ceil(self.last_reported * counted / self.counted_at_report))
         return used
 
     def state(self, counted: int) -> ContextState:

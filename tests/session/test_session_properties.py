@@ -14,12 +14,12 @@ from ctxbudget.messages import Message, ToolCall
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.session import ContextSession
 from ctxbudget.testing import ScriptedSummarizer, StrictProvider
-from ctxbudget.tokens import TiktokenCounter
-from hypothesis import HealthCheck, given, settings
+from ctxbudget.tokens import TiktokenCounter, count_request
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 COUNTER = TiktokenCounter()
-WINDOW = 6_000
+WINDOW = 3_000
 SYSTEM = "You are a careful coding agent."
 PIN = "Never push to main without review."
 
@@ -31,6 +31,8 @@ class Turn:
     interrupted: bool
     reply_words: int
     system_note: bool = False
+    check_open_calls: bool = False  # build a request while the tool calls are still unanswered
+    pin_result: bool = False  # mark the first tool result as pinned (must survive verbatim)
 
 
 turns = st.builds(
@@ -40,12 +42,15 @@ turns = st.builds(
     interrupted=st.booleans(),
     reply_words=st.integers(0, 120),
     system_note=st.booleans(),
+    check_open_calls=st.booleans(),
+    pin_result=st.booleans(),
 )
 failure_scripts = st.lists(st.sampled_from(["ok", "raise", "blank", "oversized", "not_text"]), max_size=12)
 
 
 def _run(session: ContextSession, provider: StrictProvider, script: list[Turn]) -> list[Message]:
     added: list[Message] = []
+    pinned_texts: list[str] = []
 
     def add(message: Message) -> None:
         session.add(message)
@@ -54,12 +59,14 @@ def _run(session: ContextSession, provider: StrictProvider, script: list[Turn]) 
     def check() -> None:
         request = session.build_request()
         billed = provider.complete(request.messages, request.tools)  # raises on any invalid or over-window request
+        assert request.tokens == count_request(COUNTER, request.messages, request.tools)  # what we count is sent
         assert request.tokens <= WINDOW
         assert request.messages[0].role == "system"
         assert request.messages[0].text == SYSTEM
         text = "\n".join(m.text for m in request.messages)
         assert PIN in text
         assert "goal number one" in text  # the first request, pinned verbatim
+        assert all(pinned in text for pinned in pinned_texts)  # pinned history survives verbatim
         session.record_usage(billed)
 
     for n, turn in enumerate(script):
@@ -73,8 +80,22 @@ def _run(session: ContextSession, provider: StrictProvider, script: list[Turn]) 
                 ToolCall(id=f"call_{n}_{i}", name="grep", args={"q": f"x{i}"}) for i in range(len(turn.calls))
             )
             add(Message(role="assistant", content="", tool_calls=calls))
-            for call, lines in zip(calls, turn.calls, strict=True):
-                add(Message(role="tool", tool_call_id=call.id, name="grep", content="match line\n" * lines))
+            if turn.check_open_calls:
+                check()  # the calls are unanswered: the request carries synthetic results, counted
+            for index, (call, lines) in enumerate(zip(calls, turn.calls, strict=True)):
+                pin = turn.pin_result and index == 0 and lines <= 40
+                content = f"pinned fact {n}\n" + "match line\n" * lines if pin else "match line\n" * lines
+                add(
+                    Message(
+                        role="tool",
+                        tool_call_id=call.id,
+                        name="grep",
+                        content=content,
+                        metadata={"pinned": True} if pin else {},
+                    )
+                )
+                if pin:
+                    pinned_texts.append(content)
             check()
         add(
             Message(
@@ -88,7 +109,7 @@ def _run(session: ContextSession, provider: StrictProvider, script: list[Turn]) 
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(script=st.lists(turns, min_size=1, max_size=40), failures=failure_scripts)
+@given(script=st.lists(turns, min_size=8, max_size=40), failures=failure_scripts)
 def test_every_request_is_valid_in_budget_and_nothing_is_lost(script: list[Turn], failures: list[str]) -> None:
     session = ContextSession(
         max_tokens=WINDOW,
@@ -99,7 +120,10 @@ def test_every_request_is_valid_in_budget_and_nothing_is_lost(script: list[Turn]
     )
     session.pin(PIN)
     provider = StrictProvider(max_tokens=WINDOW, counter=COUNTER)
+    compactions: list[object] = []
+    session.subscribe(compactions.append, "context_compacted")
     added = _run(session, provider, script)
+    event(f"compactions: {min(len(compactions), 3)}{'+' if len(compactions) >= 3 else ''}")
 
     originals = session.originals()
     assert [m.id for m in originals] == [m.id for m in added]

@@ -493,25 +493,42 @@ def test_the_goal_shown_in_the_summary_is_measured_during_compaction() -> None:
     assert "port the billing service" in request.messages[1].text
 
 
-def test_async_compaction_recomputes_when_the_history_moves_while_it_awaits() -> None:
-    class AddsWhileSummarizing(ScriptedSummarizer):
-        def __init__(self, session: ContextSession) -> None:
-            super().__init__()
-            self.session = session
-            self.calls = 0
+class ActsWhileSummarizing(ScriptedSummarizer):
+    """An async summarizer that changes the session on its first call, as a concurrent request would."""
 
-        async def asummarize(self, request: SummaryRequest) -> str:
-            self.calls += 1
-            if self.calls == 1:
-                self.session.add_user("arrived during the summary")
-            return await super().asummarize(request)
+    def __init__(self, session: ContextSession, action: str) -> None:
+        super().__init__()
+        self.session = session
+        self.action = action
+        self.calls = 0
 
+    async def asummarize(self, request: SummaryRequest) -> str:
+        self.calls += 1
+        if self.calls == 1 and self.action == "append":
+            self.session.add_user("arrived during the summary")
+        if self.calls == 1 and self.action == "replace":
+            self.session.sync(self.session.history[2:])
+        return await super().asummarize(request)
+
+
+def test_async_compaction_keeps_its_summary_when_messages_only_arrive_meanwhile() -> None:
     session = make()
-    summarizer = AddsWhileSummarizing(session)
+    summarizer = ActsWhileSummarizing(session, "append")
     session.summarizer = summarizer
     chat(session, 10)
     result = asyncio.run(session.acompact())
-    assert summarizer.calls >= 2  # the first result was computed on a stale history and thrown away
+    assert summarizer.calls == 1  # the paid-for summary is used, not thrown away
     assert result.tier == "summarize"
     assert session.history[-1].text == "arrived during the summary"
     assert len(session.originals()) == 21
+
+
+def test_async_compaction_recomputes_when_the_history_is_replaced_meanwhile() -> None:
+    session = make()
+    summarizer = ActsWhileSummarizing(session, "replace")
+    session.summarizer = summarizer
+    chat(session, 10)
+    result = asyncio.run(session.acompact())
+    assert summarizer.calls == 2  # the first summary described a history that no longer exists
+    assert result.tier == "summarize"
+    assert len(session.originals()) == 20
