@@ -97,10 +97,10 @@ class Archive:
 
     def read(self, handle: str, *, offset: int = 0, limit: int | None = None) -> str:
         """Return archived text from ``offset`` (chars), at most ``limit`` chars: what a read-back tool serves."""
-        if offset < 0:
-            raise InvalidPolicyError(f"offset: must be >= 0, got {offset}", field="offset")
-        if limit is not None and limit <= 0:
-            raise InvalidPolicyError(f"limit: must be > 0 or None, got {limit}", field="limit")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidPolicyError(f"offset: must be an int >= 0, got {offset!r}", field="offset")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
+            raise InvalidPolicyError(f"limit: must be an int > 0 or None, got {limit!r}", field="limit")
         text = self.get(handle).full_text
         return text[offset:] if limit is None else text[offset : offset + limit]
 

@@ -152,6 +152,7 @@ class ContextSession:
 
     @system_prompt.setter
     def system_prompt(self, value: str | None) -> None:
+        check_arguments(counter=None, system_prompt=value, tools=(), policy=None, session_id=None)
         self._system_prompt = value
         self._invalidate_prefix()
 
@@ -162,6 +163,7 @@ class ContextSession:
 
     @tools.setter
     def tools(self, value: Sequence[ToolSchema]) -> None:
+        check_arguments(counter=None, system_prompt=None, tools=value, policy=None, session_id=None)
         self._tools = tuple(value)
         self._invalidate_prefix()
 
@@ -822,6 +824,12 @@ class ContextSession:
         summary and pinned content: it is data, counted in the same budget as everything else. Pass no items to
         clear it. Returns the plan (what was included, what was dropped and why).
         """
+        items = list(items)
+        for index, item in enumerate(items):
+            if not isinstance(item, ContextItem):
+                raise InvalidPolicyError(
+                    f"items[{index}]: expected a ContextItem, got {type(item).__name__}", field=f"items[{index}]"
+                )
         plan = plan_context(items, config or PlannerConfig.balanced(), counter=self.counter)
         with self._lock:
             self.last_plan = plan

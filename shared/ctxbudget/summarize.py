@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .errors import InvalidPolicyError
 from .messages import Message
 from .tokens import CharCounter, TokenCounter
 
@@ -156,6 +157,8 @@ class ExtractiveSummarizer:
     """
 
     def __init__(self, counter: TokenCounter | None = None, *, max_items: int = 12) -> None:
+        if isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1:
+            raise InvalidPolicyError(f"max_items: must be an int >= 1, got {max_items!r}", field="max_items")
         self.counter = counter or CharCounter()
         self.max_items = max_items
 

@@ -12,6 +12,7 @@ Counts are cached by content, so a session that grows by one message pays for th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import threading
@@ -109,9 +110,19 @@ class _ContentCache:
         self._data[key] = value
 
 
+_DIGEST_OVER = 2048
+"""Texts longer than this are cached under a digest, so the cache never holds (and pins in memory) big outputs."""
+
+
+def _text_key(text: str) -> object:
+    if len(text) <= _DIGEST_OVER:
+        return text
+    return (len(text), hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+
+
 def _message_key(message: Message) -> tuple[object, ...]:
     calls = tuple((call.id, call.name, call.args_json()) for call in message.tool_calls) if message.tool_calls else ()
-    content: object = message.content
+    content: object = _text_key(message.content) if isinstance(message.content, str) else message.content
     if not isinstance(message.content, str):  # blocks carry dicts, which do not hash: key on their JSON
         content = tuple((b.type, b.text, json.dumps(b.data, sort_keys=True, default=str)) for b in message.content)
     return (message.role, message.name, content, message.tool_call_id, calls, message.state)
@@ -167,10 +178,11 @@ class TiktokenCounter:
         """Tokens in ``text`` (cached for strings over 64 characters)."""
         if len(text) <= 64:
             return len(self._encoding.encode_ordinary(text))
-        cached = self._texts.get(text)
+        key = _text_key(text)
+        cached = self._texts.get(key)
         if cached is None:
             cached = len(self._encoding.encode_ordinary(text))
-            self._texts.put(text, cached)
+            self._texts.put(key, cached)
         return cached
 
     def count_message(self, message: Message) -> int:

@@ -68,8 +68,8 @@ class ContextWindowTracker:
 
     def set_floor(self, tokens: int) -> None:
         """A caller-supplied minimum (e.g. tokens a framework adds that we cannot see)."""
-        if tokens < 0:
-            raise InvalidPolicyError(f"floor: must be >= 0, got {tokens}", field="floor")
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise InvalidPolicyError(f"floor: must be an int >= 0, got {tokens!r}", field="floor")
         self.floor = tokens
 
     def reset(self) -> None:

@@ -532,3 +532,29 @@ def test_async_compaction_recomputes_when_the_history_is_replaced_meanwhile() ->
     assert summarizer.calls == 2  # the first summary described a history that no longer exists
     assert result.tier == "summarize"
     assert len(session.originals()) == 20
+
+
+@pytest.mark.parametrize(
+    ("action", "error", "field"),
+    [
+        (lambda s: setattr(s, "tools", [{"name": "x"}]), InvalidMessageError, "tools[0]"),
+        (lambda s: setattr(s, "system_prompt", 42), InvalidMessageError, "system_prompt"),
+        (lambda s: s.read_archived("ctx://archive/x", offset="a"), InvalidPolicyError, "offset"),
+        (lambda s: s.set_usage_floor("10"), InvalidPolicyError, "floor"),
+        (lambda s: s.set_usage_floor(True), InvalidPolicyError, "floor"),
+        (lambda s: s.set_context(["text"]), InvalidPolicyError, "items[0]"),
+    ],
+)
+def test_setters_and_helpers_raise_typed_errors_naming_the_field(action, error, field) -> None:  # type: ignore[no-untyped-def]
+    session = make()
+    with pytest.raises(error) as info:
+        action(session)
+    assert info.value.field == field
+    assert field in str(info.value)
+
+
+def test_the_extractive_summarizer_rejects_a_useless_item_limit() -> None:
+    from ctxbudget.summarize import ExtractiveSummarizer
+
+    with pytest.raises(InvalidPolicyError, match="max_items"):
+        ExtractiveSummarizer(max_items=0)
