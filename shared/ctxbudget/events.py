@@ -72,7 +72,10 @@ class ContextCompacted(Event):
 
     type: Literal["context_compacted"] = "context_compacted"
     trigger: Literal["auto", "manual"]
-    tier: str = Field(description="The last tier that ran: bound, clear, summarize, extractive, truncate.")
+    tier: str = Field(
+        description="The last tier that ran: bound, clear, summarize, extractive, truncate; a summary that would "
+        "have cost more than the span it replaces is not applied and shows as summarize-skipped/extractive-skipped."
+    )
     tiers: tuple[str, ...] = Field(description="Every tier that ran, in order.")
     before: ContextState
     after: ContextState
