@@ -22,6 +22,7 @@ key is a 400; pass ``include_id=True`` to :func:`to_chat_message` when you need 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -35,6 +36,8 @@ from llama_index.core.tools import BaseTool
 __all__ = [
     "ID_KEY",
     "ChatMessageConverter",
+    "ContentKey",
+    "content_key",
     "from_chat_message",
     "to_chat_message",
     "tool_calls_of",
@@ -160,6 +163,50 @@ def from_chat_message(chat: ChatMessage, *, message_id: str | None = None) -> Me
 def _given_id(kwargs: Mapping[str, Any]) -> str | None:
     value = kwargs.get(ID_KEY)
     return value if isinstance(value, str) and value else None
+
+
+ContentKey = tuple[object, ...]
+"""What :func:`content_key` returns: hashable, equal for equal messages."""
+
+
+def _block_digest(block: Any) -> str:
+    try:
+        dumped = block.model_dump_json()
+    except Exception:  # an unserializable block: never equal to another one
+        return f"{type(block).__name__}@{id(block)}"
+    return hashlib.sha256(dumped.encode("utf-8")).hexdigest()
+
+
+def content_key(chat: ChatMessage) -> ContentKey:
+    """A stable key for what ``chat`` says: role, text, other blocks, tool calls, ``tool_call_id`` and ``name``.
+
+    Equal copies (``model_validate(model_dump())``, a chat store's JSON round trip) have equal keys, whatever else
+    ``additional_kwargs`` holds and whether tool calls are SDK objects or dicts. The ``ctxbudget_id`` is not part of
+    it.
+    """
+    raw_role = chat.role.value if isinstance(chat.role, LIRole) else str(chat.role)
+    texts: list[str] = []
+    others: list[str] = []
+    for block in chat.blocks:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+        elif not isinstance(block, ToolCallBlock):
+            others.append(_block_digest(block))
+    kwargs = chat.additional_kwargs
+    call_id, name = kwargs.get("tool_call_id"), kwargs.get("name")
+    return (
+        raw_role,
+        tuple(texts),
+        tuple(others),
+        tuple((call.id, call.name, call.args_json()) for call in tool_calls_of(chat)),
+        call_id if isinstance(call_id, str) else None,
+        name if isinstance(name, str) else None,
+    )
+
+
+def is_system_key(key: ContentKey) -> bool:
+    """Whether a :func:`content_key` is that of a system message."""
+    return _ROLES.get(str(key[0])) == "system"
 
 
 def _openai_call(call: ToolCall) -> dict[str, Any]:

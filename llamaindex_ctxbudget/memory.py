@@ -26,16 +26,19 @@ process) built on the same store and key resumes the same session (see :mod:`lla
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
+import weakref
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxbudget import BuiltRequest, ContextSession
-from ctxbudget.errors import InvalidPolicyError, SnapshotError
+from ctxbudget.errors import InvalidPolicyError, SnapshotError, SnapshotStoreError
 from ctxbudget.events import Event
 from ctxbudget.evidence import excerpt
-from ctxbudget.messages import Message, MessageSequence, ToolSchema
+from ctxbudget.messages import Message, MessageSequence, ToolSchema, new_message_id
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.snapshot import SessionSnapshot
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
@@ -47,11 +50,13 @@ from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY, BaseMemory
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 from llama_index.core.tools import BaseTool
 
-from .convert import ChatMessageConverter, tool_schemas
+from .convert import ChatMessageConverter, ContentKey, _given_id, content_key, is_system_key, tool_schemas
 from .instrumentation import forward_session_events
 from .persistence import parse_snapshot, snapshot_key, snapshot_message
 
 __all__ = ["BudgetedMemory"]
+
+_Positions = set[int]
 
 
 def _check_count(value: object, field: str) -> int:
@@ -101,6 +106,17 @@ class BudgetedMemory(BaseMemory):
     _unsubscribe: list[Callable[[], None]] = PrivateAttr(default_factory=list)
     # The session's history object and its converted ChatMessages so far: get() converts only what is new.
     _rendered: tuple[Sequence[Message], list[ChatMessage]] | None = PrivateAttr(default=None)
+    # Every message the session holds (live, archived, system), by its position in the chat store (which is also
+    # its position in the session's add order): its id, its content key, and positions by key, so set() can match
+    # equal copies (a store that deserializes) to what is already held.
+    _ids: list[str] = PrivateAttr(default_factory=list)
+    _keys: list[ContentKey] = PrivateAttr(default_factory=list)
+    _pos_of: dict[str, int] = PrivateAttr(default_factory=dict)
+    _by_key: dict[ContentKey, list[int]] = PrivateAttr(default_factory=dict)
+    # Coroutines writing to the store are serialized per event loop (a threading lock cannot be held across await).
+    _alocks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = PrivateAttr(
+        default_factory=weakref.WeakKeyDictionary
+    )
 
     @field_serializer("chat_store")
     def _serialize_store(self, chat_store: BaseChatStore) -> dict[str, Any]:
@@ -205,6 +221,7 @@ class BudgetedMemory(BaseMemory):
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._converter.clear()
+        self._ids, self._keys, self._pos_of, self._by_key = [], [], {}, {}
         session = self._new_session() if snapshot is None else self._restored_session(snapshot)
         self._unsubscribe = [forward_session_events(session), session.subscribe(self._mark_dirty, "context_compacted")]
         stored = read(self.chat_store_key)
@@ -216,8 +233,21 @@ class BudgetedMemory(BaseMemory):
             )
         for chat, message in zip(stored[:covered], session.originals(), strict=True):
             self._converter.remember(chat, message)
-        session.add(*self._convert(stored[covered:]))
+            self._hold(chat, message)
+        replay = self._convert(stored[covered:])
+        session.add(*(message for _, message in replay))
+        for chat, message in replay:
+            self._hold(chat, message)
         self._session = session
+
+    def _hold(self, chat: ChatMessage, message: Message) -> None:
+        """Record that ``message`` (from ``chat``) is now in the session and at the end of the chat store."""
+        position = len(self._ids)
+        key = content_key(chat)
+        self._ids.append(message.id)
+        self._keys.append(key)
+        self._pos_of[message.id] = position
+        self._by_key.setdefault(key, []).append(position)
 
     def _mark_dirty(self, event: Event) -> None:
         self._dirty = True
@@ -255,7 +285,7 @@ class BudgetedMemory(BaseMemory):
     async def acompact(self, instructions: str | None = None) -> None:
         """Async :meth:`compact`."""
         await self._live().acompact(instructions)
-        self._save_if_dirty()
+        await self._asave_if_dirty()
 
     def bound_tool_output(self, text: str, *, source: str) -> str:
         """Bound one tool output to this memory's per-output limit before it enters any prompt.
@@ -335,22 +365,102 @@ class BudgetedMemory(BaseMemory):
         return list(await self.chat_store.aget_messages(self.chat_store_key))
 
     # -- writing -----------------------------------------------------------------------------------------------
-    def _convert(self, chats: Sequence[ChatMessage]) -> list[Message]:
-        messages = []
+    # The chat store is written first, the session second, in the same order, under one lock: a store write that
+    # fails leaves the session as it was (a retry is not a duplicate), and the store always holds at least what
+    # the session (and so any snapshot) covers, in the session's add order.
+    def _convert(self, chats: Sequence[ChatMessage]) -> list[tuple[ChatMessage, Message]]:
+        """Convert ``chats`` to new session messages, with ids the session does not hold yet. Changes no state."""
+        pairs: list[tuple[ChatMessage, Message]] = []
+        taken: set[str] = set()
         for chat in chats:
             message = self._converter.known(chat)
-            if message is not None:  # the same object put again: a second, distinct message
-                message = self._converter.to_message(chat.model_copy())
-            else:
-                message = self._converter.to_message(chat)
+            source = chat
+            if message is not None and (message.id in self._pos_of or message.id in taken):
+                source, message = chat.model_copy(), None  # the same object put again: a second, distinct message
+            if message is None:
+                given = _given_id(source.additional_kwargs)
+                fresh = given is not None and (given in self._pos_of or given in taken)
+                message = self._converter.to_message(source, message_id=new_message_id() if fresh else None)
             if message.role == "system" and message.metadata.get("pinned") is not True:
                 message = message.model_copy(update={"metadata": {**message.metadata, "pinned": True}})
-                self._converter.remember(chat, message)
-            messages.append(message)
-        return messages
+                self._converter.remember(source, message)
+            taken.add(message.id)
+            pairs.append((chat, message))
+        return pairs
+
+    def _store_failed(self, exc: Exception, done: int, total: int) -> SnapshotStoreError:
+        kept = "nothing was added" if not done else f"the first {done:,} of {total:,} messages were added"
+        return SnapshotStoreError(
+            f"chat store {type(self.chat_store).__name__}: adding a message to key {self.chat_store_key!r} failed "
+            f"({type(exc).__name__}: {exc}); {kept}, store and session agree, the call can be retried"
+        )
+
+    def _write(self, pairs: list[tuple[ChatMessage, Message]], *, commit: Callable[[], None] | None = None) -> None:
+        """Append ``pairs`` to the store, then to the session (``commit`` instead, when all were stored)."""
+        done = 0
+        try:
+            for chat, _ in pairs:
+                self.chat_store.add_message(self.chat_store_key, chat)
+                done += 1
+        except SnapshotStoreError:
+            self._added(pairs[:done])
+            raise
+        except Exception as exc:
+            self._added(pairs[:done])
+            raise self._store_failed(exc, done, len(pairs)) from exc
+        if commit is None:
+            self._added(pairs)
+        else:
+            commit()
+            self._held(pairs)
+
+    async def _awrite(
+        self, pairs: list[tuple[ChatMessage, Message]], *, commit: Callable[[], None] | None = None
+    ) -> None:
+        """Async :meth:`_write`; the caller holds this loop's write lock."""
+        done = 0
+        try:
+            for chat, _ in pairs:
+                await self.chat_store.async_add_message(self.chat_store_key, chat)
+                done += 1
+        except SnapshotStoreError:
+            with self._lock:
+                self._added(pairs[:done])
+            raise
+        except Exception as exc:
+            with self._lock:
+                self._added(pairs[:done])
+            raise self._store_failed(exc, done, len(pairs)) from exc
+        with self._lock:
+            if commit is None:
+                self._added(pairs)
+            else:
+                commit()
+                self._held(pairs)
+
+    def _added(self, pairs: Sequence[tuple[ChatMessage, Message]]) -> None:
+        if pairs:
+            self._live().add(*(message for _, message in pairs))
+            self._held(pairs)
+
+    def _held(self, pairs: Sequence[tuple[ChatMessage, Message]]) -> None:
+        for chat, message in pairs:
+            self._hold(chat, message)
+
+    def _write_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            lock = self._alocks.get(loop)
+            if lock is None:
+                lock = self._alocks[loop] = asyncio.Lock()
+            return lock
 
     def put(self, message: ChatMessage) -> None:
-        """Append one message (O(its size)); system messages are pinned, oversized tool outputs bounded."""
+        """Append one message (O(its size)); system messages are pinned, oversized tool outputs bounded.
+
+        Raises:
+            SnapshotStoreError: the chat store failed; the message was not added (retrying is safe).
+        """
         self.put_messages([message])
 
     async def aput(self, message: ChatMessage) -> None:
@@ -358,65 +468,117 @@ class BudgetedMemory(BaseMemory):
         await self.aput_messages([message])
 
     def put_messages(self, messages: list[ChatMessage]) -> None:
-        """Append messages in order."""
+        """Append messages in order (to the chat store first, then to the session).
+
+        Raises:
+            SnapshotStoreError: the chat store failed; the messages before the failing one were added to both.
+        """
         with self._lock:
-            self._live().add(*self._convert(messages))
-            for chat in messages:
-                self.chat_store.add_message(self.chat_store_key, chat)
+            self._live()
+            self._write(self._convert(messages))
 
     async def aput_messages(self, messages: list[ChatMessage]) -> None:
-        """Async :meth:`put_messages`."""
-        with self._lock:
-            self._live().add(*self._convert(messages))
-        for chat in messages:
-            await self.chat_store.async_add_message(self.chat_store_key, chat)
+        """Async :meth:`put_messages`; concurrent calls on one event loop are applied one after the other."""
+        async with self._write_lock():
+            with self._lock:
+                self._live()
+                pairs = self._convert(messages)
+            await self._awrite(pairs)
 
     def set(self, messages: list[ChatMessage]) -> None:
         """Make ``messages`` the live history (what a framework's ``chat_history`` says the conversation is).
 
-        Messages this memory already holds keep their (possibly compacted) live form; messages already compacted
-        away are not brought back; new ones are appended to the store. History that disappears is archived.
+        Messages this memory already holds, as the same objects or as equal copies (a chat store that deserializes
+        returns copies), keep their (possibly compacted) live form; messages already compacted away are not brought
+        back; system messages already held stay in the leading system block. Only new ones are added and appended
+        to the store. History that disappears is archived.
+
+        Raises:
+            SnapshotStoreError: the chat store failed; the live history is unchanged except for the new messages
+                that were stored before the failure (appended, as ``put`` would).
         """
         with self._lock:
-            new, replaced = self._sync(messages)
-            for chat in new:
-                self.chat_store.add_message(self.chat_store_key, chat)
+            wanted, new, replaced = self._plan(messages)
+            self._write(new, commit=lambda: self._live().sync(wanted))
             if replaced:
                 self._dirty = True
             self._save_if_dirty()
 
     async def aset(self, messages: list[ChatMessage]) -> None:
         """Async :meth:`set`."""
-        with self._lock:
-            new, replaced = self._sync(messages)
+        async with self._write_lock():
+            with self._lock:
+                wanted, new, replaced = self._plan(messages)
+            await self._awrite(new, commit=lambda: self._live().sync(wanted))
             if replaced:
                 self._dirty = True
-        for chat in new:
-            await self.chat_store.async_add_message(self.chat_store_key, chat)
-        await self._asave_if_dirty()
+            await self._asave_locked()
 
-    def _sync(self, chats: Sequence[ChatMessage]) -> tuple[list[ChatMessage], bool]:
-        live = self._live().history
-        live_by_id = {m.id: m for m in live}
-        wanted: list[Message] = []
-        new: list[ChatMessage] = []
-        for index, chat in enumerate(chats):
-            known = self._converter.known(chat) or self._same_as_live(chat, live, index)
-            if known is None:
-                wanted.extend(self._convert([chat]))
-                new.append(chat)
-            elif known.id in live_by_id:
-                wanted.append(live_by_id[known.id])
+    def _plan(self, chats: Sequence[ChatMessage]) -> tuple[list[Message], list[tuple[ChatMessage, Message]], bool]:
+        """What :meth:`set` does, without changing any state.
+
+        Returns the history to sync, the new messages (in the order the session adds them: new system messages
+        first) and whether the live history is replaced rather than extended.
+        """
+        session = self._live()
+        history = session.history
+        live = {m.id: m for m in history}
+        cursor = -1
+        used: set[int] = set()
+        body: list[Message | int] = []  # live messages, and indexes into new_body
+        new_system: list[ChatMessage] = []
+        new_body: list[ChatMessage] = []
+        for chat in chats:
+            key = content_key(chat)
+            position = self._match(chat, key, cursor, used)
+            if position is None:
+                if is_system_key(key):
+                    new_system.append(chat)
+                else:
+                    body.append(len(new_body))
+                    new_body.append(chat)
+                continue
+            used.add(position)
+            if is_system_key(self._keys[position]):
+                continue  # held in the leading system block for good
+            cursor = position
+            held = live.get(self._ids[position])
+            if held is not None:
+                body.append(held)
             # else: already compacted away and archived; the summary stands for it
-        extends = len(wanted) >= len(live) and [m.id for m in wanted[: len(live)]] == [m.id for m in live]
-        self._live().sync(wanted)
-        return new, not extends
+        new = self._convert([*new_system, *new_body])
+        added = [message for _, message in new[len(new_system) :]]
+        wanted = [
+            *(message for _, message in new[: len(new_system)]),
+            *(added[item] if isinstance(item, int) else item for item in body),
+        ]
+        kept = [item.id for item in body[: len(history)] if not isinstance(item, int)]
+        extends = len(kept) == len(history) and kept == [m.id for m in history]
+        return wanted, new, not extends
 
-    def _same_as_live(self, chat: ChatMessage, live: list[Message], index: int) -> Message | None:
-        if index >= len(live):
+    def _match(self, chat: ChatMessage, key: ContentKey, cursor: int, used: _Positions) -> int | None:
+        """The position of the held message ``chat`` stands for, if any (each held message is matched once).
+
+        The same object, then an honoured ``ctxbudget_id`` with the same content, then the first equal message
+        after the previous match (system messages: the first equal one not matched yet).
+        """
+        known = self._converter.known(chat)
+        if known is not None:
+            position = self._pos_of.get(known.id)
+            if position is not None and position not in used:
+                return position
+        given = _given_id(chat.additional_kwargs)
+        if given is not None:
+            position = self._pos_of.get(given)
+            if position is not None and position not in used and self._keys[position] == key:
+                return position
+        positions = self._by_key.get(key)
+        if not positions:
             return None
-        original = self._converter.original(live[index].id)
-        return live[index] if original is not None and original == chat else None
+        index = 0 if is_system_key(key) else bisect_right(positions, cursor)
+        while index < len(positions) and positions[index] in used:
+            index += 1
+        return positions[index] if index < len(positions) else None
 
     def reset(self) -> None:
         """Forget the conversation: the store's keys are deleted and a fresh session starts."""
@@ -427,10 +589,11 @@ class BudgetedMemory(BaseMemory):
 
     async def areset(self) -> None:
         """Async :meth:`reset`."""
-        await self.chat_store.adelete_messages(self.chat_store_key)
-        await self.chat_store.adelete_messages(snapshot_key(self.chat_store_key))
-        with self._lock:
-            self._open(None, lambda key: [])
+        async with self._write_lock():
+            await self.chat_store.adelete_messages(self.chat_store_key)
+            await self.chat_store.adelete_messages(snapshot_key(self.chat_store_key))
+            with self._lock:
+                self._open(None, lambda key: [])
 
     # -- persistence -------------------------------------------------------------------------------------------
     def save(self) -> None:
@@ -439,18 +602,38 @@ class BudgetedMemory(BaseMemory):
             self._dirty = True
             self._save_if_dirty()
 
+    def _snapshot_failed(self, exc: Exception) -> SnapshotStoreError:
+        return SnapshotStoreError(
+            f"chat store {type(self.chat_store).__name__}: writing the snapshot to key "
+            f"{snapshot_key(self.chat_store_key)!r} failed ({type(exc).__name__}: {exc}); it is written again on "
+            "the next change or save()"
+        )
+
     def _save_if_dirty(self) -> None:
         if self._dirty:
-            self.chat_store.set_messages(snapshot_key(self.chat_store_key), [snapshot_message(self._live().snapshot())])
+            message = snapshot_message(self._live().snapshot())
+            try:
+                self.chat_store.set_messages(snapshot_key(self.chat_store_key), [message])
+            except Exception as exc:
+                raise self._snapshot_failed(exc) from exc
             self._dirty = False
 
     async def _asave_if_dirty(self) -> None:
+        if self._dirty:
+            async with self._write_lock():
+                await self._asave_locked()
+
+    async def _asave_locked(self) -> None:
         with self._lock:
             if not self._dirty:
                 return
             self._dirty = False
             message = snapshot_message(self._live().snapshot())
-        await self.chat_store.aset_messages(snapshot_key(self.chat_store_key), [message])
+        try:
+            await self.chat_store.aset_messages(snapshot_key(self.chat_store_key), [message])
+        except Exception as exc:
+            self._dirty = True
+            raise self._snapshot_failed(exc) from exc
 
 
 def _in_head(message: Message) -> bool:
