@@ -136,16 +136,9 @@ class ThreadView:
         self.msgs = history
         self.lc = [self.pending.replaced.get(m.id) or self.converter.to_langchain(m) for m in history]
         self.collect_archive()
-        snap = self.session.snapshot()
-        self.pending.summary, self.pending.summary_dirty = snap.summary, True
-        self.pending.meta = {
-            "goal": snap.goal,
-            "goal_id": snap.goal_id,
-            "pinned": [m.model_dump(mode="json") for m in snap.pinned],
-            "pinned_ids": list(snap.pinned_ids),
-            "ratio": snap.tracker.ratio,
-            "samples": snap.tracker.samples,
-        }
+        session = self.session
+        self.pending.summary, self.pending.summary_dirty = session.summary, True
+        self.pending.meta = _meta(session)
 
     def collect_archive(self) -> None:
         """Queue archive entries the state does not hold yet."""
@@ -161,6 +154,24 @@ class ThreadView:
         update = self.pending.update()
         self.pending = Pending()
         return update
+
+
+def _meta(session: ContextSession) -> dict[str, Any]:
+    """What ``ctxbudget_meta`` persists, read in O(pins) (not a full ``snapshot()``: O(history + archive)).
+
+    The goal's message id and the pins have no public accessor on ``ContextSession`` yet, so they are read from the
+    attributes :meth:`ContextSession.snapshot` itself reads (directly, so a rename fails loudly in the tests);
+    the values are identical to the snapshot's.
+    """
+    calibration = session.tracker.calibration
+    return {
+        "goal": session.goal,
+        "goal_id": session._goal_id,
+        "pinned": [m.model_dump(mode="json") for m in session._pinned],
+        "pinned_ids": sorted(session._pinned_ids),
+        "ratio": calibration.ratio,
+        "samples": calibration.samples,
+    }
 
 
 def restore_session(

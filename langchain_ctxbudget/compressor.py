@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
+from ctxbudget._validation import to_usage_error
 from ctxbudget.cognitive import CognitiveContextSession
+from ctxbudget.errors import InvalidPolicyError
 from ctxbudget.items import ContextItem
 from ctxbudget.planner import DropReason, PlannerConfig, plan_context
 from ctxbudget.tokens import TiktokenCounter, TokenCounter
@@ -29,7 +32,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 __all__ = ["BudgetDocumentCompressor", "CognitiveRetriever", "CompressionReport", "DroppedDocument"]
 
@@ -67,7 +70,7 @@ class BudgetDocumentCompressor(BaseDocumentCompressor):
     ``None`` means no limit for every cap. Defaults are the planner's ``balanced`` preset.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     max_tokens: int | None = 4000
     """Total token budget of the kept documents (rendered as prompt-safe envelopes)."""
@@ -86,6 +89,14 @@ class BudgetDocumentCompressor(BaseDocumentCompressor):
     counter: TokenCounter = Field(default_factory=TiktokenCounter, exclude=True)
     """Counts the rendered documents."""
     _last: CompressionReport | None = PrivateAttr(default=None)
+
+    def __init__(self, **data: Any) -> None:
+        """Validate every field up front; a mistake raises :class:`InvalidPolicyError` naming the field."""
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise to_usage_error(exc, InvalidPolicyError, "BudgetDocumentCompressor") from None
+        self._config()  # the planner's limits (>= 0), checked now rather than at the first retrieval
 
     @property
     def last_report(self) -> CompressionReport | None:

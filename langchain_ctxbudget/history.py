@@ -24,6 +24,7 @@ from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from ._checks import check_common, check_instance
 from .convert import CTXBUDGET_KEY, MessageConverter, ensure_id
 from .errors import LangChainContextOverflowError
 from .summarizer import LangChainSummarizer
@@ -80,6 +81,9 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
         archive: BaseChatMessageHistory | None = None,
         session_id: str | None = None,
     ) -> None:
+        check_instance("inner", inner, BaseChatMessageHistory)
+        check_instance("archive", archive, BaseChatMessageHistory, optional=True)
+        check_common(counter=counter, policy=policy, summarizer=summarizer)
         self.inner = inner
         self.archive = archive if archive is not None else ArchiveHistory()
         self.converter = MessageConverter()

@@ -9,6 +9,9 @@
 * ``wrap_tool_call``: a tool output over the per-output limit is bounded to head + tail as it arrives; the full text
   travels with the message until it is persisted in ``ctxbudget_archive``. The ``read_archived_output`` tool (added
   unless ``read_back_tool=False``) lets the model read any archived original back, from the state.
+* Views are cached per ``thread_id``; a run without one (no checkpointer, a stateless server) gets its own
+  per-invocation id in ``ctxbudget_run`` (``before_agent``), so concurrent threadless runs never share a view or a
+  pending update, and its view is dropped when the run ends (``after_agent``).
 * Events reach LangChain callbacks as custom events ``ctxbudget.<type>``; summarizer calls are tagged ``nostream``.
 
 The window is ``max_tokens`` when given, else the model's ``profile["max_input_tokens"]``, else the ctxbudget model
@@ -25,8 +28,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, cast
 
 from ctxbudget import BuiltRequest, ContextSession
+from ctxbudget._validation import describe_error, to_usage_error
 from ctxbudget.archive import HANDLE_PREFIX, ArchiveEntry
-from ctxbudget.errors import ArchiveError, ContextOverflowError, UsageError
+from ctxbudget.errors import ArchiveError, ContextOverflowError, InvalidPolicyError, UsageError
 from ctxbudget.events import EventType, ToolOutputBounded
 from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message
@@ -45,7 +49,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 from langchain_core.runnables.config import ensure_config
 from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel, Field, ValidationError
 
+from ._checks import check_bool, check_common, check_event_types, check_optional_str, check_positive_int
 from ._view import ARCHIVE_KEY, META_KEY, SUMMARY_KEY, ThreadView, restore_session
 from ._window import resolve_window
 from .convert import CTXBUDGET_KEY, MessageConverter, tool_schemas, usage_of
@@ -57,15 +63,20 @@ __all__ = [
     "ARCHIVE_KEY",
     "META_KEY",
     "READ_TOOL_NAME",
+    "RUN_KEY",
     "SUMMARY_KEY",
     "ContextBudgetMiddleware",
     "ContextBudgetState",
+    "ReadArchivedArgs",
     "archived_messages",
     "merge_archive",
 ]
 
 READ_TOOL_NAME = "read_archived_output"
 """Name of the read-back tool the middleware adds."""
+
+RUN_KEY = "ctxbudget_run"
+"""State field: a per-invocation id, set only for runs without a ``thread_id`` (their views are keyed by it)."""
 
 _PRIVATE = OmitFromSchema(input=True, output=True)
 _OUTPUT_ONLY = OmitFromSchema(input=True, output=False)
@@ -83,14 +94,46 @@ class ContextBudgetState(AgentState[Any], total=False):
     ctxbudget_summary: Annotated[str | None, _OUTPUT_ONLY]
     ctxbudget_meta: Annotated[dict[str, Any], _PRIVATE]
     ctxbudget_archive: Annotated[dict[str, Any], _PRIVATE, merge_archive]
+    ctxbudget_run: Annotated[str | None, _PRIVATE]
 
 
-def _thread_key(runtime: Any) -> str:
+class ReadArchivedArgs(BaseModel):
+    """Arguments of the ``read_archived_output`` tool (validated before any read; the model fills them in)."""
+
+    handle: str = Field(min_length=1, description="The handle shown in the marker; it starts with ctx://archive/.")
+    offset: int = Field(default=0, ge=0, description="First character to return (0 = the start).")
+    limit: int = Field(default=20_000, ge=1, description="Most characters to return.")
+
+
+def _thread_id(runtime: Any) -> str | None:
     thread = getattr(getattr(runtime, "execution_info", None), "thread_id", None)
     if thread is None:
         config = getattr(runtime, "config", None) or ensure_config()
         thread = (config.get("configurable") or {}).get("thread_id")
-    return "__no_thread__" if thread is None else str(thread)
+    return None if thread is None else str(thread)
+
+
+_RUN_PREFIX = "\x00run:"
+
+
+def _view_key(state: Any, runtime: Any) -> str | None:
+    """The key of the view a call belongs to: its thread, else its own invocation (never shared between runs).
+
+    ``None`` when there is neither (a threadless call outside an agent run): such calls get an uncached view.
+    """
+    thread = _thread_id(runtime)
+    if thread is not None:
+        return thread
+    run = state.get(RUN_KEY) if isinstance(state, Mapping) else None
+    return f"{_RUN_PREFIX}{run}" if isinstance(run, str) and run else None
+
+
+def _session_id(key: str | None) -> str:
+    if key is None:
+        return f"lc-call-{uuid.uuid4().hex}"
+    if key.startswith(_RUN_PREFIX):
+        return f"lc-run-{key.removeprefix(_RUN_PREFIX)}"
+    return f"lc-{key}"
 
 
 class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
@@ -105,7 +148,11 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         compact_instructions: project "Compact Instructions" added to every summary prompt.
         read_back_tool: add the ``read_archived_output`` tool.
         forward_events: ctxbudget event types dispatched as LangChain custom events.
-        max_threads: conversation threads kept in memory (others are rebuilt from their state on demand).
+        max_threads: conversation threads (and threadless runs in flight) kept in memory; others are rebuilt from
+            their state on demand.
+
+    Raises:
+        UsageError: an argument of the wrong type or out of range (``InvalidPolicyError`` naming the field).
     """
 
     state_schema = ContextBudgetState
@@ -127,6 +174,11 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             raise UsageError(f"max_tokens: must be an int > 0 or None, got {max_tokens!r}", field="max_tokens")
         if max_tokens is not None and max_tokens <= 0:
             raise UsageError(f"max_tokens: must be > 0, got {max_tokens}", field="max_tokens")
+        check_common(counter=counter, policy=policy, summarizer=summarizer)
+        check_optional_str("compact_instructions", compact_instructions)
+        check_bool("read_back_tool", read_back_tool)
+        check_positive_int("max_threads", max_threads)
+        forward_events = check_event_types(forward_events)
         self.max_tokens = max_tokens
         self.counter: TokenCounter = counter or TiktokenCounter()
         self.policy = policy or CompactionPolicy()
@@ -135,7 +187,8 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         self.forward_events = forward_events
         self.max_threads = max_threads
         self.converter = MessageConverter()
-        self.tools: Sequence[BaseTool] = [self._read_tool()] if read_back_tool else []
+        self.read_tool = self._read_tool()
+        self.tools: Sequence[BaseTool] = [self.read_tool] if read_back_tool else []
         self._views: OrderedDict[str, ThreadView] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -155,22 +208,30 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             compact_instructions=self.compact_instructions,
         )
 
+    def _lookup_view(self, state: Any, runtime: Any) -> ThreadView | None:
+        key = _view_key(state, runtime)
+        return self._views.get(key) if key is not None else None
+
     def _view(self, request: ModelRequest[Any]) -> ThreadView:
-        key = _thread_key(request.runtime)
+        key = _view_key(request.state, request.runtime)
         messages = request.messages
-        view = self._views.get(key)
+        view = self._views.get(key) if key is not None else None
         if view is None or not view.extends(messages):
+            session_id = _session_id(key)
             session = restore_session(
-                request.state, messages, lambda: self._new_session(request.model, f"lc-{key}"), f"lc-{key}"
+                request.state, messages, lambda: self._new_session(request.model, session_id), session_id
             )
             view = ThreadView(session, self.converter, EventForwarder(self.forward_events))
             view.persisted = set((request.state.get(ARCHIVE_KEY) or {}).keys())  # type: ignore[attr-defined]
+            if key is not None:  # no key: a threadless call outside an agent run; its view is not cached
+                with self._lock:
+                    self._views[key] = view
+                    while len(self._views) > self.max_threads:
+                        self._views.popitem(last=False)
+        if key is not None:
             with self._lock:
-                self._views[key] = view
-                while len(self._views) > self.max_threads:
-                    self._views.popitem(last=False)
-        with self._lock:
-            self._views.move_to_end(key)
+                if key in self._views:
+                    self._views.move_to_end(key)
         view.extend(messages[len(view.lc) :])
         self._configure(view, request)
         return view
@@ -235,9 +296,31 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         await view.forwarder.aflush()
         return await handler(request.override(messages=cast("list[AnyMessage]", messages)))
 
+    def before_agent(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
+        """Give a run without a ``thread_id`` its own id, so its view (and pending update) is never shared."""
+        if _thread_id(runtime) is not None:
+            return None
+        return {RUN_KEY: uuid.uuid4().hex}
+
+    async def abefore_agent(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
+        """Async :meth:`before_agent` (no I/O)."""
+        return self.before_agent(state, runtime)
+
+    def after_agent(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
+        """Forget the view of a run without a ``thread_id``: no later call can extend it."""
+        key = _view_key(state, runtime)
+        if key is not None and key.startswith(_RUN_PREFIX):
+            with self._lock:
+                self._views.pop(key, None)
+        return None
+
+    async def aafter_agent(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
+        """Async :meth:`after_agent` (no I/O)."""
+        return self.after_agent(state, runtime)
+
     def after_model(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
         """Calibrate from the reply's ``usage_metadata`` and persist compaction results in the state."""
-        view = self._views.get(_thread_key(runtime))
+        view = self._lookup_view(state, runtime)
         if view is None:
             return None
         with view.lock:
@@ -252,8 +335,8 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         return self.after_model(state, runtime)
 
     # -- tool calls ----------------------------------------------------------------------------------------------
-    def _bound(self, result: Any, runtime: Any) -> Any:
-        view = self._views.get(_thread_key(runtime))
+    def _bound(self, result: Any, request: ToolCallRequest) -> Any:
+        view = self._lookup_view(request.state, request.runtime)
         if view is None or not isinstance(result, ToolMessage) or not isinstance(result.content, str):
             return result  # the session bounds it on arrival at the next model call instead
         session = view.session
@@ -287,8 +370,10 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         """Serve ``read_archived_output`` from the state; bound oversized tool outputs as they arrive."""
         if request.tool_call["name"] == READ_TOOL_NAME:
             return self._serve_read(request)
-        result = self._bound(handler(request), request.runtime)
-        self._flush(request.runtime)
+        result = self._bound(handler(request), request)
+        view = self._lookup_view(request.state, request.runtime)
+        if view is not None:
+            view.forwarder.flush()
         return result
 
     async def awrap_tool_call(
@@ -297,16 +382,11 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         """Async :meth:`wrap_tool_call`."""
         if request.tool_call["name"] == READ_TOOL_NAME:
             return self._serve_read(request)
-        result = self._bound(await handler(request), request.runtime)
-        view = self._views.get(_thread_key(request.runtime))
+        result = self._bound(await handler(request), request)
+        view = self._lookup_view(request.state, request.runtime)
         if view is not None:
             await view.forwarder.aflush()
         return result
-
-    def _flush(self, runtime: Any) -> None:
-        view = self._views.get(_thread_key(runtime))
-        if view is not None:
-            view.forwarder.flush()
 
     # -- read-back -----------------------------------------------------------------------------------------------
     def _read_tool(self) -> BaseTool:
@@ -321,20 +401,27 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
                 "context. Pass the handle shown in the marker (it starts with ctx://archive/); use offset and limit "
                 "(characters) to page through long text."
             ),
+            args_schema=ReadArchivedArgs,
         )
 
     def _serve_read(self, request: ToolCallRequest) -> ToolMessage:
-        args = request.tool_call.get("args") or {}
-        text = self.read_archived(
-            str(args.get("handle", "")),
-            offset=int(args.get("offset", 0) or 0),
-            limit=int(args.get("limit", 20_000) or 20_000),
-            state=request.state if isinstance(request.state, Mapping) else None,
-            runtime=request.runtime,
-        )
+        """Answer a read-back call; bad arguments and unknown handles come back as an error for the model."""
+        call_id = request.tool_call["id"] or ""
+        try:  # the tool's args_schema: the tool itself never runs, so its validation must happen here
+            args = ReadArchivedArgs.model_validate(request.tool_call.get("args") or {})
+        except ValidationError as exc:
+            details = "; ".join(describe_error(error) for error in exc.errors(include_url=False))
+            return _read_error(call_id, f"invalid arguments for {READ_TOOL_NAME}: {details}")
+        state = request.state if isinstance(request.state, Mapping) else None
+        full = self._lookup(args.handle, state, request.runtime)
+        if full is None:
+            return _read_error(
+                call_id, f"handle: no archived output with handle {args.handle!r}; handles start with {HANDLE_PREFIX}"
+            )
+        view = self._lookup_view(state, request.runtime)
         return ToolMessage(
-            content=text,
-            tool_call_id=request.tool_call["id"] or "",
+            content=self._page(full, args.offset, args.limit, view),
+            tool_call_id=call_id,
             name=READ_TOOL_NAME,
             response_metadata={CTXBUDGET_KEY: {"kind": "read_back"}},
         )
@@ -352,13 +439,21 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
 
         Returns the text slice followed by a line saying where the next page starts; an unknown handle returns a
         message naming it (for the model), never an exception.
+
+        Raises:
+            InvalidPolicyError: ``handle``, ``offset`` or ``limit`` is invalid (the error names it).
         """
-        full = self._lookup(handle, state, runtime)
+        try:
+            args = ReadArchivedArgs(handle=handle, offset=offset, limit=limit)
+        except ValidationError as exc:
+            raise to_usage_error(exc, InvalidPolicyError, READ_TOOL_NAME) from None
+        full = self._lookup(args.handle, state, runtime)
         if full is None:
-            return f"[no archived output with handle {handle!r}; handles start with {HANDLE_PREFIX}]"
-        offset = max(0, offset)
-        chunk = full[offset : offset + max(1, limit)]
-        view = self._views.get(_thread_key(runtime))
+            return f"[no archived output with handle {args.handle!r}; handles start with {HANDLE_PREFIX}]"
+        return self._page(full, args.offset, args.limit, self._lookup_view(state, runtime))
+
+    def _page(self, full: str, offset: int, limit: int, view: ThreadView | None) -> str:
+        chunk = full[offset : offset + limit]
         budget = self.policy.tool_output_limit(view.session.max_tokens if view else self.max_tokens or 128_000) - 64
         while chunk and self.counter.count_text(chunk) > budget:
             chunk = chunk[: int(len(chunk) * 0.8)]
@@ -377,13 +472,23 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
                 marks = message.response_metadata.get(CTXBUDGET_KEY)
                 if isinstance(marks, dict) and marks.get("handle") == handle and "original" in marks:
                     return str(marks["original"])
-        view = self._views.get(_thread_key(runtime))
+        view = self._lookup_view(state, runtime)
         if view is not None:
             try:
                 return view.session.archive.get(handle).full_text
             except ArchiveError:
                 return None
         return None
+
+
+def _read_error(call_id: str, message: str) -> ToolMessage:
+    return ToolMessage(
+        content=f"Error: {message}",
+        tool_call_id=call_id,
+        name=READ_TOOL_NAME,
+        status="error",
+        response_metadata={CTXBUDGET_KEY: {"kind": "read_back"}},
+    )
 
 
 def archived_messages(state: Mapping[str, Any]) -> list[Message]:

@@ -33,6 +33,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from ._checks import check_common, check_instance, check_tools, check_window
 from ._window import resolve_window
 from .convert import MessageConverter, tool_schemas
 from .errors import LangChainContextOverflowError
@@ -137,12 +138,16 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
         tools: Sequence[Any] = (),
         session: ContextSession | None = None,
     ) -> None:
+        check_window("max_tokens", max_tokens)
+        check_common(counter=counter, policy=policy)
+        check_instance("session", session, ContextSession, optional=True)
+        schemas = check_tools(tools, tool_schemas)
         self.session = session
         window = session.max_tokens if session is not None and max_tokens is None and model is None else None
         self.max_tokens = window or resolve_window(model, max_tokens)
         self.counter: TokenCounter = counter or (session.counter if session else TiktokenCounter())
         self.policy = policy or (session.policy if session else CompactionPolicy())
-        self.tools = tool_schemas(tools)
+        self.tools = schemas
         self.converter = MessageConverter()
         self.forwarder = EventForwarder()
         self._seen: set[str] = set()

@@ -261,8 +261,46 @@ def test_unknown_read_back_handle_answers_the_model_instead_of_crashing() -> Non
     model = StrictFakeChatModel(responses=[AIMessage(content="", tool_calls=calls), "ok"])
     result = agent_with(model, ContextBudgetMiddleware(), tools=[search]).invoke(_turn(0))
     reply = next(m for m in result["messages"] if isinstance(m, ToolMessage))
+    assert reply.status == "error"
     assert "no archived output" in reply.text
     assert "ctx://archive/nope" in reply.text
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        ({"handle": "ctx://archive/x.bounded", "offset": "the start"}, "offset"),
+        ({"handle": "ctx://archive/x.bounded", "offset": -5}, "offset"),
+        ({"handle": "ctx://archive/x.bounded", "offset": 1.5}, "offset"),
+        ({"handle": "ctx://archive/x.bounded", "limit": 0}, "limit"),
+        ({"handle": "ctx://archive/x.bounded", "limit": [10]}, "limit"),
+        ({"offset": 3}, "handle"),
+        ({"handle": ""}, "handle"),
+        ({"handle": 42}, "handle"),
+        ({"handle": "ctx://archive/nope"}, "handle"),
+    ],
+)
+def test_bad_read_back_arguments_answer_the_model_with_an_error(args: dict[str, Any], named: str) -> None:
+    calls = [{"id": "r1", "name": READ_TOOL_NAME, "args": args}]
+    model = StrictFakeChatModel(max_input_tokens=8_000, responses=[AIMessage(content="", tool_calls=calls), "done"])
+    agent = agent_with(model, ContextBudgetMiddleware(), tools=[search], checkpointer=InMemorySaver())
+    result = agent.invoke(_turn(0), {"configurable": {"thread_id": "read"}})
+    assert final_text(result) == "done"
+    reply = next(m for m in result["messages"] if isinstance(m, ToolMessage))
+    assert reply.status == "error"
+    assert reply.tool_call_id == "r1"
+    assert reply.text.startswith("Error:")
+    assert f"{named}:" in reply.text
+
+
+def test_read_archived_rejects_bad_arguments_with_a_typed_error() -> None:
+    middleware = ContextBudgetMiddleware(max_tokens=8_000)
+    with pytest.raises(UsageError, match="offset") as info:
+        middleware.read_archived("ctx://archive/x", offset=-1)
+    assert info.value.field == "offset"
+    with pytest.raises(UsageError, match="limit"):
+        middleware.read_archived("ctx://archive/x", limit=0)
+    assert "no archived output" in middleware.read_archived("ctx://archive/x")
 
 
 def test_read_back_tool_can_be_left_out() -> None:
