@@ -166,9 +166,9 @@ def _meta(session: ContextSession) -> dict[str, Any]:
     calibration = session.tracker.calibration
     return {
         "goal": session.goal,
-        "goal_id": session._goal_id,
-        "pinned": [m.model_dump(mode="json") for m in session._pinned],
-        "pinned_ids": sorted(session._pinned_ids),
+        "goal_id": session.goal_message_id,
+        "pinned": [m.model_dump(mode="json") for m in session.pinned],
+        "pinned_ids": sorted(session.pinned_ids),
         "ratio": calibration.ratio,
         "samples": calibration.samples,
     }

@@ -197,6 +197,21 @@ class ContextSession:
         """The user's goal: the first user request, or what :meth:`pin_goal` set."""
         return self._goal
 
+    @property
+    def goal_message_id(self) -> str | None:
+        """The id of the message the goal was taken from (``None`` when pinned explicitly or unset)."""
+        return self._goal_id
+
+    @property
+    def pinned(self) -> tuple[Message, ...]:
+        """Pinned messages sent after the summary in every request (from :meth:`pin`, and pinned history)."""
+        return tuple(self._pinned)
+
+    @property
+    def pinned_ids(self) -> frozenset[str]:
+        """Ids of history messages added with ``metadata={"pinned": True}``."""
+        return frozenset(self._pinned_ids)
+
     def pin_goal(self, text: str) -> None:
         """Pin the user's goal explicitly; it survives every compaction verbatim."""
         if not isinstance(text, str) or not text.strip():
