@@ -184,11 +184,15 @@ class MessageConverter:
 
     Args:
         max_entries: messages remembered; the oldest half is forgotten when full.
+        max_chars: total characters of message text remembered (the cache pins the objects it holds, so it is
+            bounded by size as well as by count); the oldest entries are forgotten first.
     """
 
-    def __init__(self, *, max_entries: int = 200_000) -> None:
+    def __init__(self, *, max_entries: int = 200_000, max_chars: int = 64_000_000) -> None:
         self._pairs: OrderedDict[str, tuple[BaseMessage, Message]] = OrderedDict()
         self._max = max_entries
+        self._max_chars = max_chars
+        self._chars = 0
         self._lock = threading.Lock()
         self.conversions = 0
 
@@ -196,11 +200,18 @@ class MessageConverter:
         return len(self._pairs)
 
     def _remember(self, lc: BaseMessage, message: Message) -> None:
+        size = len(message.text)
         with self._lock:
             if len(self._pairs) >= self._max:
                 for key in list(self._pairs)[: self._max // 2]:
-                    del self._pairs[key]
+                    self._chars -= len(self._pairs.pop(key)[1].text)
+            while self._pairs and self._chars + size > self._max_chars:
+                self._chars -= len(self._pairs.popitem(last=False)[1][1].text)
+            previous = self._pairs.pop(message.id, None)
+            if previous is not None:
+                self._chars -= len(previous[1].text)
             self._pairs[message.id] = (lc, message)
+            self._chars += size
 
     def to_message(self, lc: BaseMessage) -> Message:
         """The ctxbudget form of ``lc`` (cached)."""

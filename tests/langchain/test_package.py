@@ -124,3 +124,15 @@ def test_strict_model_rejects_orphans_and_overflow_and_reports_usage() -> None:
     assert reply.usage_metadata["input_tokens"] == model.requests[0].tokens
     assert model.requests[0].tools == ("lookup",)
     assert model.profile == {"max_input_tokens": 300}
+
+
+def test_the_converter_cache_is_bounded_by_size_not_only_by_count() -> None:
+    from langchain_core.messages import ToolMessage
+
+    from langchain_ctxbudget.convert import MessageConverter
+
+    converter = MessageConverter(max_chars=1_000_000)
+    for n in range(50):
+        converter.to_message(ToolMessage(content="x" * 100_000, tool_call_id=f"c{n}", id=f"t{n}"))
+    assert len(converter) <= 10  # 50 x 100k chars would be 5M chars: the oldest were forgotten
+    assert converter.to_message(ToolMessage(content="x" * 100_000, tool_call_id="c49", id="t49")).id == "t49"
