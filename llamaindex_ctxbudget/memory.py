@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxbudget import BuiltRequest, ContextSession
+from ctxbudget.archive import HANDLE_PREFIX, ArchiveEntry
 from ctxbudget.errors import InvalidPolicyError, SnapshotError, SnapshotStoreError
 from ctxbudget.events import Event
 from ctxbudget.evidence import excerpt
@@ -52,7 +53,7 @@ from llama_index.core.tools import BaseTool
 
 from .convert import ChatMessageConverter, ContentKey, _given_id, content_key, is_system_key, tool_schemas
 from .instrumentation import forward_session_events
-from .persistence import parse_snapshot, snapshot_key, snapshot_message
+from .persistence import StoreRef, parse_snapshot, rebuilt_message, snapshot_key, snapshot_message
 
 __all__ = ["BudgetedMemory"]
 
@@ -113,6 +114,8 @@ class BudgetedMemory(BaseMemory):
     _keys: list[ContentKey] = PrivateAttr(default_factory=list)
     _pos_of: dict[str, int] = PrivateAttr(default_factory=dict)
     _by_key: dict[ContentKey, list[int]] = PrivateAttr(default_factory=dict)
+    # Archive handle -> whether its entry is exactly what the chat store's message rebuilds (then not persisted).
+    _rebuildable: dict[str, bool] = PrivateAttr(default_factory=dict)
     # Coroutines writing to the store are serialized per event loop (a threading lock cannot be held across await).
     _alocks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = PrivateAttr(
         default_factory=weakref.WeakKeyDictionary
@@ -189,8 +192,10 @@ class BudgetedMemory(BaseMemory):
         if self._session is None:
             with self._lock:
                 if self._session is None:
-                    stored = self.chat_store.get_messages(snapshot_key(self.chat_store_key))
-                    self._open(parse_snapshot(stored, snapshot_key(self.chat_store_key)), self.chat_store.get_messages)
+                    key = snapshot_key(self.chat_store_key)
+                    stored = self.chat_store.get_messages(key)
+                    chats = self.chat_store.get_messages(self.chat_store_key)
+                    self._open(parse_snapshot(stored, key, chats), chats)
         assert self._session is not None  # _open sets it
         return self._session
 
@@ -217,14 +222,14 @@ class BudgetedMemory(BaseMemory):
             session.policy = self.policy
         return session
 
-    def _open(self, snapshot: SessionSnapshot | None, read: Callable[[str], list[ChatMessage]]) -> None:
+    def _open(self, snapshot: SessionSnapshot | None, stored: Sequence[ChatMessage]) -> None:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._converter.clear()
         self._ids, self._keys, self._pos_of, self._by_key = [], [], {}, {}
+        self._rebuildable = {}
         session = self._new_session() if snapshot is None else self._restored_session(snapshot)
         self._unsubscribe = [forward_session_events(session), session.subscribe(self._mark_dirty, "context_compacted")]
-        stored = read(self.chat_store_key)
         covered = 0 if snapshot is None else len(snapshot.order)
         if len(stored) < covered:
             raise SnapshotError(
@@ -585,7 +590,7 @@ class BudgetedMemory(BaseMemory):
         with self._lock:
             self.chat_store.delete_messages(self.chat_store_key)
             self.chat_store.delete_messages(snapshot_key(self.chat_store_key))
-            self._open(None, self.chat_store.get_messages)
+            self._open(None, [])
 
     async def areset(self) -> None:
         """Async :meth:`reset`."""
@@ -593,7 +598,7 @@ class BudgetedMemory(BaseMemory):
             await self.chat_store.adelete_messages(self.chat_store_key)
             await self.chat_store.adelete_messages(snapshot_key(self.chat_store_key))
             with self._lock:
-                self._open(None, lambda key: [])
+                self._open(None, [])
 
     # -- persistence -------------------------------------------------------------------------------------------
     def save(self) -> None:
@@ -601,6 +606,34 @@ class BudgetedMemory(BaseMemory):
         with self._lock:
             self._dirty = True
             self._save_if_dirty()
+
+    def _snapshot_message(self) -> ChatMessage:
+        """The session snapshot to store, without the archive entries the chat store's messages rebuild."""
+        snapshot = self._live().snapshot()
+        kept: list[ArchiveEntry] = []
+        refs: list[StoreRef] = []
+        for index, entry in enumerate(snapshot.archive):
+            if entry.message is not None and self._from_store(entry, entry.message, snapshot.order):
+                refs.append((index, snapshot.order[entry.message.id], entry.reason))
+            else:
+                kept.append(entry)
+        if refs:
+            snapshot = snapshot.model_copy(update={"archive": tuple(kept)})
+        return snapshot_message(snapshot, from_store=refs)
+
+    def _from_store(self, entry: ArchiveEntry, message: Message, order: dict[str, int]) -> bool:
+        if entry.text is not None or entry.source is not None:
+            return False
+        if entry.handle != f"{HANDLE_PREFIX}{message.id}.{entry.reason}":
+            return False
+        position = order.get(message.id)
+        if position is None or self._pos_of.get(message.id) != position:
+            return False
+        rebuildable = self._rebuildable.get(entry.handle)
+        if rebuildable is None:
+            chat = self._converter.original(message.id)
+            rebuildable = self._rebuildable[entry.handle] = chat is not None and _rebuilds(chat, message)
+        return rebuildable
 
     def _snapshot_failed(self, exc: Exception) -> SnapshotStoreError:
         return SnapshotStoreError(
@@ -611,7 +644,7 @@ class BudgetedMemory(BaseMemory):
 
     def _save_if_dirty(self) -> None:
         if self._dirty:
-            message = snapshot_message(self._live().snapshot())
+            message = self._snapshot_message()
             try:
                 self.chat_store.set_messages(snapshot_key(self.chat_store_key), [message])
             except Exception as exc:
@@ -628,12 +661,21 @@ class BudgetedMemory(BaseMemory):
             if not self._dirty:
                 return
             self._dirty = False
-            message = snapshot_message(self._live().snapshot())
+            message = self._snapshot_message()
         try:
             await self.chat_store.aset_messages(snapshot_key(self.chat_store_key), [message])
         except Exception as exc:
             self._dirty = True
             raise self._snapshot_failed(exc) from exc
+
+
+def _rebuilds(chat: ChatMessage, message: Message) -> bool:
+    """Whether ``chat``, as a chat store hands it back, rebuilds exactly ``message``."""
+    try:
+        stored = ChatMessage.model_validate_json(chat.model_dump_json())
+        return rebuilt_message(stored, message.id) == message
+    except Exception:  # whatever does not survive a round trip is kept in the snapshot
+        return False
 
 
 def _in_head(message: Message) -> bool:

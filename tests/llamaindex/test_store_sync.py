@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
-from ctxbudget.errors import SnapshotStoreError
+from ctxbudget.errors import SnapshotError, SnapshotStoreError
 from ctxbudget.policy import CompactionPolicy
+from ctxbudget.snapshot import SessionSnapshot
 from llama_index.core.llms import ChatMessage
 from llama_index.core.storage.chat_store import SimpleChatStore
 
-from llamaindex_ctxbudget import BudgetedMemory
+from llamaindex_ctxbudget import SNAPSHOT_SUFFIX, BudgetedMemory, persist_simple_chat_store
+from llamaindex_ctxbudget.persistence import load_snapshot, save_snapshot
 
 
 def _copies(messages: list[ChatMessage]) -> list[ChatMessage]:
@@ -256,3 +259,75 @@ async def test_concurrent_async_puts_keep_store_and_session_in_the_same_order() 
         assert stored[first : first + 3] == [m.content for m in batch]
     memory.compact()
     _agree(memory, store, max_tokens=50_000)
+
+
+# -- the stored snapshot does not repeat what the chat store holds -----------------------------------------------------
+def _stored_snapshot(store: SimpleChatStore, key: str = "k") -> ChatMessage:
+    (message,) = store.get_messages(key + SNAPSHOT_SUFFIX)
+    return message
+
+
+def test_stored_snapshot_leaves_out_archived_originals_and_resume_is_exact(tmp_path: Path) -> None:
+    store = SimpleChatStore()
+    memory = BudgetedMemory.from_defaults(
+        max_tokens=3000, system_prompt="Be brief.", chat_store=store, chat_store_key="k"
+    )
+    memory.put(ChatMessage(role="system", content="Answer in French."))
+    for turn in range(40):
+        memory.put_messages(_tool_turn(turn))
+        if turn % 10 == 3:  # an oversized tool output, bounded on arrival: its original goes to the archive
+            memory.put_messages(_tool_turn(1000 + turn)[:2])
+            memory.put(
+                ChatMessage(role="tool", content="line\n" * 3000, additional_kwargs={"tool_call_id": f"c{1000 + turn}"})
+            )
+        memory.get()
+    memory.save()
+    full = memory.session.snapshot()
+    assert len(full.archive) > 100
+    stored = _stored_snapshot(store)
+    slim = SessionSnapshot.from_json(stored.content or "")
+    assert len(slim.archive) < len(full.archive) // 4
+    # what is kept is only what compaction derived (cleared or bounded versions), never an original
+    assert all(e.message is None or "ctxbudget_archived" in e.message.metadata for e in slim.archive)
+    assert len(stored.content or "") < len(full.to_json()) // 3
+    assert load_snapshot(store, "k") == full
+
+    persist_simple_chat_store(store, tmp_path / "store.json")  # a real JSON round trip of both keys
+    reloaded = SimpleChatStore.from_persist_path(str(tmp_path / "store.json"))
+    for source in (store, reloaded):
+        resumed = BudgetedMemory.from_defaults(max_tokens=3000, chat_store=source, chat_store_key="k")
+        assert resumed.session.snapshot() == full  # archive, order, history, summary: all exactly as they were
+        assert _view(resumed.get()) == _view(memory.get())
+        assert _view(resumed.get_all()) == _view(memory.get_all())
+        assert [m.id for m in resumed.session.originals()] == [m.id for m in memory.session.originals()]
+
+    save_snapshot(store, "k", full)  # a full snapshot (the earlier format) still resumes the same
+    resumed = BudgetedMemory.from_defaults(max_tokens=3000, chat_store=store, chat_store_key="k")
+    assert resumed.session.snapshot() == full
+
+
+def test_stored_snapshot_grows_with_the_live_history_not_the_whole_conversation() -> None:
+    store = SimpleChatStore()
+    memory = BudgetedMemory.from_defaults(max_tokens=3000, chat_store=store, chat_store_key="k")
+    sizes = []
+    for turn in range(120):
+        memory.put_messages(_tool_turn(turn))
+        memory.get()
+        if turn in (39, 119):
+            memory.save()
+            sizes.append((len(_stored_snapshot(store).content or ""), len(memory.session.snapshot().to_json())))
+    (slim_40, full_40), (slim_120, full_120) = sizes
+    assert full_120 > 2.5 * full_40  # the full snapshot holds every original ever archived
+    assert slim_120 < full_120 / 3
+    assert slim_120 - slim_40 < (full_120 - full_40) / 3  # per turn, a fraction of what the full one grows
+    resumed = BudgetedMemory.from_defaults(max_tokens=3000, chat_store=store, chat_store_key="k")
+    assert resumed.session.snapshot() == memory.session.snapshot()
+
+
+def test_a_store_that_lost_archived_messages_fails_loudly() -> None:
+    store = SimpleChatStore()
+    memory = _compacted(store)
+    memory.save()
+    store.set_messages("k", store.get_messages("k")[:5])
+    with pytest.raises(SnapshotError, match="holds 5 messages"):
+        BudgetedMemory.from_defaults(chat_store=store, chat_store_key="k")
