@@ -181,11 +181,14 @@ class Compaction:
         for message, size in zip(span, self._sizes[start:end], strict=True):
             if message.id in self.pinned_ids:
                 self.out.pinned.append(pinned_form(message))
-            self.out.archived.append((message, reason))
+            handle = message.metadata.get(ARCHIVE_META)
+            if not isinstance(handle, str):  # not yet archived; a bounded or cleared copy's original already is
+                handle = handle_for(message, reason)
+                self.out.archived.append((message, reason))
             self.out.receipt.append(
                 ArchivedItem(
                     message_id=message.id,
-                    handle=handle_for(message, reason),
+                    handle=handle,
                     reason=reason,
                     tokens_before=size,
                     tokens_after=0,
