@@ -167,11 +167,19 @@ class ContextSession:
         self._tools = tuple(value)
         self._invalidate_prefix()
 
-    def set_threshold(self, threshold: float) -> None:
-        """Change the auto-compaction threshold on a live session (validated like the policy)."""
-        target = min(self.policy.target, threshold) if isinstance(threshold, (int, float)) else self.policy.target
-        hard = max(self.policy.hard_stop, threshold) if isinstance(threshold, (int, float)) else self.policy.hard_stop
-        self.policy = self.policy.with_changes(threshold=threshold, target=target, hard_stop=min(1.0, hard))
+    def set_threshold(self, threshold: float | Literal[False]) -> None:
+        """Change the auto-compaction threshold on a live session, or pass ``False`` to turn auto-compaction off.
+
+        A number must be a fraction in (0, 1]; the target and hard stop move with it when needed. Passing a number
+        turns auto-compaction back on.
+        """
+        if threshold is False:
+            self.policy = self.policy.with_changes(auto=False)
+            return
+        number = isinstance(threshold, (int, float)) and not isinstance(threshold, bool)
+        target = min(self.policy.target, threshold) if number else self.policy.target
+        hard = max(self.policy.hard_stop, threshold) if number else self.policy.hard_stop
+        self.policy = self.policy.with_changes(threshold=threshold, target=target, hard_stop=min(1.0, hard), auto=True)
 
     def subscribe(self, listener: Callable[[Event], None], event_type: EventType | None = None) -> Callable[[], None]:
         """Receive events (all, or one type); returns an unsubscribe function."""

@@ -558,3 +558,14 @@ def test_the_extractive_summarizer_rejects_a_useless_item_limit() -> None:
 
     with pytest.raises(InvalidPolicyError, match="max_items"):
         ExtractiveSummarizer(max_items=0)
+
+
+def test_set_threshold_false_turns_auto_compaction_off_and_a_number_back_on() -> None:
+    session = make()
+    session.set_threshold(False)
+    assert session.policy.auto is False
+    session.set_threshold(0.7)
+    assert session.policy.auto is True
+    assert session.policy.threshold == 0.7
+    with pytest.raises(InvalidPolicyError, match="threshold"):
+        session.set_threshold(True)  # type: ignore[arg-type]
