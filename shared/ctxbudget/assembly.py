@@ -31,8 +31,19 @@ FragmentLike = Fragment | Mapping[str, Any]
 """A :class:`Fragment`, or a mapping :meth:`Fragment.from_mapping` accepts."""
 
 # Fields a plan may never change, even on a mutable fragment: compression shortens a value, it does not change
-# where the data came from or the authority it is rendered with.
-_PROVENANCE_FIELDS = ("source_id", "trust", "role")
+# where the data came from, the authority it is rendered with, whether it is required, or how long it lives.
+_PROVENANCE_FIELDS = ("source_id", "trust", "role", "required", "lifetime")
+# Limits a plan may tighten but never loosen or remove.
+_LIMIT_FIELDS = ("max_chars", "max_tokens")
+
+
+def _loosened(original: Fragment, candidate: Fragment) -> list[str]:
+    loosened = []
+    for name in _LIMIT_FIELDS:
+        before, after = getattr(original, name), getattr(candidate, name)
+        if before is not None and (after is None or after > before):
+            loosened.append(f"{name} ({before!r} -> {after!r})")
+    return loosened
 
 
 class FragmentUsage(BaseModel):
@@ -230,10 +241,12 @@ def _audit(candidates: Sequence[Fragment], originals: Sequence[Fragment], mutabl
                 )
         elif kept_version is not None:
             pinned = [c for c in _changes(original, kept_version) if c.split(" ", 1)[0] in _PROVENANCE_FIELDS]
+            pinned += _loosened(original, kept_version)
             if pinned:
                 raise PlanAuditError(
                     f"fragment {original.id!r} changed {', '.join(pinned)}; a plan may not change provenance "
-                    f"({', '.join(_PROVENANCE_FIELDS)}), even of a mutable fragment",
+                    f"({', '.join(_PROVENANCE_FIELDS)}) or loosen a limit ({', '.join(_LIMIT_FIELDS)}), "
+                    "even of a mutable fragment",
                     field="fragments",
                 )
     order = [f.id for f in originals if f.id in kept]

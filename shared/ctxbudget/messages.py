@@ -40,6 +40,17 @@ def new_message_id() -> str:
     return f"msg_{uuid.uuid4().hex}"
 
 
+def _check_utf8(field: str, text: str) -> None:
+    """Reject text that cannot be encoded as UTF-8 (a lone surrogate): it could never be sent or persisted."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{field}: contains an unpaired surrogate {text[exc.start]!r} at index {exc.start}, which is not valid "
+            "Unicode text (decode the source with errors='replace' or fix the producer)"
+        ) from None
+
+
 class _Checked(BaseModel):
     """Construction fails with :class:`InvalidMessageError` naming the field, never a raw ``ValidationError``.
 
@@ -72,6 +83,12 @@ class ToolCall(_Checked):
     id: str = Field(min_length=1, description="Provider-assigned call id; the tool result repeats it.")
     name: str = Field(min_length=1, description="The tool's name.")
     args: dict[str, Any] = Field(default_factory=dict, description="Parsed JSON arguments.")
+
+    @model_validator(mode="after")
+    def _check_args_text(self) -> ToolCall:
+        _check_utf8("args", self.args_json())
+        _check_utf8("name", self.name)
+        return self
 
     def args_json(self) -> str:
         """Return the arguments as compact JSON, the form providers bill for."""
@@ -121,6 +138,9 @@ class Message(_Checked):
         ids = [call.id for call in self.tool_calls]
         if len(ids) != len(set(ids)):
             raise ValueError(f"tool_calls: duplicate call ids {sorted(ids)}")
+        _check_utf8("content", self.text)
+        if self.name is not None:
+            _check_utf8("name", self.name)
         return self
 
     @property

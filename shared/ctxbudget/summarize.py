@@ -149,7 +149,8 @@ class ExtractiveSummarizer:
 
     It keeps the goal, the latest request, the first sentence of each assistant reply (decisions and facts), each
     tool call with its outcome (files and commands), errors, and open items, merged with the previous summary.
-    When over budget it drops the oldest bullets first, section by section, and never the goal.
+    When over budget it drops the oldest bullets first, section by section; the goal and the latest request are
+    only shortened when they alone exceed the budget, and the section structure always survives.
 
     Args:
         counter: used to keep the summary under ``request.max_tokens``; defaults to a 4-chars-per-token estimate.
@@ -224,6 +225,12 @@ class ExtractiveSummarizer:
             longest = max(trimmable, key=lambda n: len(sections[n]))
             sections[longest].pop(0)  # the oldest bullet goes first
             text = self._render(sections)
-        while self.counter.count_text(text) > max_tokens and len(text) > 1:
-            text = _clip(text, max(1, int(len(text) * 0.9)))  # goal and request alone are too long: clip them
+        # Goal and latest request alone are too long: shorten those bullets, keeping the section structure (a
+        # later call parses it back); the session pins the full goal verbatim on its own.
+        while self.counter.count_text(text) > max_tokens:
+            name = max(("Goal", "Latest request"), key=lambda n: len(sections[n][0]) if sections[n] else 0)
+            if not sections[name] or len(sections[name][0]) <= 40:
+                return text[: max(1, len(text) * max_tokens // max(1, self.counter.count_text(text)))]
+            sections[name] = [_clip(sections[name][0], int(len(sections[name][0]) * 0.8))]
+            text = self._render(sections)
         return text

@@ -52,8 +52,10 @@ TOKENS_PER_TOOL_CALL = 3
 TOKENS_PER_IMAGE = 765
 """Estimate for one image block (OpenAI's price for a 1024x1024 high-detail image); calibration corrects it."""
 
-# OpenAI cookbook, function-definition billing (gpt-4o / gpt-4 families).
+# OpenAI cookbook, function-definition billing: 7 framing tokens per function for o200k_base models (gpt-4o and
+# later), 10 for cl100k_base models (gpt-4, gpt-3.5-turbo); the other constants are shared.
 _FUNC_INIT, _PROP_INIT, _PROP_KEY, _ENUM_INIT, _ENUM_ITEM, _FUNC_END = 7, 3, 3, -3, 3, 12
+_FUNC_INIT_BY_ENCODING = {"o200k_base": 7, "cl100k_base": 10}
 
 
 @runtime_checkable
@@ -225,7 +227,8 @@ class TiktokenCounter:
         return sum(self._count_tool(tool) for tool in tools) + _FUNC_END
 
     def _count_tool(self, tool: ToolSchema) -> int:
-        total = _FUNC_INIT + self.count_text(f"{tool.name}:{tool.description.removesuffix('.')}")
+        func_init = _FUNC_INIT_BY_ENCODING.get(self._encoding.name, _FUNC_INIT)
+        total = func_init + self.count_text(f"{tool.name}:{tool.description.removesuffix('.')}")
         properties: Mapping[str, Any] = tool.parameters.get("properties") or {}
         if properties:
             total += _PROP_INIT

@@ -213,6 +213,32 @@ class TestAssembleContextPlan:
         assert f"fragment 'doc' changed {field}" in str(info.value)
         assert "provenance" in str(info.value)
 
+    @pytest.mark.parametrize(
+        ("update", "named"),
+        [
+            ({"required": True}, "required"),
+            ({"lifetime": "persistent"}, "lifetime"),
+        ],
+    )
+    def test_even_mutable_fragments_keep_their_requirement_and_lifetime(self, update: dict, named: str) -> None:  # type: ignore[type-arg]
+        with pytest.raises(PlanAuditError, match=f"changed {named}"):
+            self.plan([SYSTEM, DOC.model_copy(update=update), QUESTION], ["doc"])
+
+    def test_a_plan_may_tighten_a_limit_but_never_loosen_or_remove_it(self) -> None:
+        limited = DOC.model_copy(update={"max_chars": 100})
+        originals = [SYSTEM, limited, QUESTION]
+        tighter = limited.model_copy(update={"value": "Up.", "max_chars": 10})
+        assert_plan = assemble_context_plan(
+            fragments=[SYSTEM, tighter, QUESTION], original_fragments=originals, mutable_fragment_ids=["doc"]
+        )
+        assert "Up." in assert_plan.messages[1].text
+        for loosened in ({"max_chars": None}, {"max_chars": 1_000}):
+            candidate = limited.model_copy(update={**loosened, "value": "x" * 500})
+            with pytest.raises(PlanAuditError, match="loosen a limit"):
+                assemble_context_plan(
+                    fragments=[SYSTEM, candidate, QUESTION], original_fragments=originals, mutable_fragment_ids=["doc"]
+                )
+
     def test_new_fragments_are_rejected(self) -> None:
         with pytest.raises(PlanAuditError) as info:
             self.plan([SYSTEM, DOC, QUESTION, frag("extra")], ["doc"])

@@ -257,3 +257,39 @@ class TestEstimates:
         counter = CharCounter(4.0)
         assert counter.count_text("abcde") == 2
         assert counter.count_message(Message(role="user", content="abcd", name="al")) == 3 + 1 + 1 + 1
+
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_current_weather",
+        "description": "Get the current weather in a given location",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+                "unit": {
+                    "type": "string",
+                    "description": "The unit of temperature to return",
+                    "enum": ["celsius", "fahrenheit"],
+                },
+            },
+            "required": ["location"],
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("model", "billed"), [("gpt-4o", 101), ("gpt-4o-mini", 101), ("gpt-4", 105), ("gpt-3.5-turbo", 105)]
+)
+def test_tool_schemas_are_counted_as_the_openai_cookbook_documents(model: str, billed: int) -> None:
+    """The figures OpenAI's token-counting cookbook prints for its function-calling example."""
+    from ctxbudget import Message, ToolSchema
+    from ctxbudget.tokens import count_request, counter_for_model
+
+    messages = [
+        Message(role="system", content="You are a helpful assistant that can answer to questions about the weather."),
+        Message(role="user", content="What's the weather like in San Francisco?"),
+    ]
+    assert count_request(counter_for_model(model), messages, [ToolSchema.from_openai(WEATHER_TOOL)]) == billed

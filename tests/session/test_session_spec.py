@@ -569,3 +569,36 @@ def test_set_threshold_false_turns_auto_compaction_off_and_a_number_back_on() ->
     assert session.policy.threshold == 0.7
     with pytest.raises(InvalidPolicyError, match="threshold"):
         session.set_threshold(True)  # type: ignore[arg-type]
+
+
+def test_the_extractive_summary_keeps_its_structure_when_the_goal_alone_is_over_budget() -> None:
+    from ctxbudget.summarize import ExtractiveSummarizer
+
+    summarizer = ExtractiveSummarizer(COUNTER)
+    goal = "Migrate the billing service to Postgres 16 without downtime. " * 40
+    first = summarizer.summarize(SummaryRequest(messages=(Message(role="user", content=goal),), max_tokens=120))
+    assert COUNTER.count_text(first) <= 120
+    assert first.startswith("## Goal\n- Migrate")
+    assert "## Latest request" in first
+    later = summarizer.summarize(
+        SummaryRequest(
+            messages=(Message(role="user", content="now also add a read replica"),),
+            previous_summary=first,
+            max_tokens=120,
+        )
+    )
+    assert later.split("## Latest request")[0].startswith("## Goal\n- Migrate")  # the goal is not replaced
+    assert "read replica" in later
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: Message(role="user", content="broken \ud800 text"),
+        lambda: Message(role="user", content=[{"type": "text", "text": "\udc00"}]),
+        lambda: ToolCall(id="c", name="grep", args={"q": "\ud800"}),
+    ],
+)
+def test_text_that_is_not_valid_unicode_is_rejected_where_it_enters(build) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InvalidMessageError, match="unpaired surrogate"):
+        build()
