@@ -201,11 +201,16 @@ def compact_transcript(
 
 
 def originals_from_compacted(document: dict[str, Any]) -> list[Message]:
-    """Every original message a compacted document holds: archived originals, then live ones not archived."""
+    """Every original message a compacted document holds: archived originals, then live ones not archived.
+
+    Messages the session generated (the ``[Context Summary]``, pinned copies, synthetic tool results, notices:
+    each carries a ``ctxbudget`` metadata key) were never in the transcript, so they are left out: the result is
+    exactly the transcript's messages.
+    """
     archived = [ArchiveEntry.model_validate(e).message for e in document["archive"]]
     live = [Message.model_validate(raw) for raw in document["messages"]]
     by_id: dict[str, Message] = {}
     for message in [*archived, *live]:  # the first archived copy of a message is its original
-        if message is not None:
+        if message is not None and not message.metadata.get("ctxbudget"):
             by_id.setdefault(message.id, message)
     return list(by_id.values())

@@ -163,7 +163,9 @@ def _inspect(args: argparse.Namespace) -> int:
     transcript = _load(args)
     report = inspect_transcript(transcript, model=args.model, max_tokens=args.max_tokens, top=args.top)
     if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        text = json.dumps(report, indent=2, ensure_ascii=False)
+        _utf8(text, "the report")  # checked before anything is printed
+        print(text)
         return EXIT_OK
     console = _console()
     from rich.table import Table  # noqa: PLC0415 - optional dependency
@@ -264,12 +266,23 @@ def _compact(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _utf8(text: str, what: str) -> bytes:
+    """``text`` as UTF-8; text that is not valid Unicode (a lone surrogate) is bad input, exit 2, not a traceback."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(
+            f"{what} holds a lone surrogate {text[exc.start]!r}, which is not valid Unicode", field="encoding"
+        ) from None
+
+
 def _write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``; nothing is left on failure."""
+    data = _utf8(text, f"the output for {path}")  # before the temporary file exists
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)

@@ -1,4 +1,4 @@
-"""Read real transcripts into ctxbudget :class:`~ctxbudget.messages.Message` objects.
+r"""Read real transcripts into ctxbudget :class:`~ctxbudget.messages.Message` objects.
 
 Formats, detected from the file's shape (the core parses their JSON; it never imports a framework):
 
@@ -9,8 +9,11 @@ Formats, detected from the file's shape (the core parses their JSON; it never im
 * **LlamaIndex** ``SimpleChatStore`` JSON (``{"store": {key: [ChatMessage, ...]}}``): the chosen key, else the first.
 
 Every problem raises :class:`~ctxbudget.errors.TranscriptError` naming where (``line 7`` for JSONL, ``messages[3]``
-for JSON) and the field (``role``, ``tool_calls[0].id``); invalid UTF-8 names the byte offset. Messages keep the id
-the transcript gave them, else get a deterministic ``transcript-<index>`` id, so two reads agree.
+for JSON) and the field (``role``, ``tool_calls[0].id``); invalid UTF-8 names the byte offset. Text that is not
+valid Unicode (a lone surrogate such as a ``\ud800`` escape, anywhere in a message or a tool spec) and JSON nested
+more than :data:`MAX_DEPTH` levels are rejected the same way, so nothing read here fails later when it is printed,
+written or sent. Messages keep the id the transcript gave them, else get a deterministic ``transcript-<index>`` id,
+so two reads agree.
 """
 
 from __future__ import annotations
@@ -26,7 +29,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .errors import InvalidMessageError, TranscriptError
 from .messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema
 
-__all__ = ["Transcript", "TranscriptFormat", "load_transcript", "parse_transcript"]
+__all__ = ["MAX_DEPTH", "Transcript", "TranscriptFormat", "load_transcript", "parse_transcript"]
+
+MAX_DEPTH = 128
+"""How deeply a message (or a tool spec, or a tool call's arguments) may nest JSON arrays and objects."""
+_TOO_DEEP = f"JSON is nested too deeply to read (a message may nest at most {MAX_DEPTH} levels)"
 
 TranscriptFormat = Literal["openai", "jsonl", "langchain", "langchain-dumpd", "llamaindex"]
 """The shape a transcript was read from."""
@@ -79,6 +86,40 @@ class _Where:
     def fail(self, field: str, problem: str) -> NoReturn:
         raise TranscriptError(f"{self.source}: {self.label}: field {field!r}: {problem}", field=field)
 
+    def check_tree(self, value: Any, field: str = "") -> None:
+        r"""Fail on text that is not valid Unicode (a lone surrogate) or nesting deeper than :data:`MAX_DEPTH`.
+
+        ``json.loads`` turns a ``\ud800`` escape into a lone surrogate, which cannot be encoded as UTF-8: the
+        transcript would read, then fail when it is printed, written or sent. Iterative, so no depth overflows it.
+        """
+        stack: list[tuple[Any, str, int]] = [(value, field, 0)]
+        while stack:
+            item, path, depth = stack.pop()
+            if isinstance(item, str):
+                _check_text(self, item, path or "message")
+            elif isinstance(item, (Mapping, list, tuple)):
+                if depth >= MAX_DEPTH:
+                    shown = path if len(path) <= 80 else f"{path[:60]}...{path[-17:]}"
+                    self.fail(shown or "message", f"nested more than {MAX_DEPTH} levels deep")
+                if isinstance(item, Mapping):
+                    for key, child in item.items():
+                        name = str(key)
+                        if isinstance(key, str):
+                            _check_text(self, key, f"{path}.{name}" if path else name, "key")
+                        stack.append((child, f"{path}.{name}" if path else name, depth + 1))
+                else:
+                    stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
+
+
+def _check_text(where: _Where, text: str, field: str, what: str = "text") -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        where.fail(
+            field,
+            f"{what} holds a lone surrogate {text[exc.start]!r} at index {exc.start}, which is not valid Unicode",
+        )
+
 
 def load_transcript(path: str | os.PathLike[str], *, key: str | None = None) -> Transcript:
     """Read the transcript at ``path`` (a ``.jsonl`` suffix forces JSONL; other files are detected by shape).
@@ -91,11 +132,14 @@ def load_transcript(path: str | os.PathLike[str], *, key: str | None = None) -> 
         TranscriptError: the file cannot be read, is not UTF-8, not JSON, or a message is malformed.
     """
     file = Path(path)
+    # The label is for messages and reports: a file name that is not UTF-8 is shown with \x escapes, not as
+    # surrogates that could not be printed or written.
+    label = os.fsencode(file).decode("utf-8", "backslashreplace")
     try:
         data = file.read_bytes()
     except OSError as exc:
-        raise TranscriptError(f"{file}: cannot read transcript: {exc.strerror or exc}", field="path") from exc
-    return parse_transcript(data, source=str(file), key=key, jsonl=True if file.suffix == ".jsonl" else None)
+        raise TranscriptError(f"{label}: cannot read transcript: {exc.strerror or exc}", field="path") from exc
+    return parse_transcript(data, source=label, key=key, jsonl=True if file.suffix == ".jsonl" else None)
 
 
 def parse_transcript(
@@ -120,6 +164,8 @@ def parse_transcript(
         raise TranscriptError(
             f"{source}: line {exc.lineno}: invalid JSON at column {exc.colno}: {exc.msg}", field="json"
         ) from None
+    except RecursionError:
+        raise TranscriptError(f"{source}: {_TOO_DEEP}", field="json") from None
     return _parse_document(document, source, key)
 
 
@@ -144,6 +190,8 @@ def _looks_like_jsonl(text: str) -> bool:
         return isinstance(json.loads(lines[0]), dict)
     except json.JSONDecodeError:
         return False
+    except RecursionError:  # a deep first line that opens an object: read as JSONL, which names the line
+        return True
 
 
 def _parse_jsonl(text: str, source: str) -> Transcript:
@@ -157,6 +205,8 @@ def _parse_jsonl(text: str, source: str) -> Transcript:
             raise TranscriptError(
                 f"{source}: line {number}: invalid JSON at column {exc.colno}: {exc.msg}", field="json"
             ) from None
+        except RecursionError:
+            raise TranscriptError(f"{source}: line {number}: {_TOO_DEEP}", field="json") from None
     if not raw:
         raise TranscriptError(f"{source}: the transcript holds no messages", field="messages")
     return Transcript(messages=_convert_all(raw), format="jsonl", source=source)
@@ -195,6 +245,7 @@ def _store_entries(store: Any, source: str, key: str | None) -> tuple[str, list[
             f"{source}: chat store has no key {chosen!r}; keys: {sorted(store)[:10]}", field="store.key"
         )
     entries = store[chosen]
+    _Where(source, "store").check_tree(chosen, "key")
     if not isinstance(entries, list) or not entries:
         raise TranscriptError(f"{source}: store[{chosen!r}] must be a non-empty list of messages", field="store")
     return str(chosen), entries
@@ -205,9 +256,21 @@ def _tools(specs: Any, source: str) -> tuple[ToolSchema, ...]:
         raise TranscriptError(f"{source}: 'tools' must be a list of tool specs", field="tools")
     tools = []
     for index, spec in enumerate(specs):
+        where = _Where(source, f"tools[{index}]")
+        if not isinstance(spec, Mapping):
+            where.fail("tools", f"not an OpenAI tool spec: expected an object, got {type(spec).__name__}")
+        where.check_tree(spec)
+        function = spec.get("function", spec)
+        prefix = "function." if "function" in spec else ""
+        if not isinstance(function, Mapping):
+            where.fail("function", f"expected an object, got {type(function).__name__}")
+        parameters = function.get("parameters")
+        if parameters is not None and not isinstance(parameters, Mapping):
+            where.fail(f"{prefix}parameters", f"expected a JSON Schema object, got {type(parameters).__name__}")
         try:
             tools.append(ToolSchema.from_openai(spec))
-        except (KeyError, TypeError, AttributeError, ValidationError, InvalidMessageError) as exc:
+        except (KeyError, TypeError, AttributeError, ValueError, ValidationError) as exc:
+            # ValueError covers InvalidMessageError (a UsageError) and dict() of a malformed value.
             raise TranscriptError(f"{source}: tools[{index}]: not an OpenAI tool spec ({exc})", field="tools") from None
     return tuple(tools)
 
@@ -225,6 +288,7 @@ def _convert_all(entries: Sequence[tuple[_Where, Any]]) -> tuple[Message, ...]:
     messages: list[Message] = []
     seen: dict[str, str] = {}
     for index, (where, entry) in enumerate(entries):
+        where.check_tree(entry)
         message = _convert(entry, where, index)
         if message.id in seen:
             where.fail("id", f"id {message.id!r} is already used by {seen[message.id]}")
@@ -435,6 +499,9 @@ def _args(value: Any, where: _Where, field: str) -> dict[str, Any]:
             value = json.loads(value) if value.strip() else {}
         except json.JSONDecodeError as exc:
             where.fail(field, f"arguments are not valid JSON ({exc.msg} at column {exc.colno})")
+        except RecursionError:
+            where.fail(field, f"arguments are nested more than {MAX_DEPTH} levels deep")
+        where.check_tree(value, field)
     if not isinstance(value, Mapping):
         where.fail(field, f"arguments must be a JSON object, got {type(value).__name__}")
     return dict(value)

@@ -94,9 +94,13 @@ def test_compact_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert document["summary"]
     assert document["messages"][0]["role"] == "system"
     assert any(e["reason"] == "dropped" for e in document["archive"])  # the orphaned result: archived, not sent
-    originals = {m.id: m for m in originals_from_compacted(document)}
-    for message in load_transcript(source).messages:
-        assert originals[message.id] == message
+    # Exactly the transcript's messages: each one, equal to its original, and nothing the session generated
+    # (the summary message in the document is not an original).
+    transcript = load_transcript(source).messages
+    originals = originals_from_compacted(document)
+    assert len(originals) == len(transcript)
+    assert {m.id: m for m in originals} == {m.id: m for m in transcript}
+    assert any(m.get("metadata", {}).get("ctxbudget") == "summary" for m in document["messages"])
     compacted = load_transcript(out)  # the output is itself a readable transcript
     assert [m.role for m in compacted.messages][:2] == ["system", "user"]
     assert "Wrote" in capsys.readouterr().out
