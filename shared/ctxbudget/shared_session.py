@@ -19,6 +19,12 @@ compare-and-set, is discarded, and is recomputed on a fresh load (bounded retrie
 :class:`~ctxbudget.errors.SnapshotConflictError`). Log records are trimmed only after a snapshot absorbing
 them was saved; a load that finds records it needed already trimmed (a newer snapshot absorbed them) reloads.
 
+A log record that cannot be decoded or validated on replay (written by hand, by another version, or holding
+text that cannot be serialized, such as a lone surrogate) never wedges the session: the load skips it, counts it
+(:attr:`LoadedSession.invalid`, :attr:`SharedSessionStats.skipped_records`) and logs a warning naming its
+sequence number and the problem. Every valid message around it is replayed as usual, and the next compaction
+absorbs and trims the bad record with the rest.
+
 Log record format (JSON, one per message)::
 
     {"schema": "ctxbudget.log.v1", "message": {...Message fields...}}
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,6 +65,10 @@ LOG_RECORD_SCHEMA = "ctxbudget.log.v1"
 
 _DEFAULT_ATTEMPTS = 8
 _T = TypeVar("_T")
+_WARNED_LIMIT = 1024
+"""How many invalid record seqs one handle remembers having warned about (then it forgets and warns again)."""
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,8 @@ class LoadedSession:
         log_seq: the last log record it absorbed (also ``session.log_seq``).
         replayed: how many log messages were added on top of the snapshot.
         skipped: how many log records were skipped as duplicates of messages already held.
+        invalid: how many log records were skipped because they could not be decoded or validated (each is
+            logged as a warning and counted in :attr:`SharedSessionStats.skipped_records`).
     """
 
     session: ContextSession
@@ -77,6 +90,7 @@ class LoadedSession:
     log_seq: int
     replayed: int
     skipped: int
+    invalid: int = 0
 
 
 @dataclass
@@ -88,6 +102,8 @@ class SharedSessionStats:
         loads: consistent loads completed.
         stale_reloads: loads restarted because records they needed were trimmed by a newer snapshot.
         duplicates_skipped: log records skipped because the message id was already held.
+        skipped_records: log records skipped because they could not be decoded or validated (counted on every
+            load that meets them, until a compaction trims them).
         compactions_saved: compacted snapshots saved.
         conflicts_retried: saves that lost the compare-and-set and were recomputed on a fresh load.
         trim_failures: log trims that failed after a successful save (the next save trims further).
@@ -97,6 +113,7 @@ class SharedSessionStats:
     loads: int = 0
     stale_reloads: int = 0
     duplicates_skipped: int = 0
+    skipped_records: int = 0
     compactions_saved: int = 0
     conflicts_retried: int = 0
     trim_failures: int = 0
@@ -144,6 +161,8 @@ class SharedSession:
         self.registry = registry
         self.max_attempts = max_attempts
         self.stats = SharedSessionStats()
+        self._warned: set[int] = set()
+        self._warned_lock = threading.Lock()
 
     @classmethod
     def create(
@@ -162,10 +181,12 @@ class SharedSession:
         become version 1. Its ``log_seq`` is kept, so log records appended before creation are replayed.
 
         Raises:
+            SnapshotFormatError: the session cannot be serialized; nothing was created.
             SnapshotConflictError: a session with this id already exists in the store.
-            SnapshotStoreError: the store failed; nothing was created.
+            SnapshotStoreError: the store failed (the session may or may not have been created; a retry that
+                gets :class:`SnapshotConflictError` finds it created).
         """
-        store.save(session.session_id, session.snapshot().to_json(), expected_version=None)
+        store.save(session.session_id, _snapshot_json(session, "create"), expected_version=None)
         return cls(
             store,
             session.session_id,
@@ -186,8 +207,10 @@ class SharedSession:
             The log sequence numbers of the records, in order.
 
         Raises:
-            InvalidMessageError: an argument is not a :class:`Message`, or two of them share an id.
-            SnapshotStoreError: the store failed; then none of the messages was appended.
+            InvalidMessageError: an argument is not a :class:`Message`, two of them share an id, or one holds
+                text that cannot be encoded as UTF-8 (a lone surrogate); nothing was appended.
+            SnapshotStoreError: the store failed; the messages may or may not have been appended (a commit can
+                land and its reply be lost). Re-appending the same messages is safe: loads skip duplicate ids.
         """
         records = [_encode(message, index) for index, message in enumerate(messages)]
         ids = [message.id for message in messages]
@@ -208,9 +231,12 @@ class SharedSession:
     def load(self) -> LoadedSession:
         """Return a consistent view: the latest snapshot plus every log message after its ``log_seq``.
 
+        A log record that does not decode or validate is skipped, counted and logged (see the module docs); the
+        load still returns every valid message.
+
         Raises:
             UsageError: the store has no snapshot for this session (create it with :meth:`create`).
-            SnapshotFormatError: the stored snapshot or a log record does not validate (field and seq named).
+            SnapshotFormatError: the stored snapshot does not validate (field named).
             SnapshotConflictError: records kept being trimmed under this reader for ``max_attempts`` tries.
             SnapshotStoreError: the store failed.
         """
@@ -253,18 +279,46 @@ class SharedSession:
             snapshot, counter=self.counter, summarizer=self.summarizer, registry=self.registry
         )
         held = set(snapshot.order)
-        fresh: list[Message] = []
+        replayed = skipped = invalid = 0
         for seq, record in records:
-            message = _decode(seq, record)
-            if message.id not in held:
-                held.add(message.id)
-                fresh.append(message)
-        if fresh:
-            session.add(*fresh)
-        skipped = len(records) - len(fresh)
+            try:
+                message = _decode(seq, record)
+            except SnapshotFormatError as exc:
+                invalid += 1
+                self._report_invalid(seq, str(exc))
+                continue
+            if message.id in held:
+                skipped += 1
+                continue
+            try:
+                session.add(message)
+            except (InvalidMessageError, UsageError) as exc:
+                invalid += 1
+                self._report_invalid(seq, f"log[{seq}].message: {exc}")
+                continue
+            held.add(message.id)
+            replayed += 1
         self.stats.bump("duplicates_skipped", skipped)
+        if invalid:
+            self.stats.bump("skipped_records", invalid)
         session.log_seq = records[-1][0] if records else snapshot.log_seq
-        return LoadedSession(session, stored.version, session.log_seq, len(fresh), skipped)
+        return LoadedSession(session, stored.version, session.log_seq, replayed, skipped, invalid)
+
+    def _report_invalid(self, seq: int, problem: str) -> None:
+        """Warn once per handle about a log record that cannot be replayed (it is skipped on every load)."""
+        with self._warned_lock:
+            if seq in self._warned:
+                return
+            if len(self._warned) >= _WARNED_LIMIT:
+                self._warned.clear()
+            self._warned.add(seq)
+        logger.warning(
+            "shared session %r: skipped log record %d, which cannot be replayed (%s); the other records are "
+            "replayed, and the next compaction trims it",
+            self.session_id,
+            seq,
+            problem,
+        )
 
     # -- requests and compaction -----------------------------------------------------------------------------------
     def build_request(self) -> BuiltRequest:
@@ -337,7 +391,7 @@ class SharedSession:
 
     def _save(self, loaded: LoadedSession) -> int:
         """Save ``loaded`` over exactly the version it came from, then trim the records it absorbed."""
-        data = loaded.session.snapshot().to_json()
+        data = _snapshot_json(loaded.session, "save")
         version = self.store.save(self.session_id, data, expected_version=loaded.version)
         self.stats.bump("compactions_saved")
         if loaded.log_seq > 0:
@@ -358,11 +412,32 @@ def _built_compaction(request: BuiltRequest) -> ContextCompacted | None:
     return request.compaction
 
 
+def _snapshot_json(session: ContextSession, operation: str) -> str:
+    """The session's snapshot JSON; a serialization failure becomes :class:`SnapshotFormatError`."""
+    try:
+        return session.snapshot().to_json()
+    except (ValueError, RecursionError) as exc:  # PydanticSerializationError and UnicodeError are ValueErrors
+        message = f"snapshot: {operation} of session {session.session_id!r} failed, it cannot be serialized: {exc}"
+        raise SnapshotFormatError(message, field="snapshot") from exc
+
+
+def _serialization_problem(message: Message) -> str | None:
+    """Why ``message`` cannot be serialized as it would be in a snapshot (e.g. a lone surrogate), or ``None``."""
+    try:
+        message.model_dump_json()
+    except (ValueError, RecursionError) as exc:
+        return str(exc)
+    return None
+
+
 def _encode(message: object, index: int) -> str:
     if not isinstance(message, Message):
         raise InvalidMessageError(
             f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}", field="message"
         )
+    problem = _serialization_problem(message)
+    if problem is not None:
+        raise InvalidMessageError(f"messages[{index}]: cannot be serialized: {problem}", field="message")
     return json.dumps({"schema": LOG_RECORD_SCHEMA, "message": message.model_dump(mode="json")})
 
 
@@ -371,6 +446,8 @@ def _decode(seq: int, record: str) -> Message:
         payload = json.loads(record)
     except json.JSONDecodeError as exc:
         raise SnapshotFormatError(f"log[{seq}]: not valid JSON ({exc.msg})", field=f"log[{seq}]") from None
+    except RecursionError:
+        raise SnapshotFormatError(f"log[{seq}]: JSON nested too deeply to parse", field=f"log[{seq}]") from None
     if not isinstance(payload, dict) or payload.get("schema") != LOG_RECORD_SCHEMA:
         got = payload.get("schema") if isinstance(payload, dict) else type(payload).__name__
         raise SnapshotFormatError(
@@ -381,7 +458,15 @@ def _decode(seq: int, record: str) -> Message:
         name = f"log[{seq}].message"
         raise SnapshotFormatError(f"{name}: expected an object, got {type(fields).__name__}", field=name)
     try:
-        return Message(**fields)
+        message = Message(**fields)
     except InvalidMessageError as exc:
         name = f"log[{seq}].message" + (f".{exc.field}" if exc.field else "")
         raise SnapshotFormatError(f"{name}: {exc}", field=name) from None
+    except (TypeError, ValueError, RecursionError) as exc:  # e.g. a non-str key; never a raw error on replay
+        name = f"log[{seq}].message"
+        raise SnapshotFormatError(f"{name}: {type(exc).__name__}: {exc}", field=name) from None
+    problem = _serialization_problem(message)
+    if problem is not None:
+        name = f"log[{seq}].message"
+        raise SnapshotFormatError(f"{name}: cannot be serialized: {problem}", field=name)
+    return message

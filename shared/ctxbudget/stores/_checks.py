@@ -1,4 +1,10 @@
-"""Argument checks shared by every store; each failure is a UsageError subclass naming the field."""
+"""Argument checks shared by every store; each failure is a UsageError subclass naming the field.
+
+Every backend runs the same checks before touching storage, so they all accept and refuse the same inputs:
+text must encode as strict UTF-8 (no lone surrogates, which SQLite and Redis cannot store), and data must be
+one JSON document as RFC 8259 defines it (no ``NaN``/``Infinity``) that Python can parse without running out
+of recursion depth.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +17,14 @@ __all__ = ["check_data", "check_records", "check_session_id", "check_version", "
 
 
 def check_session_id(session_id: object) -> None:
-    """Require a non-blank string."""
+    """Require a non-blank string that encodes as UTF-8."""
     if not isinstance(session_id, str):
         raise UsageError(f"session_id: must be a str, got {type(session_id).__name__}", field="session_id")
     if not session_id.strip():
         raise UsageError(f"session_id: must be non-blank, got {session_id!r}", field="session_id")
+    problem = _utf8_problem(session_id)
+    if problem:
+        raise UsageError(f"session_id: {problem}", field="session_id")
 
 
 def check_version(version: object, field: str) -> None:
@@ -37,14 +46,23 @@ def check_watermark(value: object, field: str, *, head: int | None = None) -> No
 
 
 def check_data(data: object, field: str = "data") -> None:
-    """Require a string holding one JSON document."""
+    """Require a string, encodable as UTF-8, holding one JSON document (no NaN/Infinity, parsable depth)."""
     if not isinstance(data, str):
         raise SnapshotFormatError(f"{field}: must be a JSON str, got {type(data).__name__}", field=field)
+    problem = _utf8_problem(data)
+    if problem:
+        raise SnapshotFormatError(f"{field}: {problem}", field=field)
     try:
-        json.loads(data)
+        json.loads(data, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         message = f"{field}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
         raise SnapshotFormatError(message, field=field) from exc
+    except _NonStandardConstant as exc:
+        message = f"{field}: not valid JSON ({exc.args[0]} is not a JSON value; JSON has no NaN or Infinity)"
+        raise SnapshotFormatError(message, field=field) from None
+    except RecursionError:
+        message = f"{field}: JSON nested too deeply to parse (Python's recursion limit was reached)"
+        raise SnapshotFormatError(message, field=field) from None
 
 
 def check_records(records: object) -> list[str]:
@@ -56,3 +74,23 @@ def check_records(records: object) -> list[str]:
     for index, record in enumerate(batch):
         check_data(record, f"records[{index}]")
     return batch
+
+
+class _NonStandardConstant(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity``: Python's json accepts them, JSON (RFC 8259) does not."""
+
+
+def _reject_constant(name: str) -> object:
+    raise _NonStandardConstant(name)
+
+
+def _utf8_problem(text: str) -> str | None:
+    """Describe why ``text`` cannot be encoded as strict UTF-8 (a lone surrogate), or return ``None``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (
+            f"contains an unpaired surrogate {text[exc.start]!r} at index {exc.start}, which is not valid UTF-8 "
+            "and cannot be stored"
+        )
+    return None

@@ -119,8 +119,10 @@ class BaseSnapshotStore(abc.ABC):
             The new version: ``expected_version + 1``, or 1 for a create.
 
         Raises:
-            UsageError: a blank ``session_id`` or an ``expected_version`` below 1 (field named).
-            SnapshotFormatError: ``data`` is not a str holding valid JSON.
+            UsageError: a blank ``session_id``, one that is not valid UTF-8 (a lone surrogate), or an
+                ``expected_version`` below 1 (field named).
+            SnapshotFormatError: ``data`` is not a str holding one valid JSON document: not UTF-8 encodable (a
+                lone surrogate), ``NaN``/``Infinity``, or nested too deeply to parse.
             SnapshotConflictError: the stored version is not ``expected_version`` (or the session exists).
             SnapshotStoreError: the backend failed.
         """
@@ -162,8 +164,12 @@ class BaseSnapshotStore(abc.ABC):
             The records' sequence numbers, consecutive, in the order given; unique across all writers.
 
         Raises:
-            SnapshotFormatError: ``records`` is a single str, or an item is not valid JSON (``records[i]``).
-            SnapshotStoreError: the backend failed; then none of the records was appended.
+            SnapshotFormatError: ``records`` is a single str, or an item is not valid JSON (``records[i]``);
+                nothing was appended.
+            SnapshotStoreError: the backend failed; the records may or may not have been appended (a commit can
+                land and its reply be lost), always all of them or none. Re-appending the same records is safe
+                for readers that skip duplicates, as :class:`~ctxbudget.shared_session.SharedSession` loads do
+                (they skip duplicate message ids).
         """
         check_session_id(session_id)
         batch = check_records(records)

@@ -4,7 +4,12 @@ Every write (compare-and-set, append, delete, trim) runs in a ``BEGIN IMMEDIATE`
 SQLite's write lock up front, so the read-check-write inside it cannot interleave with another writer in any
 process. The database runs in WAL mode (readers never block the writer) with a busy timeout, so contending
 writers wait for the lock instead of failing. Each instance holds one connection behind a lock and reopens it
-in a forked child. The schema is created on first use and versioned in ``ctxbudget_schema``.
+in a forked child. The schema is created on first use (only when it is missing, so opening an existing file
+never needs the write lock) and versioned in ``ctxbudget_schema``.
+
+A write that fails anywhere, ``COMMIT`` included (disk full, I/O error), is rolled back and the connection is
+closed and reopened on next use, so a failed commit never leaves this instance inside a transaction holding the
+write lock, nor reading data that was never committed.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -25,6 +30,8 @@ __all__ = ["SCHEMA_VERSION", "SQLiteSnapshotStore"]
 
 SCHEMA_VERSION = 1
 """The schema this module writes; a database with a newer one is refused."""
+
+_TABLES = frozenset({"ctxbudget_schema", "ctxbudget_snapshots", "ctxbudget_log_heads", "ctxbudget_log"})
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS ctxbudget_schema (version INTEGER NOT NULL)",
@@ -74,6 +81,14 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
                 self._connection.close()
             self._connection = None
 
+    def _drop(self, conn: sqlite3.Connection) -> None:
+        """Forget ``conn`` after a failed write: close it (which also releases any lock it still holds)."""
+        with self._lock:
+            if self._connection is conn:
+                self._connection = None
+            with suppress(sqlite3.Error):  # closing a broken connection may fail too; it is dropped either way
+                conn.close()
+
     def _describe(self) -> str:
         return f"sqlite {self.path}"
 
@@ -82,10 +97,16 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
         try:
             _enable_wal(conn, self._timeout)
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
-            with _immediate(conn):
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-                _check_schema_version(conn, self.path)
+            found = _schema_version(conn)
+            if found is None:  # a fresh file: only then take the write lock, and check again under it
+                with _immediate(conn):
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+                    found = _schema_version(conn)
+                    if found is None:
+                        conn.execute("INSERT INTO ctxbudget_schema (version) VALUES (?)", (SCHEMA_VERSION,))
+                        found = SCHEMA_VERSION
+            _check_schema_version(found, self.path)
         except BaseException:
             conn.close()
             raise
@@ -102,8 +123,17 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._conn() as conn, _immediate(conn):
-            yield conn
+        """One write transaction; on any failure (the body's or COMMIT's) it is rolled back and dropped.
+
+        The next call then starts clean on a new connection.
+        """
+        with self._conn() as conn:
+            try:
+                with _immediate(conn):
+                    yield conn
+            except BaseException:
+                self._drop(conn)
+                raise
 
     def _version(self, conn: sqlite3.Connection, session_id: str) -> int:
         query = "SELECT version FROM ctxbudget_snapshots WHERE session_id = ?"
@@ -173,14 +203,27 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
 
 @contextmanager
 def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
-    """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any exception."""
+    """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any exception.
+
+    A failing ``COMMIT`` counts as an exception: the transaction is rolled back too if it is still open
+    (SQLite leaves it open after some commit failures, e.g. ``SQLITE_BUSY``, and closes it after others).
+    """
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
+        conn.execute("COMMIT")
     except BaseException:
-        conn.rollback()
+        _rollback(conn)
         raise
-    conn.execute("COMMIT")
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open; a failing rollback is left to closing the connection."""
+    try:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass  # the caller drops the connection, and closing it rolls back whatever is still open
 
 
 def _enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
@@ -203,11 +246,17 @@ def _enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
             return
 
 
-def _check_schema_version(conn: sqlite3.Connection, path: str) -> None:
+def _schema_version(conn: sqlite3.Connection) -> int | None:
+    """The stored schema version, or ``None`` when any table or the version row is missing (a read, no lock)."""
+    query = "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ctxbudget%'"
+    names = {str(row[0]) for row in conn.execute(query).fetchall()}
+    if not names >= _TABLES:
+        return None
     row = conn.execute("SELECT MAX(version) FROM ctxbudget_schema").fetchone()
-    found = row[0] if row else None
-    if found is None:
-        conn.execute("INSERT INTO ctxbudget_schema (version) VALUES (?)", (SCHEMA_VERSION,))
-    elif int(found) > SCHEMA_VERSION:
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def _check_schema_version(found: int, path: str) -> None:
+    if found > SCHEMA_VERSION:
         message = f"sqlite: {path} has schema version {found}, this ctxbudget reads up to {SCHEMA_VERSION}"
         raise SnapshotStoreError(message)
