@@ -141,6 +141,8 @@ class Message(_Checked):
         _check_utf8("content", self.text)
         if self.name is not None:
             _check_utf8("name", self.name)
+        if self.metadata:
+            _check_utf8("metadata", json.dumps(self.metadata, ensure_ascii=False, default=str))
         return self
 
     @property

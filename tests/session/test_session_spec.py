@@ -597,6 +597,7 @@ def test_the_extractive_summary_keeps_its_structure_when_the_goal_alone_is_over_
         lambda: Message(role="user", content="broken \ud800 text"),
         lambda: Message(role="user", content=[{"type": "text", "text": "\udc00"}]),
         lambda: ToolCall(id="c", name="grep", args={"q": "\ud800"}),
+        lambda: Message(role="user", content="ok", metadata={"note": "\ud800"}),
     ],
 )
 def test_text_that_is_not_valid_unicode_is_rejected_where_it_enters(build) -> None:  # type: ignore[no-untyped-def]
