@@ -69,10 +69,41 @@ def test_sha256_digest_has_no_domain() -> None:
     assert sha256_digest(b"") == "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 
+def _frame(domain: bytes, body: bytes) -> bytes:
+    """The contract's framing, written out here with struct (not the library's code)."""
+    prefix = b"agentic-ontology-canonical-v1\x00"
+    return prefix + struct.pack(">Q", len(domain)) + domain + struct.pack(">Q", len(body)) + body
+
+
+def _framed(domain: bytes, body: bytes) -> str:
+    return "sha256:" + hashlib.sha256(_frame(domain, body)).hexdigest()
+
+
+def test_framing_vector_counts_utf8_bytes_big_endian() -> None:
+    """A fixed vector: the lengths are UTF-8 byte counts (not characters), as 8-byte big-endian integers."""
+    body = '["é",7,"x"]'.encode()
+    framed = (
+        b"agentic-ontology-canonical-v1\x00"
+        + b"\x00\x00\x00\x00\x00\x00\x00\x03"  # len("dé") in UTF-8 bytes: 3, not 2
+        + b"d\xc3\xa9"
+        + b"\x00\x00\x00\x00\x00\x00\x00\x0c"  # len(body): 12 bytes for 11 characters
+        + b'["\xc3\xa9",7,"x"]'
+    )
+    assert len(body) == 12
+    assert framed == _frame("dé".encode(), body)
+    expected = "sha256:79ce32e2327337dabc86fd14b0abcd24c2863ff226f140bd9564af6fccb0bf46"
+    assert "sha256:" + hashlib.sha256(framed).hexdigest() == expected
+    assert canonical_json(["é", 7, "x"]) == body
+    assert canonical_digest("dé", ["é", 7, "x"]) == expected
+
+
 @given(st.lists(json_values, max_size=5), st.text(min_size=1))
 def test_digest_is_deterministic_and_equals_the_json_framing(value: list[object], domain: str) -> None:
-    first = canonical_digest(domain.encode("utf-8", "replace").decode(), value)
-    assert first == canonical_digest(domain.encode("utf-8", "replace").decode(), list(value))
+    domain = domain.encode("utf-8", "replace").decode()
+    body = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    assert canonical_json(value) == body
+    assert canonical_digest(domain, value) == _framed(domain.encode("utf-8"), body)
+    assert canonical_digest(domain, value) == canonical_digest(domain, list(value))
     assert json.loads(canonical_json(value)) == value
 
 

@@ -38,7 +38,12 @@ def sha256_digest(data: bytes) -> str:
 
     Returns:
         A digest such as ``"sha256:e3b0c442..."``.
+
+    Raises:
+        UsageError: ``data`` is not bytes (e.g. a ``str``: encode it first).
     """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise UsageError(f"sha256 digest: data must be bytes, got {type(data).__name__}", field="data")
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -76,8 +81,10 @@ def canonical_digest(domain: str, value: Sequence[Any]) -> str:
         ``"sha256:"`` + 64 lowercase hex digits.
 
     Raises:
-        UsageError: ``value`` cannot be written as canonical JSON, or ``domain`` is not valid Unicode.
+        UsageError: ``value`` cannot be written as canonical JSON, or ``domain`` is not a string of valid Unicode.
     """
+    if not isinstance(domain, str):
+        raise UsageError(f"canonical digest: domain must be a string, got {type(domain).__name__}", field="domain")
     try:
         domain_bytes = domain.encode("utf-8")
     except UnicodeEncodeError:

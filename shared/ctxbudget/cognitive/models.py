@@ -54,6 +54,7 @@ from .schemas import (
     REQUEST_SCHEMA,
     RESPONSE_SCHEMA,
 )
+from .validation import expect_type
 
 __all__ = [
     "BindingLimits",
@@ -242,8 +243,10 @@ class PackageBinding(_WireModel):
 
         Raises:
             InvalidBinding: a field breaks a binding rule.
-            InvalidLimits: ``limits`` is out of range.
+            InvalidLimits: ``limits`` is not a BindingLimits, or is out of range.
         """
+        if limits is not None:
+            expect_type(limits, BindingLimits, InvalidLimits, "binding.limits")
         knowledge = KnowledgeBinding(
             surface_id=surface_id,
             format_version=format_version,
@@ -274,7 +277,11 @@ class PackageBinding(_WireModel):
 
         Returns:
             The new binding.
+
+        Raises:
+            InvalidLimits: ``limits`` is not a BindingLimits.
         """
+        expect_type(limits, BindingLimits, InvalidLimits, "limits")
         return PackageBinding(**{**dict(self), "limits": limits})
 
     def expected_capability_snapshot_digest(self) -> str:
@@ -291,7 +298,11 @@ class PackageBinding(_WireModel):
 
         Returns:
             ``True`` when only the limits may differ.
+
+        Raises:
+            InvalidBinding: ``other`` is not a PackageBinding.
         """
+        expect_type(other, PackageBinding, InvalidBinding, "other")
         return self.with_limits(other.limits) == other
 
 
@@ -324,8 +335,9 @@ class ContextRequest(_WireModel):
             The validated request.
 
         Raises:
-            InvalidRequest: the session id or the query breaks its rule.
+            InvalidRequest: the session id or the query breaks its rule, or ``binding`` is not a PackageBinding.
         """
+        expect_type(binding, PackageBinding, InvalidRequest, "request.binding")
         for field, problem in (
             ("sessionId", validation.surface_id_problem(session_id)),
             ("query", validation.query_problem(query)),
@@ -383,8 +395,10 @@ class Citation(_WireModel):
             The validated citation.
 
         Raises:
-            ResponseDrift: a field breaks a citation rule.
+            ResponseDrift: a field breaks a citation rule, ``binding`` is not a PackageBinding, or ``evidence_ids``
+                is not an iterable of strings.
         """
+        expect_type(binding, PackageBinding, ResponseDrift, "citation.binding")
         fields: dict[str, Any] = {
             "package_id": binding.package_id,
             "package_version": binding.package_version,
@@ -394,7 +408,7 @@ class Citation(_WireModel):
             "content_digest": binding.knowledge.content_digest,
             "document_path": document_path,
             "heading": heading,
-            "evidence_ids": tuple(sorted(evidence_ids)),
+            "evidence_ids": tuple(sorted(_evidence_list(evidence_ids))),
         }
         digest = _digest_or(
             ResponseDrift,
@@ -451,8 +465,9 @@ class CitedDocument(_WireModel):
             The validated document.
 
         Raises:
-            ResponseDrift: the content is empty or not valid UTF-8.
+            ResponseDrift: the content is empty or not valid UTF-8, or ``citation`` is not a Citation.
         """
+        expect_type(citation, Citation, ResponseDrift, "document.citation")
         try:
             data = content.encode("utf-8")
         except (UnicodeEncodeError, AttributeError):
@@ -500,14 +515,33 @@ class ContextResponse(_WireModel):
             The validated response.
 
         Raises:
-            ResponseDrift: a response rule failed (e.g. no documents, too many, over a byte limit).
+            ResponseDrift: a response rule failed (e.g. no documents, too many, over a byte limit), ``request`` is
+                not a ContextRequest, or ``documents`` is not an iterable.
         """
+        expect_type(request, ContextRequest, ResponseDrift, "response.request")
+        if isinstance(documents, (str, bytes, Mapping)) or not isinstance(documents, Iterable):
+            raise ResponseDrift(
+                f"response.documents: must be an iterable of CitedDocument, got {type(documents).__name__}"
+            )
         return cls(
             request_digest=request.request_digest,
             binding=request.binding,
             documents=tuple(documents),
             truncated=truncated,
         )
+
+
+def _evidence_list(evidence_ids: Any) -> list[str]:
+    """The evidence ids as a list of strings, ready to sort; anything else is drift naming the field."""
+    if isinstance(evidence_ids, (str, bytes, Mapping)) or not isinstance(evidence_ids, Iterable):
+        raise ResponseDrift(
+            f"citation.evidenceIds: must be an iterable of digest strings, got {type(evidence_ids).__name__}"
+        )
+    ids = list(evidence_ids)
+    for index, item in enumerate(ids):
+        if not isinstance(item, str):
+            raise ResponseDrift(f"citation.evidenceIds: [{index}] must be a string, got {type(item).__name__}")
+    return ids
 
 
 def _capability_digest(

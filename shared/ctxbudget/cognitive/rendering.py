@@ -13,8 +13,10 @@ as dedupe key.
 
 from __future__ import annotations
 
+from ..errors import ResponseDrift, UsageError
 from ..items import ContextItem
 from .models import Citation, CitedDocument, ContextResponse
+from .validation import expect_type
 
 __all__ = ["CITATION_SOURCE_PREFIX", "citation_marker", "relevance_at", "render_document", "render_response"]
 
@@ -30,7 +32,11 @@ def citation_marker(citation: Citation) -> str:
 
     Returns:
         ``[cognitive citation=<citationDigest> document=<path> heading=<heading>]``.
+
+    Raises:
+        ResponseDrift: ``citation`` is not a Citation.
     """
+    expect_type(citation, Citation, ResponseDrift, "citation")
     return (
         f"[cognitive citation={citation.citation_digest} document={citation.document_path} heading={citation.heading}]"
     )
@@ -44,7 +50,12 @@ def relevance_at(position: int) -> float:
 
     Returns:
         A relevance in 0.9..1.0.
+
+    Raises:
+        UsageError: ``position`` is not a non-negative integer.
     """
+    if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+        raise UsageError(f"position: must be an integer >= 0, got {position!r}", field="position")
     return max(0.9, 1.0 - 0.02 * position)
 
 
@@ -58,7 +69,13 @@ def render_document(document: CitedDocument, position: int, *, truncated: bool =
 
     Returns:
         The context item.
+
+    Raises:
+        ResponseDrift: ``document`` is not a CitedDocument.
+        UsageError: ``position`` is not a non-negative integer.
     """
+    expect_type(document, CitedDocument, ResponseDrift, "document")
+    relevance = relevance_at(position)
     citation = document.citation
     return ContextItem(
         id=f"cognitive:{citation.citation_digest}",
@@ -66,7 +83,7 @@ def render_document(document: CitedDocument, position: int, *, truncated: bool =
         type="cognitive",
         content=f"{citation_marker(citation)}\n\n{document.content}",
         trust="retrieved",
-        relevance=relevance_at(position),
+        relevance=relevance,
         source_key=citation.citation_digest,
         metadata={
             "citation": citation.to_dict(),
@@ -86,7 +103,11 @@ def render_response(response: ContextResponse) -> list[ContextItem]:
 
     Returns:
         One context item per document.
+
+    Raises:
+        ResponseDrift: ``response`` is not a ContextResponse.
     """
+    expect_type(response, ContextResponse, ResponseDrift, "response")
     return [
         render_document(document, position, truncated=response.truncated)
         for position, document in enumerate(response.documents)

@@ -16,11 +16,13 @@ from typing import Literal, cast, get_args
 from ..errors import (
     BindingMismatchError,
     CognitiveExclusivityError,
+    InvalidBinding,
     MissingProviderError,
     UnexpectedBindingError,
 )
 from .models import PackageBinding
 from .session import CognitiveContextSession
+from .validation import expect_type
 
 __all__ = ["PROVIDER_KINDS", "ProviderKind", "check_providers", "check_resume", "provider_kind"]
 
@@ -99,10 +101,14 @@ def check_resume(stored_binding: PackageBinding | None, provider_binding: Packag
         provider_binding: the re-injected cognitive session's binding, or ``None`` when none was injected.
 
     Raises:
+        InvalidBinding: a binding given is not a PackageBinding (nor ``None``).
         MissingProviderError: the snapshot is bound but no provider was re-injected.
         UnexpectedBindingError: a binding was injected for a session that was never bound.
         BindingMismatchError: the bindings differ in any field, limits included (the fields are named).
     """
+    for name, value in (("stored_binding", stored_binding), ("provider_binding", provider_binding)):
+        if value is not None:
+            expect_type(value, PackageBinding, InvalidBinding, name)
     if stored_binding is None:
         if provider_binding is None:
             return

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import InvalidBinding, InvalidLimits, InvalidRequest, ProviderFailure, ResponseDrift
 from .schemas import (
@@ -58,6 +58,7 @@ __all__ = [
     "digest_problem",
     "document_path_problem",
     "evidence_ids_problem",
+    "expect_type",
     "generation_problem",
     "package_id_problem",
     "plain_problem",
@@ -87,6 +88,36 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _PACKAGE_PART = re.compile(r"[a-z0-9_-]+")
 _SURFACE_REST = re.compile(r"[A-Za-z0-9\-._:/@]*")
 _DRIVE = re.compile(r"[A-Za-z]:")
+
+
+_T = TypeVar("_T")
+
+
+def expect_type(value: Any, expected: type[_T], error: type[Exception], where: str) -> _T:
+    """Return ``value`` when it is an ``expected``; else raise ``error`` naming the argument and the type received.
+
+    Every public entry point of the cognitive API checks its arguments with this, so a wrong argument (``None``,
+    a dict, a string) raises the entry point's typed error instead of a raw ``TypeError`` or ``AttributeError``.
+
+    Args:
+        value: the argument.
+        expected: the type it must be.
+        error: the typed error to raise.
+        where: the argument's name in the message, e.g. ``"citation.binding"``.
+
+    Returns:
+        ``value``, narrowed to ``expected``.
+    """
+    if not isinstance(value, expected):
+        raise error(f"{where}: must be a {expected.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _models() -> Any:
+    """The models module, imported when first needed (it imports this module)."""
+    from . import models  # noqa: PLC0415 - models imports validation; a top-level import would be circular
+
+    return models
 
 
 # --- rules on plain values: each returns what is wrong, or None ---------------------------------------------------
@@ -305,8 +336,9 @@ def validate_limits(limits: BindingLimits, *, where: str = "binding.limits") -> 
         where: the prefix the message names the field with.
 
     Raises:
-        InvalidLimits: a limit is zero, negative or above its cap.
+        InvalidLimits: ``limits`` is not a BindingLimits, or a limit is zero, negative or above its cap.
     """
+    expect_type(limits, _models().BindingLimits, InvalidLimits, where)
     for field, value, cap in (
         ("maxResults", limits.max_results, MAX_RESULTS_CAP),
         ("maxDocumentBytes", limits.max_document_bytes, MAX_DOCUMENT_BYTES_CAP),
@@ -324,8 +356,9 @@ def validate_knowledge(knowledge: KnowledgeBinding, *, where: str = "knowledge")
         where: the prefix the message names the field with.
 
     Raises:
-        InvalidBinding: a rule failed.
+        InvalidBinding: ``knowledge`` is not a KnowledgeBinding, or a rule failed.
     """
+    expect_type(knowledge, _models().KnowledgeBinding, InvalidBinding, where)
     _raise_first(
         InvalidBinding,
         where,
@@ -351,10 +384,12 @@ def validate_binding(binding: PackageBinding, *, where: str = "binding") -> None
         where: the prefix the message names the field with.
 
     Raises:
-        InvalidBinding: a schema, id, version, generation, digest, surface or format rule failed, the knowledge
-            binding's generation differs from the package's, or the capabilitySnapshotDigest does not recompute.
+        InvalidBinding: ``binding`` is not a PackageBinding, a schema, id, version, generation, digest, surface or
+            format rule failed, the knowledge binding's generation differs from the package's, or the
+            capabilitySnapshotDigest does not recompute.
         InvalidLimits: a limit is out of range.
     """
+    expect_type(binding, _models().PackageBinding, InvalidBinding, where)
     knowledge = binding.knowledge
     _raise_first(
         InvalidBinding,
@@ -403,10 +438,12 @@ def validate_request(request: ContextRequest) -> None:
         request: the request.
 
     Raises:
-        InvalidRequest: the schema, sessionId, query or requestDigest rule failed.
+        InvalidRequest: ``request`` is not a ContextRequest, or the schema, sessionId, query or requestDigest rule
+            failed.
         InvalidBinding: the request's binding is invalid.
         InvalidLimits: the request's binding has out-of-range limits.
     """
+    expect_type(request, _models().ContextRequest, InvalidRequest, "request")
     _raise_first(
         InvalidRequest,
         "request",
@@ -434,10 +471,14 @@ def validate_citation(citation: Citation, binding: PackageBinding | None = None,
         where: the prefix the message names the field with.
 
     Raises:
-        ResponseDrift: a field rule failed, an identity field differs from the binding (a different generation
-            is reported as generation drift), or the citationDigest does not recompute (the citation was
-            substituted).
+        ResponseDrift: ``citation`` is not a Citation (or ``binding`` not a PackageBinding), a field rule failed, an
+            identity field differs from the binding (a different generation is reported as generation drift), or
+            the citationDigest does not recompute (the citation was substituted).
     """
+    models = _models()
+    expect_type(citation, models.Citation, ResponseDrift, where)
+    if binding is not None:
+        expect_type(binding, models.PackageBinding, ResponseDrift, "binding")
     _raise_first(
         ResponseDrift,
         where,
@@ -493,8 +534,12 @@ def validate_document(
         where: the prefix the message names the field with.
 
     Raises:
-        ResponseDrift: any rule failed.
+        ResponseDrift: ``document`` is not a CitedDocument (or ``binding`` not a PackageBinding), or any rule failed.
     """
+    models = _models()
+    expect_type(document, models.CitedDocument, ResponseDrift, where)
+    if binding is not None:
+        expect_type(binding, models.PackageBinding, ResponseDrift, "binding")
     validate_citation(document.citation, binding, where=f"{where}.citation")
     content = document.content
     size = _utf8_size(content) if isinstance(content, str) else None
@@ -522,8 +567,13 @@ def validate_response(response: ContextResponse, request: ContextRequest | None 
         request: the request it must answer; ``None`` checks the response on its own.
 
     Raises:
-        ResponseDrift: any rule failed.
+        ResponseDrift: ``response`` is not a ContextResponse (or ``request`` not a ContextRequest), or any rule
+            failed.
     """
+    models = _models()
+    expect_type(response, models.ContextResponse, ResponseDrift, "response")
+    if request is not None:
+        expect_type(request, models.ContextRequest, ResponseDrift, "request")
     _raise_first(
         ResponseDrift,
         "response",
