@@ -19,6 +19,7 @@ Exit codes:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -141,6 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = {"inspect": _inspect, "compact": _compact, "demo": _demo}
     try:
         return commands[args.command](args)
+    except BrokenPipeError:  # the reader went away (`ctxbudget inspect ... | head`): not an error of ours
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at interpreter exit
+        return EXIT_OK
     except UsageError as exc:
         return _error(str(exc), EXIT_USAGE)
     except (CtxBudgetError, OSError) as exc:

@@ -196,3 +196,23 @@ def test_text_input_with_a_raw_lone_surrogate_is_refused() -> None:
     """parse_transcript(str) checks decoded text too, not only JSON escapes."""
     with pytest.raises(TranscriptError, match=r"messages\[1\]: field 'name': text holds a lone surrogate"):
         parse_transcript('[{"role":"user","content":"a"},{"role":"user","content":"b","name":"\udc80"}]')
+
+
+def test_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    transcript = tmp_path / "t.json"
+    # Far more output than a pipe buffers, so the writer really meets the closed pipe.
+    transcript.write_text(json.dumps([{"role": "user", "content": f"line {n} " + "word " * 40} for n in range(3000)]))
+    cli = Path(sys.executable).parent / "ctxbudget"
+    done = subprocess.run(
+        f"'{cli}' inspect '{transcript}' --json --top 3000 | head -1; echo \"rc=${{PIPESTATUS[0]}}\"",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.splitlines() == ["{", "rc=0"]
+    assert done.stderr == ""
