@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.tools import tool
 
 from langchain_ctxbudget import ContextBudgetMiddleware, StrictFakeChatModel
+from langchain_ctxbudget.middleware import RUN_KEY
 
 SIZES = (1_000, 5_000, 10_000)
 REPEATS = 15
@@ -59,7 +60,8 @@ def _request(model: StrictFakeChatModel, messages: list[BaseMessage]) -> ModelRe
         messages=messages,  # type: ignore[arg-type]
         system_message=SystemMessage(content="You are a helpful agent."),
         tools=[search],
-        state={"messages": messages},  # type: ignore[typeddict-item]
+        # One agent run: create_agent's before_agent hook stamps the run id (or a thread id comes from the config).
+        state={"messages": messages, RUN_KEY: "bench-run"},  # type: ignore[typeddict-item]
     )
 
 
@@ -69,7 +71,7 @@ def _handler(_: ModelRequest[Any]) -> ModelResponse[Any]:
 
 def ours(middleware: ContextBudgetMiddleware, model: StrictFakeChatModel, messages: list[BaseMessage]) -> None:
     middleware.wrap_model_call(_request(model, messages), _handler)
-    middleware.after_model({"messages": [*messages, AIMessage(content="ok")]}, None)
+    middleware.after_model({"messages": [*messages, AIMessage(content="ok")], RUN_KEY: "bench-run"}, None)
 
 
 def summarization(middleware: SummarizationMiddleware, model: Any, messages: list[BaseMessage]) -> None:
