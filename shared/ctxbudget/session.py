@@ -9,30 +9,26 @@ that every strict provider accepts. Nothing is ever lost: every original that le
 
 from __future__ import annotations
 
-import asyncio
 import math
 import threading
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from . import _session_compaction as _compaction
 from ._session_args import check_arguments, resolve_window
-from ._summary_runs import SummaryRun
 from .archive import Archive
 from .cognitive import CognitiveContextSession, PackageBinding, check_providers, check_resume
-from .compaction import ARCHIVE_META, Compaction, CompactionOutcome
+from .compaction import ARCHIVE_META
 from .errors import (
     CognitiveContextError,
-    CompactionError,
     ContextOverflowError,
     InvalidMessageError,
     InvalidPolicyError,
     SnapshotFormatError,
-    SummarizerError,
 )
 from .events import (
     CognitiveContextBound,
-    CompactionFailed,
     ContextCompacted,
     ContextUpdate,
     Event,
@@ -615,7 +611,7 @@ class ContextSession:
             counted = self.counted_tokens()
             used = self.tracker.used(counted)
             if self.policy.auto and used >= self.policy.threshold * self.max_tokens:
-                compaction = self._compact_sync("auto", None, force=False, raise_errors=False)
+                compaction = _compaction.compact_sync(self, "auto", None, force=False, raise_errors=False)
                 return self._finish_request(compaction, self.counted_tokens())
             return self._finish_request(None, counted, used)
 
@@ -625,7 +621,7 @@ class ContextSession:
             self._set_reserve(reserve_tokens)
         compaction = None
         if self.policy.auto and self._over(self.policy.threshold):
-            compaction = await self._compact_async("auto", None, force=False, raise_errors=False)
+            compaction = await _compaction.compact_async(self, "auto", None, force=False, raise_errors=False)
         with self._lock:
             return self._finish_request(compaction, self.counted_tokens())
 
@@ -633,185 +629,15 @@ class ContextSession:
     def compact(self, instructions: str | None = None) -> ContextCompacted:
         """Compact now (manual trigger), summarizing the older safe prefix; ``instructions`` focus the summary."""
         with self._lock:
-            result = self._compact_sync("manual", instructions, force=True, raise_errors=True)
+            result = _compaction.compact_sync(self, "manual", instructions, force=True, raise_errors=True)
             assert result is not None
             return result
 
     async def acompact(self, instructions: str | None = None) -> ContextCompacted:
         """Async :meth:`compact`."""
-        result = await self._compact_async("manual", instructions, force=True, raise_errors=True)
+        result = await _compaction.compact_async(self, "manual", instructions, force=True, raise_errors=True)
         assert result is not None
         return result
-
-    def _instructions(self, manual: str | None) -> str | None:
-        joined = "\n\n".join(part for part in (self.compact_instructions, manual) if part and part.strip())
-        return joined or None
-
-    def _start(self, trigger: Literal["auto", "manual"], instructions: str | None) -> Compaction:
-        event = PreCompact(session_id=self.session_id, trigger=trigger, state=self.state, instructions=instructions)
-        for hook in self.pre_compact_hooks:
-            hook(event)
-        ratio = self.tracker.calibration.ratio if self.tracker.calibration.samples else 1.0
-        return Compaction(
-            self._history,
-            counter=self.counter,
-            policy=self.policy,
-            window=self.max_tokens,
-            target_tokens=math.floor(self.policy.target * self.max_tokens / ratio),
-            fixed_tokens=self._fixed_tokens(),
-            summary=self._summary,
-            render_summary=self._summary_message,
-            goal=self._goal,
-            goal_id=self._goal_id,
-            instructions=instructions,
-            pinned_ids=frozenset(self._pinned_ids),
-        )
-
-    def _summary_limit(self) -> int:
-        return self.policy.summary_limit(self.max_tokens)
-
-    def _fail(self, trigger: Literal["auto", "manual"], tier: str, error: BaseException) -> None:
-        self.events.emit(
-            CompactionFailed(
-                session_id=self.session_id,
-                seq=self.events.next_seq(),
-                trigger=trigger,
-                tier=tier,
-                error=f"{type(error).__name__}: {error}",
-            )
-        )
-
-    def _compact_sync(
-        self, trigger: Literal["auto", "manual"], manual: str | None, *, force: bool, raise_errors: bool
-    ) -> ContextCompacted | None:
-        try:
-            before = self.state
-            work = self._start(trigger, self._instructions(manual))
-            self._early_tiers(work)
-            fallback = None
-            if force or not work.done():
-                step = work.plan_summary(self._summary_limit())
-                if step is not None:
-                    try:
-                        summary = self._summary_run().run(step)
-                        work.apply_summary(step, summary, "summarize")
-                    except SummarizerError as exc:
-                        fallback = str(exc)
-                        self._fail(trigger, "summarize", exc)
-                        work.apply_summary(step, work.extractive(step, self._summary_limit()), "extractive")
-            if not work.done():
-                work.truncate(self._summary_limit())
-            return self._commit(work.finish(), trigger, before, fallback)
-        except Exception as exc:
-            self._fail(trigger, "compaction", exc)
-            if raise_errors:
-                raise CompactionError(f"compaction failed, history unchanged: {type(exc).__name__}: {exc}") from exc
-            return None
-
-    async def _compact_async(
-        self, trigger: Literal["auto", "manual"], manual: str | None, *, force: bool, raise_errors: bool
-    ) -> ContextCompacted | None:
-        """Like :meth:`_compact_sync`, but the summarizer is awaited outside the lock.
-
-        Messages appended while the summarizer runs join the outcome. If the history is *replaced* meanwhile (another
-        compaction, a sync), the work is recomputed on the fresh history (up to three times); after that the offline
-        extractive tier runs under the lock, so a busy session still compacts.
-        """
-        try:
-            for _attempt in range(3):
-                with self._lock:
-                    before = self.state
-                    work = self._start(trigger, self._instructions(manual))
-                    self._early_tiers(work)
-                    step = work.plan_summary(self._summary_limit()) if (force or not work.done()) else None
-                    planned, planned_len, planned_summary = self._history, len(self._history), self._summary
-                fallback = None
-                summary: str | None = None
-                if step is not None:
-                    try:
-                        summary = await self._summary_run().arun(step)
-                    except SummarizerError as exc:
-                        fallback = str(exc)
-                        self._fail(trigger, "summarize", exc)
-                with self._lock:
-                    if self._history is not planned or self._summary is not planned_summary:
-                        continue  # the history was replaced while we awaited: recompute on the fresh state
-                    # Messages only appended meanwhile: the paid-for summary still covers the same span.
-                    work.extend(self._history[planned_len:])
-                    if step is not None:
-                        if summary is None:
-                            summary, tier = work.extractive(step, self._summary_limit()), "extractive"
-                        else:
-                            tier = "summarize"
-                        work.apply_summary(step, summary, tier)
-                    if not work.done():
-                        work.truncate(self._summary_limit())
-                    return self._commit(work.finish(), trigger, before, fallback)
-            with self._lock:
-                return self._compact_offline(trigger, manual, force=force)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            self._fail(trigger, "compaction", exc)
-            if raise_errors:
-                raise CompactionError(f"compaction failed, history unchanged: {type(exc).__name__}: {exc}") from exc
-            return None
-
-    def _compact_offline(
-        self, trigger: Literal["auto", "manual"], manual: str | None, *, force: bool
-    ) -> ContextCompacted:
-        """Compact with the extractive summarizer only (no external call), under the caller's lock."""
-        before = self.state
-        work = self._start(trigger, self._instructions(manual))
-        self._early_tiers(work)
-        step = work.plan_summary(self._summary_limit()) if (force or not work.done()) else None
-        if step is not None:
-            work.apply_summary(step, work.extractive(step, self._summary_limit()), "extractive")
-        if not work.done():
-            work.truncate(self._summary_limit())
-        return self._commit(work.finish(), trigger, before, "the history kept changing while the summarizer ran")
-
-    @staticmethod
-    def _early_tiers(work: Compaction) -> None:
-        if not work.done():
-            work.bound()
-        if not work.done():
-            work.clear()
-
-    def _summary_run(self) -> SummaryRun:
-        return SummaryRun(self.summarizer, self.policy.summarizer_timeout, self._summary_limit(), self.counter)
-
-    def _commit(
-        self, outcome: CompactionOutcome, trigger: Literal["auto", "manual"], before: ContextState, fallback: str | None
-    ) -> ContextCompacted:
-        for message, reason in outcome.archived:
-            self.archive.put_message(message, reason)
-        for message in outcome.pinned:
-            if all(m.id != message.id for m in self._pinned):
-                self._pinned.append(message)
-        self._invalidate_prefix()
-        self._summary = outcome.summary
-        self._replace_history(outcome.history)
-        self.tracker.reset()
-        after = self.state
-        tiers = tuple(outcome.tiers) or ("none",)
-        event = ContextCompacted(
-            session_id=self.session_id,
-            seq=self.events.next_seq(),
-            trigger=trigger,
-            tier=tiers[-1],
-            tiers=tiers,
-            before=before,
-            after=after,
-            summary=self._summary,
-            receipt=tuple(outcome.receipt),
-            fallback_reason=fallback,
-        )
-        for hook in self.post_compact_hooks:
-            hook(event)
-        self.events.emit(event)
-        self._emit_update()
-        return event
 
     # -- cognitive bindings and planned context ----------------------------------------------------------------
     def _on_cognitive_event(self, name: str, payload: dict[str, Any]) -> None:
