@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from . import _session_compaction as _compaction
+from . import _session_snapshots as _snapshots
 from ._session_args import check_arguments, resolve_window
 from .archive import Archive
 from .cognitive import CognitiveContextSession, PackageBinding, check_providers, check_resume
@@ -43,9 +44,9 @@ from .models import DEFAULT_REGISTRY, ModelRegistry
 from .planner import PlannerConfig, PlanResult, plan_context
 from .policy import CompactionPolicy
 from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER, BuiltRequest, PreCompact, insert_interrupted_notice
-from .snapshot import SessionSnapshot, TrackerSnapshot
+from .snapshot import SessionSnapshot
 from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer
-from .tokens import Calibration, TiktokenCounter, TokenCounter, counter_for_model
+from .tokens import TiktokenCounter, TokenCounter, counter_for_model
 from .toolpairs import repair_tool_pairs
 from .tracking import ContextState, ContextWindowTracker
 
@@ -700,35 +701,7 @@ class ContextSession:
     def snapshot(self) -> SessionSnapshot:
         """A resumable, versioned copy of this session (see :mod:`ctxbudget.snapshot`)."""
         with self._lock:
-            tracker = self.tracker
-            return SessionSnapshot(
-                session_id=self.session_id,
-                model=self.model,
-                max_tokens=self.max_tokens,
-                system_prompt=self._system_prompt,
-                tools=self._tools,
-                policy=self.policy.model_dump(),
-                compact_instructions=self.compact_instructions,
-                history=tuple(self._history),
-                summary=self._summary,
-                goal=self._goal,
-                goal_id=self._goal_id,
-                pinned=tuple(self._pinned),
-                context=self._context_message,
-                system_messages=tuple(self._system_extras),
-                pinned_ids=tuple(sorted(self._pinned_ids)),
-                archive=tuple(self.archive.entries()),
-                order=dict(self._order),
-                binding=self._binding_json(),
-                log_seq=self.log_seq,
-                tracker=TrackerSnapshot(
-                    ratio=tracker.calibration.ratio,
-                    samples=tracker.calibration.samples,
-                    last_reported=tracker.last_reported,
-                    counted_at_report=tracker.counted_at_report,
-                    floor=tracker.floor,
-                ),
-            )
+            return _snapshots.take(self)
 
     def _binding_json(self) -> dict[str, Any] | None:
         return self.cognitive.binding.to_dict() if self.cognitive is not None else None
@@ -771,7 +744,7 @@ class ContextSession:
             providers=providers,
         )
         session.model = snap.model
-        _restore_state(session, snap)
+        _snapshots.apply(session, snap)
         return session
 
     # -- reconstruction ----------------------------------------------------------------------------------------
@@ -785,26 +758,3 @@ class ContextSession:
     def read_archived(self, handle: str, *, offset: int = 0, limit: int | None = 20_000) -> str:
         """Read an archived original back (what a model's read-back tool calls)."""
         return self.archive.read(handle, offset=offset, limit=limit)
-
-
-def _restore_state(session: ContextSession, snap: SessionSnapshot) -> None:
-    session.archive = Archive(snap.archive)
-    session._order = dict(snap.order)
-    session._summary = snap.summary
-    session._goal, session._goal_id = snap.goal, snap.goal_id
-    session._pinned = list(snap.pinned)
-    session._pinned_ids = set(snap.pinned_ids)
-    session._system_extras = list(snap.system_messages)
-    session._context_message = snap.context
-    session._invalidate_prefix()
-    session._replace_history(list(snap.history))
-    missing = [m.id for m in snap.history if m.id not in snap.order]
-    if missing:
-        raise SnapshotFormatError(
-            f"snapshot.order: {len(missing)} live message(s) missing, e.g. {missing[0]!r}", field="order"
-        )
-    tracker = session.tracker
-    tracker.calibration = Calibration(ratio=snap.tracker.ratio, samples=snap.tracker.samples)
-    tracker.last_reported, tracker.counted_at_report = snap.tracker.last_reported, snap.tracker.counted_at_report
-    tracker.floor = snap.tracker.floor
-    session.log_seq = snap.log_seq
