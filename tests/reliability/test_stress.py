@@ -26,7 +26,6 @@ from ctxbudget.shared_session import SharedSession
 from ctxbudget.stores import SnapshotStore, SQLiteSnapshotStore
 from ctxbudget.testing import StrictProvider
 
-from .conftest import REDIS_SKIP, REDIS_URL_ENV
 from .faults import COUNTER
 
 WORKERS = 8
@@ -191,15 +190,10 @@ def test_sqlite_threads(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.redis
-def test_redis_threads(redis_prefix: str) -> None:
-    import os
-
+def test_redis_threads(redis_url: str, redis_prefix: str) -> None:
     from ctxbudget.stores import RedisSnapshotStore
 
-    url = os.environ.get(REDIS_URL_ENV)
-    if not url:
-        pytest.skip(REDIS_SKIP)
-    figures = run_threads(lambda: RedisSnapshotStore(url, prefix=redis_prefix), "redis-threads")
+    figures = run_threads(lambda: RedisSnapshotStore(redis_url, prefix=redis_prefix), "redis-threads")
     assert figures.compactions > 0
 
 

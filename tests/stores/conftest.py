@@ -6,45 +6,14 @@ Redis tests need a redis-server on loopback, named by ``CTXBUDGET_REDIS_URL``; `
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from ctxbudget.stores import InMemorySnapshotStore, SnapshotStore, SQLiteSnapshotStore
 
-REDIS_URL_ENV = "CTXBUDGET_REDIS_URL"
-
 StoreFactory = Callable[[], SnapshotStore]
 """Opens another handle (its own connection) onto the same storage as the ``store`` fixture."""
-
-
-@pytest.fixture
-def redis_url() -> str:
-    url = os.environ.get(REDIS_URL_ENV)
-    if not url:
-        pytest.skip(
-            f"{REDIS_URL_ENV} is not set: run `bash .ci/redis.sh start` and "
-            f"`export {REDIS_URL_ENV}=redis://127.0.0.1:6390/0` (.ci/run does both)"
-        )
-    return url
-
-
-@pytest.fixture
-def redis_prefix(redis_url: str) -> Iterator[str]:
-    """A key prefix unique to this test; its keys are deleted afterwards."""
-    import redis
-
-    prefix = f"ctxbudget-test:{uuid.uuid4().hex}:"
-    yield prefix
-    client = redis.Redis.from_url(redis_url)
-    try:
-        keys = list(client.scan_iter(match=f"{prefix}*"))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
 
 
 def _memory_factory(_: pytest.FixtureRequest, __: Path) -> StoreFactory:
