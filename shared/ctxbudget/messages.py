@@ -217,6 +217,10 @@ class MessageSequence(Sequence[Message]):
 
     def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
         if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            prefix = len(self._prefix)
+            if step == 1 and start >= prefix:  # a slice of the history alone: one C-level list slice
+                return tuple(self._history[start - prefix : max(start, stop) - prefix])
             return tuple(self)[index]
         size = len(self)
         if index < 0:
@@ -227,8 +231,8 @@ class MessageSequence(Sequence[Message]):
         return self._prefix[index] if index < prefix else self._history[index - prefix]
 
     def __iter__(self) -> Iterator[Message]:
-        yield from self._prefix
-        yield from itertools.islice(self._history, self._length)
+        # chain/islice iterate in C: no Python frame per message, which matters at 10k messages per request.
+        return itertools.chain(self._prefix, itertools.islice(self._history, self._length))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str):
