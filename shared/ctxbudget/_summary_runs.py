@@ -8,11 +8,11 @@ Only a cancellation of the *caller* propagates as ``CancelledError``, leaving hi
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from ._threads import CallTimedOut, call_in_thread
 from .compaction import SummaryStep, validate_summary
 from .errors import SummarizerError
 from .messages import Message
@@ -25,35 +25,11 @@ _A = TypeVar("_A")
 _R = TypeVar("_R")
 
 
-class _TimedOut(Exception):
-    pass
-
-
 def _call(function: Callable[[_A], _R], argument: _A, timeout: float | None) -> _R:
-    """Call ``function(argument)``; with a timeout, on its own daemon thread so the clock starts at the call.
-
-    A thread per call (not a shared pool): no queueing delay eats into the timeout, and one slow session cannot
-    starve another. Python cannot kill a thread, so a call that times out is abandoned and finishes on its own.
-    """
+    """Call ``function(argument)``; with a timeout, on its own daemon thread so the clock starts at the call."""
     if timeout is None:
         return function(argument)
-    outcome: dict[str, object] = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            outcome["value"] = function(argument)
-        except BaseException as exc:  # handed back to the caller below
-            outcome["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="ctxbudget-summarizer", daemon=True).start()
-    if not done.wait(timeout):
-        raise _TimedOut
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]  # a BaseException stored by run()
-    return outcome["value"]  # type: ignore[return-value]  # the value function returned
+    return call_in_thread(lambda: function(argument), timeout=timeout, name="ctxbudget-summarizer")
 
 
 def _chunk_request(step: SummaryStep, chunk: list[Message], previous: str | None) -> SummaryRequest:
@@ -82,7 +58,7 @@ class SummaryRun:
             overall = None if self.timeout is None else self.timeout * len(step.chunks) + 1.0
             try:
                 return _call(asyncio.run, self.arun(step), overall)
-            except _TimedOut as exc:
+            except CallTimedOut as exc:
                 raise SummarizerError(f"summarizer: timed out after {overall}s") from exc
             except SummarizerError:
                 raise
@@ -92,7 +68,7 @@ class SummaryRun:
         for chunk in step.chunks:
             try:
                 raw = _call(summarize, _chunk_request(step, chunk, summary), self.timeout)
-            except _TimedOut as exc:
+            except CallTimedOut as exc:
                 raise SummarizerError(f"summarizer: timed out after {self.timeout}s") from exc
             except SummarizerError:
                 raise

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from .._threads import CallTimedOut, call_in_thread
 from ..errors import CognitiveContextError, ProviderFailure
 
 __all__ = ["call_async", "call_sync", "call_sync_async", "call_sync_in_loop"]
@@ -63,18 +64,12 @@ def call_sync(fn: Callable[[], T], *, provider: str, timeout: float | None) -> T
         ProviderFailure: ``fn`` raised (a ``CognitiveContextError`` is re-raised as is), was cancelled, or timed
             out.
     """
-    box: list[_Outcome] = []
-    done = threading.Event()
-
-    def work() -> None:
-        box.append(_capture(fn))
-        done.set()
-
-    threading.Thread(target=work, name=f"ctxbudget-cognitive-{provider}", daemon=True).start()
-    if not done.wait(timeout):
-        raise _timed_out(provider, timeout)
-    result: T = _unwrap(provider, box[0])
-    return result
+    try:
+        return call_in_thread(fn, timeout=timeout, name=f"ctxbudget-cognitive-{provider}")
+    except CallTimedOut:
+        raise _timed_out(provider, timeout) from None
+    except (Exception, asyncio.CancelledError) as exc:
+        raise _failure(provider, exc) from exc
 
 
 def call_sync_in_loop(make: Callable[[], Awaitable[T]], *, provider: str, timeout: float | None) -> T:
