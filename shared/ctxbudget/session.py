@@ -132,7 +132,7 @@ class ContextSession:
         self._prefix_cache: tuple[Message | None, tuple[Message, ...]] | None = None
         self._summary_cache: tuple[tuple[str | None, str | None, bool], Message | None, int] | None = None
         self._system_message: Message | None = None
-        self._interrupted_last = False
+        self._interrupted_last = False  # the latest assistant message is an interrupted reply
         self.log_seq = 0
         self._context_message: Message | None = None
         self.last_plan: PlanResult | None = None
@@ -446,24 +446,10 @@ class ContextSession:
             self._fixed_cache = fixed
         return self._fixed_cache
 
-    def _notice_position(self) -> int | None:
-        if not self._interrupted_last:
-            return None
-        for index in range(len(self._history) - 1, -1, -1):
-            message = self._history[index]
-            if message.role == "assistant":
-                if message.state != "interrupted":
-                    return None
-                end = index + 1
-                while end < len(self._history) and self._history[end].role == "tool":
-                    end += 1
-                return end
-        return None
-
     def counted_tokens(self) -> int:
         """Our own count of the request as it stands (system, tools, pinned, summary, history, notices)."""
         total = self._fixed_tokens() + self._sent_history()[1] + self._summary_tokens()
-        if self._notice_position() is not None:
+        if self._interrupted_last:  # the request will carry the interrupted-reply notice
             total += self.counter.count_message(_NOTICE_PROBE)
         return total
 
