@@ -3,8 +3,9 @@
 :func:`assemble_fragments` validates fragments and budgets, keeps the registered order and renders one message per
 fragment. It never shortens or drops anything: a fragment over its own limit or a total over the budget raises with
 the numbers. :func:`assemble_context_plan` first audits a candidate plan (made by a selection or compression step)
-against the original fragments: only fragments declared mutable may have been dropped or changed. Neither function
-calls a model or a compressor; strategies are separate steps that produce candidates for this audit.
+against the original fragments: only fragments declared mutable may have been dropped or changed, and a required
+fragment is never dropped (a plan may only shorten or replace it). Neither function calls a model or a compressor;
+strategies are separate steps that produce candidates for this audit.
 
 Accounting: ``chars`` is the length of the rendered message content (a data fragment's envelope included, since
 that is what the model reads); ``tokens`` is the counter's per-message cost (framing included, reply priming not).
@@ -208,6 +209,28 @@ def _changes(original: Fragment, candidate: Fragment) -> list[str]:
     return changes
 
 
+def _audit_mutable(original: Fragment, candidate: Fragment | None) -> None:
+    emptied = candidate is not None and not candidate.value.strip() and bool(original.value.strip())
+    if original.required and (candidate is None or emptied):
+        how = "dropped" if candidate is None else "emptied"
+        raise PlanAuditError(
+            f"fragment {original.id!r} is required and was {how} by the plan; a plan may shorten or replace a "
+            "required fragment, never drop it (mutable or not)",
+            field="fragments",
+        )
+    if candidate is None:
+        return
+    pinned = [c for c in _changes(original, candidate) if c.split(" ", 1)[0] in _PROVENANCE_FIELDS]
+    pinned += _loosened(original, candidate)
+    if pinned:
+        raise PlanAuditError(
+            f"fragment {original.id!r} changed {', '.join(pinned)}; a plan may not change provenance "
+            f"({', '.join(_PROVENANCE_FIELDS)}) or loosen a limit ({', '.join(_LIMIT_FIELDS)}), "
+            "even of a mutable fragment",
+            field="fragments",
+        )
+
+
 def _audit(candidates: Sequence[Fragment], originals: Sequence[Fragment], mutable: frozenset[str]) -> None:
     by_id = {f.id: f for f in originals}
     unknown = sorted(mutable - by_id.keys())
@@ -239,16 +262,8 @@ def _audit(candidates: Sequence[Fragment], originals: Sequence[Fragment], mutabl
                     f"(mutable: {allowed})",
                     field="fragments",
                 )
-        elif kept_version is not None:
-            pinned = [c for c in _changes(original, kept_version) if c.split(" ", 1)[0] in _PROVENANCE_FIELDS]
-            pinned += _loosened(original, kept_version)
-            if pinned:
-                raise PlanAuditError(
-                    f"fragment {original.id!r} changed {', '.join(pinned)}; a plan may not change provenance "
-                    f"({', '.join(_PROVENANCE_FIELDS)}) or loosen a limit ({', '.join(_LIMIT_FIELDS)}), "
-                    "even of a mutable fragment",
-                    field="fragments",
-                )
+        else:
+            _audit_mutable(original, kept_version)
     order = [f.id for f in originals if f.id in kept]
     if [f.id for f in candidates] != order:
         raise PlanAuditError(
@@ -269,8 +284,10 @@ def assemble_context_plan(
     """Audit a candidate plan against the original fragments, then assemble it strictly.
 
     The audit: every original fragment not in ``mutable_fragment_ids`` must be present and identical (every field).
-    A mutable fragment may be dropped or changed, except its provenance (``source_id``, ``trust``, ``role``). An
-    empty ``mutable_fragment_ids`` means nothing may change. A plan may not add fragments that are not among the
+    A mutable fragment may be dropped or changed, except its provenance (``source_id``, ``trust``, ``role``,
+    ``required``, ``lifetime``) and its limits (tightened, never loosened). A ``required`` fragment is never dropped
+    nor emptied to a blank value, even when it is mutable: it may only be shortened or replaced. An empty
+    ``mutable_fragment_ids`` means nothing may change. A plan may not add fragments that are not among the
     originals, nor reorder them. ``fragment_usage`` lists every original fragment, dropped ones with
     ``included=False``.
 
@@ -283,8 +300,9 @@ def assemble_context_plan(
         counter: counts tokens; defaults to a shared ``TiktokenCounter("o200k_base")``.
 
     Raises:
-        PlanAuditError: an immutable fragment was dropped or changed, a provenance field changed, a fragment was
-            added or the order changed, or ``mutable_fragment_ids`` names an id that is not an original.
+        PlanAuditError: an immutable fragment was dropped or changed, a required fragment was dropped or emptied,
+            a provenance field changed or a limit loosened, a fragment was added or the order changed, or
+            ``mutable_fragment_ids`` names an id that is not an original.
         InvalidFragmentError, DuplicateFragmentError, FragmentLimitError, BudgetExceededError, InvalidPolicyError:
             as for :func:`assemble_fragments`.
     """

@@ -67,7 +67,8 @@ class Fragment(BaseModel):
         priority: 0..1, for selection strategies.
         relevance: 0..1, for selection strategies.
         freshness: 0..1, for selection strategies.
-        required: a selection strategy must keep it (assembly itself never drops anything).
+        required: a selection strategy must keep it (assembly itself never drops anything); the plan audit
+            refuses a plan that drops or empties it, even when it is listed as mutable.
         metadata: free-form data carried into the rendered message's metadata.
     """
 

@@ -224,6 +224,24 @@ class TestAssembleContextPlan:
         with pytest.raises(PlanAuditError, match=f"changed {named}"):
             self.plan([SYSTEM, DOC.model_copy(update=update), QUESTION], ["doc"])
 
+    def test_a_required_mutable_fragment_may_be_shortened_but_never_dropped(self) -> None:
+        required = DOC.model_copy(update={"required": True})
+        originals = [SYSTEM, required, QUESTION]
+        shortened = required.model_copy(update={"value": "Up."})
+        built = assemble_context_plan(
+            fragments=[SYSTEM, shortened, QUESTION], original_fragments=originals, mutable_fragment_ids=["doc"]
+        )
+        assert "Up." in built.messages[1].text
+        for candidate in ([SYSTEM, QUESTION], [SYSTEM, required.model_copy(update={"value": " "}), QUESTION]):
+            with pytest.raises(PlanAuditError) as info:
+                assemble_context_plan(fragments=candidate, original_fragments=originals, mutable_fragment_ids=["doc"])
+            assert info.value.field == "fragments"
+            assert str(info.value).startswith("fragment 'doc' is required and was ")
+            assert "a plan may shorten or replace a required fragment, never drop it" in str(info.value)
+        blank = required.model_copy(update={"value": ""})
+        unchanged = assemble_context_plan(fragments=[blank], original_fragments=[blank], mutable_fragment_ids=["doc"])
+        assert [u.included for u in unchanged.fragment_usage] == [True]
+
     def test_a_plan_may_tighten_a_limit_but_never_loosen_or_remove_it(self) -> None:
         limited = DOC.model_copy(update={"max_chars": 100})
         originals = [SYSTEM, limited, QUESTION]
