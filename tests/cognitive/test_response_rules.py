@@ -9,6 +9,7 @@ from ctxbudget.cognitive import (
     BindingLimits,
     Citation,
     CitedDocument,
+    CognitiveContextSession,
     ContextResponse,
     validate_response,
 )
@@ -16,7 +17,17 @@ from ctxbudget.errors import ResponseDrift
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .helpers import evidence, make_binding, make_document, make_request, make_response, tampered
+from .helpers import (
+    QUERY,
+    SESSION_ID,
+    StaticProvider,
+    evidence,
+    make_binding,
+    make_document,
+    make_request,
+    make_response,
+    tampered,
+)
 
 DIGEST = "sha256:" + "1" * 64
 CITATION = ("documents", 0, "citation")
@@ -248,3 +259,59 @@ def test_truncated_is_informational_and_not_pinned() -> None:
     # Documented: the contract pins no digest over `truncated`; flipping it is not drift.
     data = tampered(valid(), ("truncated",), True)
     validate_response(ContextResponse.from_dict(data), make_request())
+
+
+# --- responses built with model_construct (no pydantic validation) are validated all the same ---------------------
+
+_ABSENT = object()
+
+
+def _constructed(request: Any = None, **changes: Any) -> ContextResponse:
+    """The valid response to ``request``, rebuilt with ``model_construct`` and ``changes`` (``_ABSENT`` drops one)."""
+    fields = {**dict(make_response(request)), **changes}
+    return ContextResponse.model_construct(**{name: value for name, value in fields.items() if value is not _ABSENT})
+
+
+def _constructed_document(**changes: Any) -> CitedDocument:
+    return CitedDocument.model_construct(**{**dict(make_response().documents[0]), **changes})
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"truncated": "no"}, "response.truncated: must be a bool, got str"),
+        ({"truncated": 0}, "response.truncated: must be a bool, got int"),
+        ({"documents": _ABSENT}, "response.documents: is missing"),
+        ({"documents": list(make_response().documents)}, "response.documents: must be a tuple, got list"),
+        ({"request_digest": None}, "response.requestDigest: must be a str, got NoneType"),
+        ({"binding": make_binding().to_dict()}, "response.binding: must be a PackageBinding, got dict"),
+        (
+            {"documents": (_constructed_document(byte_count=8.0),)},
+            "response.documents[0].byteCount: must be an int, got float",
+        ),
+        (
+            {"documents": (_constructed_document(byte_count=True),)},
+            "response.documents[0].byteCount: must be an int, got bool",
+        ),
+    ],
+)
+def test_a_response_built_without_validation_is_still_checked(changes: dict[str, Any], fragment: str) -> None:
+    forged = _constructed(**changes)
+    with pytest.raises(ResponseDrift) as caught:
+        validate_response(forged, make_request())
+    assert fragment in str(caught.value)
+    with pytest.raises(ResponseDrift):
+        validate_response(forged)
+
+
+def test_a_response_binding_built_without_validation_is_drift_even_without_the_request() -> None:
+    forged_binding = make_binding().model_copy(update={"package_version": "9.9.9"})
+    with pytest.raises(ResponseDrift, match=r"response\.binding\.capabilitySnapshotDigest"):
+        validate_response(_constructed(binding=forged_binding))
+
+
+def test_a_session_rejects_a_provider_response_built_without_validation() -> None:
+    provider = StaticProvider(lambda request: _constructed(request, truncated="no"))
+    session = CognitiveContextSession(make_binding(), provider)
+    with pytest.raises(ResponseDrift, match="truncated"):
+        session.fetch(QUERY, session_id=SESSION_ID)

@@ -4,7 +4,10 @@ Python attributes are snake_case; the JSON keys are the contract's camelCase, in
 (``schema`` is ``schema_id`` in Python, since ``BaseModel.schema`` exists). Unknown keys are rejected, and JSON
 read with :meth:`from_json` must carry every key. Every model checks its contract rules when it is built, so an
 instance you hold is valid on its own; cross-object rules (a response answering *this* request) are checked by
-:func:`~ctxbudget.cognitive.validation.validate_response`.
+:func:`~ctxbudget.cognitive.validation.validate_response`. pydantic's ``model_construct`` and
+``model_copy(update=...)`` skip those checks, so the ``validate_*`` functions trust nothing about an instance: they
+re-check every field's presence and type as well as every rule, and a session validates each provider response
+that way whatever way it was built.
 
 The ``create`` classmethods compute the digests (capabilitySnapshotDigest, requestDigest, citationDigest,
 sourceDigest and byteCount). No constructor, ``create`` or ``from_json`` lets a pydantic ``ValidationError``

@@ -10,6 +10,11 @@ to a model and raise with a message of the form ``"<where>.<field>: <problem>"``
   closed as drift: the provider answered, but not with what the binding and the request pinned;
 - a provider name: :class:`~ctxbudget.errors.ProviderFailure` (the provider cannot be used at all).
 
+Every ``validate_*`` function first checks the object's shape: each field is present and of its declared type
+(``int`` never a ``bool`` or ``float``, ``bool`` never an ``int``, a tuple where the model holds a tuple). A model
+built with pydantic's ``model_construct`` or ``model_copy(update=...)`` skips pydantic's checks, so nothing about an
+instance is trusted: a provider's response is validated field by field however it was built.
+
 One rule is stricter than the contract's list: a ``documentPath`` may not hold control characters either, since
 the path is rendered into the citation marker line and a newline there could forge a second marker.
 """
@@ -17,9 +22,12 @@ the path is rendered into the citation marker line and a newline there could for
 from __future__ import annotations
 
 import re
+import typing
 import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
 
 from ..errors import InvalidBinding, InvalidLimits, InvalidRequest, ProviderFailure, ResponseDrift
 from .schemas import (
@@ -55,6 +63,7 @@ __all__ = [
     "MAX_PROVIDER_NAME_BYTES",
     "MAX_QUERY_BYTES",
     "MAX_SURFACE_ID_BYTES",
+    "check_shape",
     "digest_problem",
     "document_path_problem",
     "evidence_ids_problem",
@@ -111,6 +120,48 @@ def expect_type(value: Any, expected: type[_T], error: type[Exception], where: s
     if not isinstance(value, expected):
         raise error(f"{where}: must be a {expected.__name__}, got {type(value).__name__}")
     return value
+
+
+def _type_problem(value: object, annotation: Any) -> str | None:
+    """What is wrong with ``value`` as a value of the field type ``annotation`` (a class or ``tuple[X, ...]``)."""
+    if typing.get_origin(annotation) is tuple:
+        if not isinstance(value, tuple):
+            return f"must be a tuple, got {type(value).__name__}"
+        item_type = typing.get_args(annotation)[0]
+        for index, item in enumerate(value):
+            problem = _type_problem(item, item_type)
+            if problem is not None:
+                return f"[{index}] {problem}"
+        return None
+    if isinstance(value, annotation) and not (annotation is int and isinstance(value, bool)):
+        return None
+    name = annotation.__name__
+    article = "an" if name[0].lower() in "aeiou" else "a"
+    return f"must be {article} {name}, got {type(value).__name__}"
+
+
+def check_shape(model: BaseModel, error: type[Exception], where: str) -> None:
+    """Check every field of ``model`` is present and of its declared type, whatever way the model was built.
+
+    ``model_construct`` and ``model_copy(update=...)`` skip pydantic's validation, so a field may be missing or
+    hold anything; the rules that follow would then pass a ``float`` byte count or a ``"no"`` flag.
+
+    Args:
+        model: the model instance.
+        error: the typed error to raise.
+        where: the prefix the message names the field with (the field is named by its JSON key).
+
+    Raises:
+        Exception: ``error``, naming the first field that is missing or of the wrong type.
+    """
+    values = model.__dict__
+    for name, field in type(model).model_fields.items():
+        label = f"{where}.{field.alias or name}"
+        if name not in values:
+            raise error(f"{label}: is missing")
+        problem = _type_problem(values[name], field.annotation)
+        if problem is not None:
+            raise error(f"{label}: {problem}")
 
 
 def _models() -> Any:
@@ -339,6 +390,7 @@ def validate_limits(limits: BindingLimits, *, where: str = "binding.limits") -> 
         InvalidLimits: ``limits`` is not a BindingLimits, or a limit is zero, negative or above its cap.
     """
     expect_type(limits, _models().BindingLimits, InvalidLimits, where)
+    check_shape(limits, InvalidLimits, where)
     for field, value, cap in (
         ("maxResults", limits.max_results, MAX_RESULTS_CAP),
         ("maxDocumentBytes", limits.max_document_bytes, MAX_DOCUMENT_BYTES_CAP),
@@ -359,6 +411,7 @@ def validate_knowledge(knowledge: KnowledgeBinding, *, where: str = "knowledge")
         InvalidBinding: ``knowledge`` is not a KnowledgeBinding, or a rule failed.
     """
     expect_type(knowledge, _models().KnowledgeBinding, InvalidBinding, where)
+    check_shape(knowledge, InvalidBinding, where)
     _raise_first(
         InvalidBinding,
         where,
@@ -390,6 +443,7 @@ def validate_binding(binding: PackageBinding, *, where: str = "binding") -> None
         InvalidLimits: a limit is out of range.
     """
     expect_type(binding, _models().PackageBinding, InvalidBinding, where)
+    check_shape(binding, InvalidBinding, where)
     knowledge = binding.knowledge
     _raise_first(
         InvalidBinding,
@@ -444,6 +498,7 @@ def validate_request(request: ContextRequest) -> None:
         InvalidLimits: the request's binding has out-of-range limits.
     """
     expect_type(request, _models().ContextRequest, InvalidRequest, "request")
+    check_shape(request, InvalidRequest, "request")
     _raise_first(
         InvalidRequest,
         "request",
@@ -477,6 +532,7 @@ def validate_citation(citation: Citation, binding: PackageBinding | None = None,
     """
     models = _models()
     expect_type(citation, models.Citation, ResponseDrift, where)
+    check_shape(citation, ResponseDrift, where)
     if binding is not None:
         expect_type(binding, models.PackageBinding, ResponseDrift, "binding")
     _raise_first(
@@ -538,6 +594,7 @@ def validate_document(
     """
     models = _models()
     expect_type(document, models.CitedDocument, ResponseDrift, where)
+    check_shape(document, ResponseDrift, where)
     if binding is not None:
         expect_type(binding, models.PackageBinding, ResponseDrift, "binding")
     validate_citation(document.citation, binding, where=f"{where}.citation")
@@ -558,7 +615,8 @@ def validate_document(
 def validate_response(response: ContextResponse, request: ContextRequest | None = None) -> None:
     """Check a response: on its own, and (given the request) that it answers exactly that request.
 
-    On its own: the schema; 1..maxResults documents, each valid and cited from the response's binding; no
+    On its own: every field present and of its type (however the response was built); the schema; the binding's
+    own rules; 1..maxResults documents, each valid and cited from the response's binding; no
     repeated citationDigest; total bytes <= maxTotalBytes. Against the request: the same requestDigest, and the
     same binding as a whole (limits included).
 
@@ -572,6 +630,7 @@ def validate_response(response: ContextResponse, request: ContextRequest | None 
     """
     models = _models()
     expect_type(response, models.ContextResponse, ResponseDrift, "response")
+    check_shape(response, ResponseDrift, "response")
     if request is not None:
         expect_type(request, models.ContextRequest, ResponseDrift, "request")
     _raise_first(
@@ -585,6 +644,10 @@ def validate_response(response: ContextResponse, request: ContextRequest | None 
     if request is not None:
         _check_answers(response, request)
     binding = response.binding
+    try:
+        validate_binding(binding, where="response.binding")
+    except (InvalidBinding, InvalidLimits) as exc:
+        raise ResponseDrift(str(exc)) from None
     documents = response.documents
     limit = binding.limits.max_results
     if not 1 <= len(documents) <= limit:
