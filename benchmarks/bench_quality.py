@@ -1,0 +1,127 @@
+"""Compaction quality: after compaction, what does the model still see?
+
+Each workload (see ``benchmarks/quality/workloads.py``) is a long agent session with planted probes: user facts,
+constraints, decisions, file paths in the middle of tool outputs, commands and figures. Every system replays it in
+the same small window, building the request it would send before each model call; the final request is scored:
+share of each probe kind still in it, share recoverable through a top-3 archive search (ctxbudget only), tokens,
+requests over the window, orphaned tool calls/results and compactions.
+
+Run: ``python -m benchmarks.bench_quality`` (writes ``benchmarks/results/quality.md``); ``--quick`` for a short run
+that only prints, ``--systems ctxbudget,trim_messages`` and ``--workloads coding`` to pick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks.quality.probes import KINDS
+from benchmarks.quality.systems import SYSTEMS, QualityReport, run_system
+from benchmarks.quality.workloads import WORKLOADS, build_workload
+
+RESULTS = Path(__file__).parent / "results" / "quality.md"
+WINDOW = 32_000
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def table(reports: Sequence[QualityReport]) -> str:
+    """One Markdown table: rows = systems, columns = retention per kind, recoverable, tokens, failures."""
+    first = reports[0]
+    kinds = [k for k in KINDS if first.counts(k)[1]]
+    header = [
+        "system",
+        *(f"{k} ({first.counts(k)[1]})" for k in kinds),
+        "all in context",
+        "recoverable (top-3)",
+        "final prompt tokens",
+        "mean prompt tokens",
+        "summary tokens",
+        "requests over window",
+        "orphans (final / all)",
+        "compactions",
+    ]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    for r in reports:
+        cells = [
+            r.system,
+            *(_pct(r.retention(k)) for k in kinds),
+            _pct(r.retention()),
+            _pct(r.recoverable()),
+            f"{r.final_tokens:,}",
+            f"{r.mean_tokens:,.0f}",
+            f"{r.summary_tokens:,}",
+            f"{r.over_window} / {r.requests}",
+            f"{r.final_orphans} / {r.orphans}",
+            str(r.compactions),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def section(name: str, reports: Sequence[QualityReport], *, turns: str) -> str:
+    notes = sorted({f"{r.system}: {note}" for r in reports for note in r.notes})
+    timing = ", ".join(f"{r.system} {r.seconds:.1f}s" for r in reports)
+    parts = [f"## {name}", "", f"{turns}; window {reports[0].window:,} tokens.", "", table(reports), ""]
+    parts += [f"- {note}" for note in notes]
+    parts += [f"- replay time: {timing}", ""]
+    return "\n".join(parts)
+
+
+def run(workloads: Sequence[str], systems: Sequence[str], *, quick: bool, seed: int) -> list[str]:
+    sections = []
+    for name in workloads:
+        workload = build_workload(name, seed=seed, quick=quick)
+        messages = sum(len(batch) for batch in workload.calls)
+        reports = []
+        for system in systems:
+            report = run_system(system, workload, None if name not in WORKLOADS else WINDOW)
+            print(f"{name:>10} | {report.system:<40} {report.retention():.0%} in context, {report.seconds:.1f}s")
+            reports.append(report)
+        turns = f"{len(workload.calls)} model calls, {messages} messages, {len(workload.probes)} probes"
+        sections.append(section(name, reports, turns=turns))
+    return sections
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short sessions; print only, write nothing")
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, from {','.join(SYSTEMS)}")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated workload names")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", type=Path, default=None, help=f"write the tables here (default {RESULTS})")
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    started = time.perf_counter()
+    sections = run(workloads, systems, quick=args.quick, seed=args.seed)
+    elapsed = time.perf_counter() - started
+    body = "\n".join(sections)
+    print()
+    print(body)
+    output = args.output or (None if args.quick else RESULTS)
+    if output is not None:
+        header = (
+            "# Compaction quality: what the model still sees\n\n"
+            "Generated by `python -m benchmarks.bench_quality` "
+            f"(seed {args.seed}, {elapsed:.0f}s, Python {platform.python_version()}). Columns per probe kind: share of "
+            "planted answers still present (exact substring) in the final request. Recoverable: in context, or in "
+            "the full original of a top-3 `search_archive` hit. Tokens are exact o200k counts of the request as "
+            "sent; orphans are tool calls/results without their pair.\n\n"
+        )
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(header + body, encoding="utf-8")
+        print(f"written to {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
