@@ -13,7 +13,10 @@ A store keeps, per session id, two things:
 
 Backends implement :class:`BaseSnapshotStore`'s small ``_`` methods; its public methods validate the
 arguments (:class:`~ctxbudget.errors.UsageError` subclasses naming the field), raise conflicts with the numbers,
-and turn backend exceptions into :class:`~ctxbudget.errors.SnapshotStoreError` with the cause chained.
+and turn backend exceptions into :class:`~ctxbudget.errors.SnapshotStoreError` with the cause chained. A stored
+field that holds what no store writes (a version that is not an integer >= 1, text that is not UTF-8, a log
+entry without its sequence number) is a ``SnapshotStoreError`` too, naming the store, the key or column and the
+value: corrupt data is reported, never converted or passed on.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbudget.errors import SnapshotConflictError, SnapshotStoreError
 from ctxbudget.stores._checks import check_data, check_records, check_session_id, check_version, check_watermark
+from ctxbudget.stores._stored import CorruptField
 
 __all__ = ["BaseSnapshotStore", "SnapshotStore", "StoredSnapshot"]
 
@@ -234,9 +238,12 @@ class BaseSnapshotStore(abc.ABC):
 
     @contextmanager
     def _translating(self, operation: str, session_id: str) -> Iterator[None]:
-        """Turn a backend exception into :class:`SnapshotStoreError`, naming the operation and session."""
+        """Turn a backend exception or corrupt data into :class:`SnapshotStoreError`, naming operation and session."""
         try:
             yield
+        except CorruptField as exc:
+            message = f"{self._describe()}: {operation} of session {session_id!r} failed: corrupt data: {exc}"
+            raise SnapshotStoreError(message) from None
         except self.backend_errors as exc:
             cause = f"{type(exc).__name__}: {exc}"
             message = f"{self._describe()}: {operation} of session {session_id!r} failed: {cause}"

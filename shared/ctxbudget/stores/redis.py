@@ -6,13 +6,21 @@ Each session owns three keys under the prefix, sharing a hash tag so they live i
 each run as one Lua script (``EVALSHA``), so Redis executes them atomically: append bumps the counter with
 ``INCRBY`` and adds the records with ``ZADD`` in one step, which makes sequence numbers unique and gap-free
 for every worker.
+
+Every value read back is checked: a ``version`` or counter that is not a non-negative integer (the scripts check
+it too, before they compare or increment), a snapshot hash missing ``version`` or ``data``, text that is not
+UTF-8, or a log member without its ``"<seq>:"`` raises :class:`~ctxbudget.errors.SnapshotStoreError` naming the
+key, the field and the value.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import ClassVar, TypeVar
 
 from ctxbudget.errors import InvalidPolicyError
+from ctxbudget.stores._stored import CorruptField, holds, show, stored_int, stored_utf8
 from ctxbudget.stores.base import BaseSnapshotStore
 
 try:
@@ -24,29 +32,41 @@ except ImportError as exc:  # pragma: no cover - exercised by a test that hides 
 
 __all__ = ["RedisSnapshotStore"]
 
+# A stored version or counter that is not digits is returned as {-1, raw} instead of being compared or bumped.
 _SAVE = """
-local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+local raw = redis.call('HGET', KEYS[1], 'version')
+if raw and not string.match(raw, '^%d+$') then return {-1, raw} end
+local current = tonumber(raw or '0')
 if current ~= tonumber(ARGV[1]) then return {0, current} end
 redis.call('HSET', KEYS[1], 'version', current + 1, 'data', ARGV[2])
 return {1, current + 1}
 """
 
 _DELETE = """
-local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+local raw = redis.call('HGET', KEYS[1], 'version')
+if raw and not string.match(raw, '^%d+$') then return {-1, raw} end
+local current = tonumber(raw or '0')
 if current ~= tonumber(ARGV[1]) then return {0, current} end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 return {1, 0}
 """
 
 _APPEND = """
+local raw = redis.call('GET', KEYS[1])
+if raw and not string.match(raw, '^%d+$') then return {-1, raw} end
 local last = redis.call('INCRBY', KEYS[1], #ARGV)
 local first = last - #ARGV + 1
 for i = 1, #ARGV do
   local seq = first + i - 1
   redis.call('ZADD', KEYS[2], seq, string.format('%d', seq) .. ':' .. ARGV[i])
 end
-return first
+return {1, first}
 """
+
+_VERSION = "a version (an integer >= 1)"
+_COUNTER = "a sequence number (an integer >= 0)"
+
+T = TypeVar("T")
 
 
 class RedisSnapshotStore(BaseSnapshotStore):
@@ -86,39 +106,77 @@ class RedisSnapshotStore(BaseSnapshotStore):
         return base + "snap", base + "seq", base + "log"
 
     def _load(self, session_id: str) -> tuple[int, str] | None:
-        version, data = self._client.hmget(self._keys(session_id)[0], ["version", "data"])
-        if version is None or data is None:
+        key = self._keys(session_id)[0]
+        version, data = self._reply(key, lambda: self._client.hmget(key, ["version", "data"]))
+        if version is None and data is None:
             return None
-        return int(version), _text(data)
+        for field, value in (("version", version), ("data", data)):
+            if value is None:
+                raise CorruptField(f"key {key!r} field {field} is missing (the snapshot hash is incomplete)")
+        where = f"key {key!r} field"
+        return stored_int(version, f"{where} version", minimum=1, expected=_VERSION), stored_utf8(data, f"{where} data")
 
     def _save(self, session_id: str, data: str, expected: int) -> tuple[bool, int]:
-        saved, version = self._save_script(keys=[self._keys(session_id)[0]], args=[expected, data])
-        return bool(saved), int(version)
+        key = self._keys(session_id)[0]
+        status, version = self._reply(key, lambda: self._save_script(keys=[key], args=[expected, data]))
+        return _status(status, version, f"key {key!r} field version", _VERSION)
 
     def _delete(self, session_id: str, expected: int) -> tuple[bool, int]:
-        deleted, version = self._delete_script(keys=list(self._keys(session_id)), args=[expected])
-        return bool(deleted), int(version)
+        keys = self._keys(session_id)
+        status, version = self._reply(keys[0], lambda: self._delete_script(keys=list(keys), args=[expected]))
+        return _status(status, version, f"key {keys[0]!r} field version", _VERSION)
 
     def _append(self, session_id: str, records: list[str]) -> int:
         _, seq_key, log_key = self._keys(session_id)
-        return int(self._append_script(keys=[seq_key, log_key], args=records))
+        status, first = self._reply(seq_key, lambda: self._append_script(keys=[seq_key, log_key], args=records))
+        return _status(status, first, f"key {seq_key!r}", _COUNTER)[1]
 
     def _read_log(self, session_id: str, after: int) -> list[tuple[int, str]]:
-        members = self._client.zrangebyscore(self._keys(session_id)[2], f"({after}", "+inf")
-        entries = []
-        for member in members:
-            seq, _, record = _text(member).partition(":")
-            entries.append((int(seq), record))
-        return entries
+        key = self._keys(session_id)[2]
+        members = self._reply(key, lambda: self._client.zrangebyscore(key, f"({after}", "+inf"))
+        return [_log_entry(member, key) for member in members]
 
     def _log_head(self, session_id: str) -> int:
-        head = self._client.get(self._keys(session_id)[1])
-        return int(head) if head is not None else 0
+        key = self._keys(session_id)[1]
+        head = self._reply(key, lambda: self._client.get(key))
+        return stored_int(head, f"key {key!r}", minimum=0, expected=_COUNTER) if head is not None else 0
 
     def _trim_log(self, session_id: str, upto: int) -> int:
         return int(self._client.zremrangebyscore(self._keys(session_id)[2], "-inf", upto))
 
+    @staticmethod
+    def _reply(key: str, call: Callable[[], T]) -> T:
+        """Run ``call``; a client that decodes replies fails on non-UTF-8 data, which is corrupt data of ``key``.
 
-def _text(value: Any) -> str:
-    """Redis replies are bytes unless the client decodes them; either way, return text."""
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+        redis-py drops the connection when decoding fails mid-reply, so the next call starts on a clean one.
+        """
+        with _decoding(key):
+            return call()
+
+
+@contextmanager
+def _decoding(key: str) -> Iterator[None]:
+    try:
+        yield
+    except UnicodeDecodeError as exc:
+        message = f"key {key!r} holds a reply that is not valid UTF-8 ({exc.reason} at byte {exc.start})"
+        raise CorruptField(message) from None
+
+
+def _status(status: object, value: object, where: str, expected: str) -> tuple[bool, int]:
+    """A script's ``{status, value}`` reply: -1 means the stored value was not digits (``value`` is it)."""
+    if status == -1:
+        raise holds(where, value, expected)
+    return bool(status), stored_int(value, where, minimum=0, expected=expected)
+
+
+def _log_entry(member: object, key: str) -> tuple[int, str]:
+    """Split a log member ``"<seq>:<record>"``; anything else is corrupt data of ``key``."""
+    try:
+        text = member.decode("utf-8") if isinstance(member, bytes) else str(member)
+    except UnicodeDecodeError:
+        raise CorruptField(f"key {key!r} member {show(member)} is not valid UTF-8") from None
+    seq, separator, record = text.partition(":")
+    if not separator or not (seq.isascii() and seq.isdigit()):
+        raise CorruptField(f"key {key!r} member {show(member)} has no sequence number")
+    return int(seq), record

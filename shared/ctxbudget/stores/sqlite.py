@@ -7,6 +7,10 @@ writers wait for the lock instead of failing. Each instance holds one connection
 in a forked child. The schema is created on first use (only when it is missing, so opening an existing file
 never needs the write lock) and versioned in ``ctxbudget_schema``.
 
+SQLite columns are dynamically typed, so every value read back is checked: a version, head or sequence number that
+is not an integer in range, or data that is not text, raises :class:`~ctxbudget.errors.SnapshotStoreError` naming
+the column and the value (never a raw ``ValueError``, never ``str()`` of a BLOB).
+
 A write that fails anywhere, ``COMMIT`` included (disk full, I/O error), is rolled back and the connection is
 closed and reopened on next use, so a failed commit never leaves this instance inside a transaction holding the
 write lock, nor reading data that was never committed.
@@ -24,6 +28,7 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 from ctxbudget.errors import InvalidPolicyError, SnapshotStoreError
+from ctxbudget.stores._stored import stored_int, stored_utf8
 from ctxbudget.stores.base import BaseSnapshotStore
 
 __all__ = ["SCHEMA_VERSION", "SQLiteSnapshotStore"]
@@ -44,6 +49,9 @@ _SCHEMA = (
 )
 
 Synchronous = Literal["FULL", "NORMAL", "OFF"]
+
+_SEQ = "a sequence number (an integer >= 1)"
+_HEAD = "a log head (an integer >= 0)"
 
 
 class SQLiteSnapshotStore(BaseSnapshotStore):
@@ -138,13 +146,13 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
     def _version(self, conn: sqlite3.Connection, session_id: str) -> int:
         query = "SELECT version FROM ctxbudget_snapshots WHERE session_id = ?"
         row = conn.execute(query, (session_id,)).fetchone()
-        return int(row[0]) if row else 0
+        return _version(row[0]) if row else 0
 
     def _load(self, session_id: str) -> tuple[int, str] | None:
         with self._conn() as conn:
             query = "SELECT version, data FROM ctxbudget_snapshots WHERE session_id = ?"
             row = conn.execute(query, (session_id,)).fetchone()
-        return (int(row[0]), str(row[1])) if row else None
+        return (_version(row[0]), stored_utf8(row[1], "ctxbudget_snapshots.data")) if row else None
 
     def _save(self, session_id: str, data: str, expected: int) -> tuple[bool, int]:
         with self._write() as conn:
@@ -183,7 +191,13 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
         with self._conn() as conn:
             query = "SELECT seq, record FROM ctxbudget_log WHERE session_id = ? AND seq > ? ORDER BY seq"
             rows = conn.execute(query, (session_id, after)).fetchall()
-        return [(int(seq), str(record)) for seq, record in rows]
+        return [
+            (
+                stored_int(seq, "ctxbudget_log.seq", minimum=1, expected=_SEQ),
+                stored_utf8(record, "ctxbudget_log.record"),
+            )
+            for seq, record in rows
+        ]
 
     def _log_head(self, session_id: str) -> int:
         with self._conn() as conn:
@@ -192,13 +206,17 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
     def _head(self, conn: sqlite3.Connection, session_id: str) -> int:
         query = "SELECT head FROM ctxbudget_log_heads WHERE session_id = ?"
         row = conn.execute(query, (session_id,)).fetchone()
-        return int(row[0]) if row else 0
+        return stored_int(row[0], "ctxbudget_log_heads.head", minimum=0, expected=_HEAD) if row else 0
 
     def _trim_log(self, session_id: str, upto: int) -> int:
         with self._write() as conn:
             query = "DELETE FROM ctxbudget_log WHERE session_id = ? AND seq <= ?"
             cursor = conn.execute(query, (session_id, upto))
             return int(cursor.rowcount)
+
+
+def _version(value: object) -> int:
+    return stored_int(value, "ctxbudget_snapshots.version", minimum=1, expected="a version (an integer >= 1)")
 
 
 @contextmanager
@@ -253,7 +271,9 @@ def _schema_version(conn: sqlite3.Connection) -> int | None:
     if not names >= _TABLES:
         return None
     row = conn.execute("SELECT MAX(version) FROM ctxbudget_schema").fetchone()
-    return int(row[0]) if row and row[0] is not None else None
+    if not row or row[0] is None:
+        return None
+    return stored_int(row[0], "ctxbudget_schema.version", minimum=1, expected="a schema version (an integer >= 1)")
 
 
 def _check_schema_version(found: int, path: str) -> None:
