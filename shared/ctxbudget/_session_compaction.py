@@ -8,6 +8,7 @@ These are the session's internals, kept apart so ``session.py`` holds the conver
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from typing import TYPE_CHECKING, Literal
 
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from .session import ContextSession
 
 __all__: list[str] = []
+
+_log = logging.getLogger("ctxbudget.compaction")
 
 Trigger = Literal["auto", "manual"]
 """What started a compaction."""
@@ -52,6 +55,7 @@ def start(session: ContextSession, trigger: Trigger, instructions: str | None) -
         goal_id=session._goal_id,
         instructions=instructions,
         pinned_ids=frozenset(session._pinned_ids),
+        original_of=session._archived_original,
     )
 
 
@@ -83,7 +87,7 @@ def compact_sync(
         early_tiers(work)
         fallback = None
         if force or not work.done():
-            step = work.plan_summary(summary_limit(session))
+            step = work.plan_summary(summary_limit(session), force=force)
             if step is not None:
                 try:
                     summary = summary_run(session).run(step)
@@ -117,7 +121,7 @@ async def compact_async(
                 before = session.state
                 work = start(session, trigger, instructions_for(session, manual))
                 early_tiers(work)
-                step = work.plan_summary(summary_limit(session)) if (force or not work.done()) else None
+                step = work.plan_summary(summary_limit(session), force=force) if (force or not work.done()) else None
                 planned, planned_len, planned_summary = session._history, len(session._history), session._summary
             fallback = None
             summary: str | None = None
@@ -157,7 +161,7 @@ def compact_offline(session: ContextSession, trigger: Trigger, manual: str | Non
     before = session.state
     work = start(session, trigger, instructions_for(session, manual))
     early_tiers(work)
-    step = work.plan_summary(summary_limit(session)) if (force or not work.done()) else None
+    step = work.plan_summary(summary_limit(session), force=force) if (force or not work.done()) else None
     if step is not None:
         work.apply_summary(step, work.extractive(step, summary_limit(session)), "extractive")
     if not work.done():
@@ -205,8 +209,15 @@ def commit(
         receipt=tuple(outcome.receipt),
         fallback_reason=fallback,
     )
-    for hook in session.post_compact_hooks:
-        hook(event)
+    errors = []
+    for hook in session.post_compact_hooks:  # the compaction is committed: a failing hook is reported, not undone
+        try:
+            hook(event)
+        except Exception as exc:
+            errors.append(f"{getattr(hook, '__qualname__', type(hook).__name__)}: {type(exc).__name__}: {exc}")
+            _log.warning("PostCompact hook failed after a committed compaction: %s", errors[-1])
+    if errors:
+        event = event.model_copy(update={"hook_errors": tuple(errors)})
     session.events.emit(event)
     session._emit_update()
     return event

@@ -16,7 +16,7 @@ from ._threads import CallTimedOut, call_in_thread
 from .compaction import SummaryStep, validate_summary
 from .errors import SummarizerError
 from .messages import Message
-from .summarize import AsyncSummarizer, Summarizer, SummaryRequest
+from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer, SummaryRequest, verify_summary
 from .tokens import TokenCounter
 
 __all__ = ["SummaryRun"]
@@ -33,7 +33,13 @@ def _call(function: Callable[[_A], _R], argument: _A, timeout: float | None) -> 
 
 
 def _chunk_request(step: SummaryStep, chunk: list[Message], previous: str | None) -> SummaryRequest:
-    return step.request.model_copy(update={"messages": tuple(chunk), "previous_summary": previous})
+    # Deep copies: a summarizer that writes into a message's metadata must not alter the archived originals.
+    messages = tuple(message.model_copy(deep=True) for message in chunk)
+    return step.request.model_copy(update={"messages": messages, "previous_summary": previous})
+
+
+_CALLER_STOPS = (KeyboardInterrupt, SystemExit)
+"""Raised inside a summarizer, these are the user's or the process's, not the summarizer's: they propagate."""
 
 
 def _failure(exc: BaseException) -> SummarizerError:
@@ -60,7 +66,7 @@ class SummaryRun:
                 return _call(asyncio.run, self.arun(step), overall)
             except CallTimedOut as exc:
                 raise SummarizerError(f"summarizer: timed out after {overall}s") from exc
-            except SummarizerError:
+            except (SummarizerError, *_CALLER_STOPS):
                 raise
             except BaseException as exc:  # any failure falls back, never corrupts
                 raise _failure(exc) from exc
@@ -70,14 +76,20 @@ class SummaryRun:
                 raw = _call(summarize, _chunk_request(step, chunk, summary), self.timeout)
             except CallTimedOut as exc:
                 raise SummarizerError(f"summarizer: timed out after {self.timeout}s") from exc
-            except SummarizerError:
+            except (SummarizerError, *_CALLER_STOPS):
                 raise
             except BaseException as exc:  # any failure falls back, never corrupts
                 raise _failure(exc) from exc
             summary = validate_summary(raw, limit=self.limit, counter=self.counter)
         if summary is None:
             raise SummarizerError("summarizer: the step had no chunks to summarize")
-        return summary
+        return self._verified(summary, step)
+
+    def _verified(self, summary: str, step: SummaryStep) -> str:
+        """A model's summary, checked against the offline ledger of the span: what it dropped is re-inserted."""
+        if isinstance(self.summarizer, ExtractiveSummarizer):
+            return summary
+        return verify_summary(summary, step.request, counter=self.counter, max_tokens=self.limit)
 
     async def arun(self, step: SummaryStep) -> str:
         """Async :meth:`run`: uses ``asummarize`` when the summarizer has it, else the sync one in a thread."""
@@ -107,4 +119,4 @@ class SummaryRun:
             summary = validate_summary(raw, limit=self.limit, counter=self.counter)
         if summary is None:
             raise SummarizerError("summarizer: the step had no chunks to summarize")
-        return summary
+        return self._verified(summary, step)

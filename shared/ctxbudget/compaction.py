@@ -25,16 +25,62 @@ from .events import ArchivedItem
 from .evidence import excerpt
 from .messages import Message
 from .policy import CompactionPolicy
+from .salience import key_lines
 from .summarize import ExtractiveSummarizer, SummaryRequest
 from .tokens import TokenCounter
 from .toolpairs import safe_cut_points
 
-__all__ = ["ARCHIVE_META", "Compaction", "CompactionOutcome", "SummaryStep", "pinned_form", "validate_summary"]
+__all__ = [
+    "ARCHIVE_META",
+    "CLEARED_META",
+    "Compaction",
+    "CompactionOutcome",
+    "SummaryStep",
+    "pinned_form",
+    "validate_summary",
+]
 
 ARCHIVE_META = "ctxbudget_archived"
 """Metadata key on a message whose original is archived; its value is the archive handle."""
 
+CLEARED_META = "ctxbudget_cleared"
+"""Metadata key on a tool result compaction replaced by a cleared marker."""
+
 _MIN_EXCERPT_TOKENS = 64
+_SUMMARY_GROWTH = 0.04  # new ledger tokens per evicted token, for sizing the kept tail before summarizing
+_MARKER_KEY_LINES = 6
+
+
+def cleared_marker(original: Message, handle: str, counter: TokenCounter) -> str:
+    """The text a cleared tool result becomes: size, tool, the handle of the full original, and its key lines."""
+    lines = key_lines(original, _MARKER_KEY_LINES)
+    head = (
+        f"[tool output cleared to save context: {len(original.text):,} chars from {original.name or 'the tool'}; "
+        f"full text archived at {handle}; read it back or re-run the tool if you need it]"
+    )
+    return head + ("\nKey lines:\n" + "\n".join(f"- {line}" for line in lines) if lines else "")
+
+
+def split_message(message: Message, max_tokens: int, counter: TokenCounter) -> list[Message]:
+    """``message`` cut into parts of at most about ``max_tokens`` each, for a summarizer with a small window.
+
+    Parts keep the role, name and tool call id (the first part keeps the tool calls) and get ids ``<id>#<n>``.
+    """
+    text = message.text
+    tokens = max(1, counter.count_text(text))
+    step = max(1, len(text) * max_tokens // tokens * 9 // 10)
+    pieces = [text[i : i + step] for i in range(0, len(text), step)] or [""]
+    return [
+        message.model_copy(
+            update={
+                "content": piece,
+                "id": f"{message.id}#{n}",
+                "tool_calls": message.tool_calls if n == 1 else (),
+                "metadata": {},
+            }
+        )
+        for n, piece in enumerate(pieces, start=1)
+    ]
 
 
 def handle_for(message: Message, reason: ArchiveReason) -> str:
@@ -114,6 +160,9 @@ class Compaction:
         goal: the user's goal, pinned verbatim.
         instructions: Compact Instructions plus manual focus.
         pinned_ids: ids of messages that must survive verbatim.
+        original_of: the archived original of a live message the session bounded or cleared (verified against the
+            archive, never read from caller-writable metadata alone), or ``None`` for a message that is its own
+            original.
     """
 
     def __init__(
@@ -131,6 +180,7 @@ class Compaction:
         goal_id: str | None = None,
         instructions: str | None = None,
         pinned_ids: frozenset[str] = frozenset(),
+        original_of: Callable[[Message], Message | None] = lambda _message: None,
     ) -> None:
         self.counter = counter
         self.policy = policy
@@ -143,6 +193,8 @@ class Compaction:
         self.goal_live = goal_id is not None and any(m.id == goal_id for m in history)
         self.instructions = instructions
         self.pinned_ids = pinned_ids
+        self._original_of = original_of
+        self._pending: dict[str, Message] = {}  # message id -> original archived by this run
         self.out = CompactionOutcome(history=list(history), summary=summary)
         self._sizes = [counter.count_message(m) for m in self.out.history]
 
@@ -163,10 +215,24 @@ class Compaction:
         """True once the request is at or under target."""
         return self.total() <= self.target
 
-    def _replace(self, index: int, new: Message, reason: ArchiveReason) -> None:
+    def original(self, message: Message) -> Message:
+        """The original of a live message: itself, or the archived original of a copy we bounded or cleared."""
+        return self._pending.get(message.id) or self._original_of(message) or message
+
+    def archived_handle(self, message: Message) -> str | None:
+        """The handle of the archived original of ``message`` when it is a copy we made, else ``None``."""
+        original = self._pending.get(message.id) or self._original_of(message)
+        if original is None:
+            return None
+        handle = message.metadata.get(ARCHIVE_META)
+        return handle if isinstance(handle, str) else None
+
+    def _replace(self, index: int, new: Message, reason: ArchiveReason, handle: str | None = None) -> None:
         old = self.out.history[index]
-        handle = handle_for(old, reason)
-        self.out.archived.append((old, reason))
+        if handle is None:  # the original is not archived yet: archive it now
+            handle = handle_for(old, reason)
+            self.out.archived.append((old, reason))
+            self._pending[old.id] = old
         self.out.history[index] = new.model_copy(update={"metadata": {**new.metadata, ARCHIVE_META: handle}})
         after = self.counter.count_message(self.out.history[index])
         self.out.receipt.append(
@@ -176,13 +242,13 @@ class Compaction:
         )
         self._sizes[index] = after
 
-    def _archive_span(self, start: int, end: int, reason: ArchiveReason) -> list[Message]:
+    def _archive_span(self, start: int, end: int, reason: ArchiveReason, *, summarized: bool = False) -> list[Message]:
         span = self.out.history[start:end]
         for message, size in zip(span, self._sizes[start:end], strict=True):
             if message.id in self.pinned_ids:
-                self.out.pinned.append(pinned_form(message))
-            handle = message.metadata.get(ARCHIVE_META)
-            if not isinstance(handle, str):  # not yet archived; a bounded or cleared copy's original already is
+                self.out.pinned.append(pinned_form(self.original(message)))
+            handle = self.archived_handle(message)
+            if handle is None:  # not yet archived; a bounded or cleared copy's original already is
                 handle = handle_for(message, reason)
                 self.out.archived.append((message, reason))
             self.out.receipt.append(
@@ -192,6 +258,7 @@ class Compaction:
                     reason=reason,
                     tokens_before=size,
                     tokens_after=0,
+                    summarized=summarized,
                 )
             )
         del self.out.history[start:end]
@@ -202,13 +269,15 @@ class Compaction:
 
     # -- tier 1 and 2 ------------------------------------------------------------------------------------------
     def bound(self) -> None:
-        """Tier 1: bound every tool output over the per-output limit to a head/tail excerpt."""
+        """Tier 1: bound tool outputs over the per-output limit to a head/tail excerpt, oldest first, to target."""
         limit = self.policy.tool_output_limit(self.window)
         changed = False
         for index, message in enumerate(self.out.history):
+            if self.done():
+                break
             if (
                 message.role == "tool"
-                and ARCHIVE_META not in message.metadata
+                and self.archived_handle(message) is None
                 and message.id not in self.pinned_ids
                 and self._sizes[index] > limit
             ):
@@ -221,7 +290,11 @@ class Compaction:
             self.out.tiers.append("bound")
 
     def clear(self) -> None:
-        """Tier 2: replace older tool results with a marker, oldest first, outside the newest protected budget."""
+        """Tier 2: replace older tool results with a marker, oldest first, outside the newest protected budget.
+
+        The marker names the handle of the full original (also for an output bounded earlier) and keeps the
+        output's key lines (failure, paths, figures), so what mattered in it stays in view.
+        """
         protected = self.policy.protected_tool_budget(self.window)
         tool_indexes = [i for i, m in enumerate(self.out.history) if m.role == "tool"]
         kept = 0
@@ -235,36 +308,43 @@ class Compaction:
             if self.done():
                 break
             message = self.out.history[index]
-            if message.metadata.get("ctxbudget_cleared") or message.id in self.pinned_ids:
+            handle = self.archived_handle(message)
+            if message.id in self.pinned_ids or (handle is not None and message.metadata.get(CLEARED_META)):
                 continue
-            handle = handle_for(message, "cleared")
-            marker = (
-                f"[tool output cleared to save context: {len(message.text):,} chars from "
-                f"{message.name or 'the tool'}; full text archived at {handle}; read it back or re-run the "
-                "tool if you need it]"
-            )
-            self._replace(index, message.with_content(marker, ctxbudget_cleared=True), "cleared")
+            original = self.original(message)
+            marker = cleared_marker(original, handle or handle_for(message, "cleared"), self.counter)
+            if self.counter.count_text(marker) >= self._sizes[index]:
+                continue  # already smaller than its marker would be
+            self._replace(index, message.with_content(marker, **{CLEARED_META: True}), "cleared", handle)
             changed = True
         if changed:
             self.out.tiers.append("clear")
 
     # -- tier 3 ------------------------------------------------------------------------------------------------
-    def plan_summary(self, summary_limit: int) -> SummaryStep | None:
-        """Choose the span to summarize: everything before a safe cut that keeps the recent tail."""
+    def plan_summary(self, summary_limit: int, *, force: bool = False) -> SummaryStep | None:
+        """Choose the span to summarize: everything before a safe cut that keeps the most recent tail that fits.
+
+        The tail is sized by tokens so the request lands at the target once the summary replaces the span (the
+        summary's size is estimated from the previous one); ``keep_recent_messages`` and ``keep_recent_tokens``
+        are floors. ``force`` (a manual compaction) summarizes the older half when everything already fits.
+        """
         history = self.out.history
-        keep = max(1, min(self.policy.keep_recent_messages, len(history) // 2))
-        cut = len(history) - keep
+        cut = self._tail_cut(summary_limit)
+        if self.policy.keep_recent_messages is not None:
+            cut = min(cut, max(0, len(history) - self.policy.keep_recent_messages))
         if self.policy.keep_recent_tokens is not None:
             tail_tokens = sum(self._sizes[cut:])
             while cut > 0 and tail_tokens < self.policy.keep_recent_tokens:
                 cut -= 1
                 tail_tokens += self._sizes[cut]
+        if cut <= 0 and force:
+            cut = len(history) // 2
         safe = safe_cut_points(history)
         while cut > 0 and not safe[cut]:
             cut -= 1
         if cut <= 0:
             return None
-        span = history[:cut]
+        span = [self.original(m) for m in history[:cut]]
         request = SummaryRequest(
             messages=tuple(span),
             previous_summary=self.out.summary,
@@ -274,18 +354,41 @@ class Compaction:
         )
         return SummaryStep(request=request, cut=cut, chunks=self._chunks(span, safe))
 
+    def _tail_cut(self, summary_limit: int) -> int:
+        """The first index of the newest tail that fits the target beside the estimated new summary."""
+        old = self.render_summary(self.out.summary, False)
+        base = self.counter.count_message(old) if old is not None else 0
+        history_tokens = sum(self._sizes)
+        room = self.target - self.fixed - base
+        evicted = max(0, history_tokens - room)
+        growth = min(max(0, summary_limit - base), int(evicted * _SUMMARY_GROWTH))
+        budget = room - growth
+        cut, tail = len(self._sizes), 0
+        while cut > 0 and tail + self._sizes[cut - 1] <= budget:
+            cut -= 1
+            tail += self._sizes[cut]
+        return cut
+
     def _chunks(self, span: list[Message], safe: list[bool]) -> list[list[Message]]:
+        """Split the span (originals) into summarizer-sized chunks; a single oversized original is split in parts."""
         budget = self.policy.summarizer_chunk(self.window)
         chunks: list[list[Message]] = [[]]
         size = 0
         for index, message in enumerate(span):
-            tokens = self._sizes[index]
+            tokens = self.counter.count_message(message)
             if chunks[-1] and size + tokens > budget and safe[index]:
                 chunks.append([])
                 size = 0
+            if tokens > budget:
+                for part in split_message(message, budget, self.counter):
+                    if chunks[-1]:
+                        chunks.append([])
+                    chunks[-1].append(part)
+                size = budget
+                continue
             chunks[-1].append(message)
             size += tokens
-        return chunks
+        return [chunk for chunk in chunks if chunk]
 
     def apply_summary(self, step: SummaryStep, summary: str, tier: str) -> bool:
         """Replace the span of ``step`` with ``summary`` in the working copy, if that makes the request smaller.
@@ -302,7 +405,7 @@ class Compaction:
         if before - old_summary - sum(self._sizes[: step.cut]) + new_summary >= before:
             self.out.tiers.append(f"{tier}-skipped")
             return False
-        self._archive_span(0, step.cut, "summarized")
+        self._archive_span(0, step.cut, "summarized", summarized=True)
         self.out.summary = summary
         self.out.tiers.append(tier)
         return True
@@ -314,7 +417,10 @@ class Compaction:
 
     # -- tier 4 ------------------------------------------------------------------------------------------------
     def truncate(self, summary_limit: int) -> None:
-        """Archive the smallest safe prefix of the tail while over target; never past the latest user request."""
+        """Archive the smallest safe prefix of the tail while over target; never past the latest user request.
+
+        The truncated messages' originals are folded into the summary (offline ledger), so they are covered too.
+        """
         history = self.out.history
         last_user = max((i for i, m in enumerate(history) if m.role == "user"), default=len(history))
         answered = {m.tool_call_id for m in history if m.role == "tool"}
@@ -330,9 +436,10 @@ class Compaction:
                 cut += 1
         if cut == 0 or not safe[cut]:
             return
-        dropped = self._archive_span(0, cut, "truncated")
+        originals = [self.original(m) for m in history[:cut]]
+        self._archive_span(0, cut, "truncated", summarized=True)
         request = SummaryRequest(
-            messages=tuple(dropped), previous_summary=self.out.summary, goal=self.goal, max_tokens=summary_limit
+            messages=tuple(originals), previous_summary=self.out.summary, goal=self.goal, max_tokens=summary_limit
         )
         self.out.summary = ExtractiveSummarizer(self.counter).summarize(request)
         self.out.tiers.append("truncate")

@@ -65,6 +65,8 @@ class ArchivedItem(BaseModel):
     reason: str
     tokens_before: int
     tokens_after: int
+    summarized: bool = False
+    """True when the message's original content (tool outputs included) went into the summary."""
 
 
 class ContextCompacted(Event):
@@ -82,6 +84,10 @@ class ContextCompacted(Event):
     summary: str | None
     receipt: tuple[ArchivedItem, ...]
     fallback_reason: str | None = Field(default=None, description="Why the configured summarizer was not used.")
+    hook_errors: tuple[str, ...] = Field(
+        default=(),
+        description="PostCompact hooks that raised (the compaction is committed all the same; each hook still ran).",
+    )
 
     def trace(self) -> dict[str, Any]:
         """Type, seq, trigger, tier and the before/after usage."""

@@ -29,7 +29,11 @@ class CompactionPolicy(BaseModel):
     threshold: float = Field(default=0.8, description="Fraction of the window, in (0, 1], that triggers compaction.")
     target: float = Field(default=0.6, description="Fraction compaction aims for, in (0, threshold].")
     hard_stop: float = Field(default=0.95, description="Fraction, in [threshold, 1], past which no request is built.")
-    keep_recent_messages: int = Field(default=20, description="Messages of recent tail summarization keeps (>= 1).")
+    keep_recent_messages: int | None = Field(
+        default=None,
+        description="At least this many recent messages survive summarization (>= 1); None: the kept tail is sized "
+        "by tokens so the request lands at the target.",
+    )
     keep_recent_tokens: int | None = Field(default=None, description="Tokens of recent tail to keep; None: no floor.")
     max_tool_output_tokens: int | None = Field(
         default=None, description="A tool output over this is bounded to head/tail; None: min(8000, window/8)."
@@ -75,7 +79,7 @@ class CompactionPolicy(BaseModel):
             _fail("target", f"must be <= threshold ({self.threshold}), got {self.target}")
         if self.hard_stop < self.threshold:
             _fail("hard_stop", f"must be >= threshold ({self.threshold}), got {self.hard_stop}")
-        if self.keep_recent_messages < 1:
+        if self.keep_recent_messages is not None and self.keep_recent_messages < 1:
             _fail("keep_recent_messages", f"must be >= 1, got {self.keep_recent_messages}")
         for name in (
             "keep_recent_tokens",

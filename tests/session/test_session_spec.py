@@ -571,24 +571,25 @@ def test_set_threshold_false_turns_auto_compaction_off_and_a_number_back_on() ->
         session.set_threshold(True)  # type: ignore[arg-type]
 
 
-def test_the_extractive_summary_keeps_its_structure_when_the_goal_alone_is_over_budget() -> None:
+def test_the_extractive_summary_keeps_its_structure_when_one_statement_alone_is_over_budget() -> None:
     from ctxbudget.summarize import ExtractiveSummarizer
 
     summarizer = ExtractiveSummarizer(COUNTER)
-    goal = "Migrate the billing service to Postgres 16 without downtime. " * 40
-    first = summarizer.summarize(SummaryRequest(messages=(Message(role="user", content=goal),), max_tokens=120))
+    statement = "Migrate the billing service to Postgres 16 without downtime. " * 40
+    first = summarizer.summarize(SummaryRequest(messages=(Message(role="user", content=statement),), max_tokens=120))
     assert COUNTER.count_text(first) <= 120
-    assert first.startswith("## Goal\n- Migrate")
+    assert first.startswith("## User facts and constraints\n- Migrate")
     assert "## Latest request" in first
     later = summarizer.summarize(
         SummaryRequest(
-            messages=(Message(role="user", content="now also add a read replica"),),
+            messages=(Message(role="user", content="now also add read replica db-2"),),
             previous_summary=first,
             max_tokens=120,
         )
     )
-    assert later.split("## Latest request")[0].startswith("## Goal\n- Migrate")  # the goal is not replaced
-    assert "read replica" in later
+    assert COUNTER.count_text(later) <= 120
+    assert later.startswith("## User facts and constraints\n- Migrate")  # cumulative: the earlier fact stays
+    assert "read replica db-2" in later.split("## Latest request")[1]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,338 @@
+"""What carries information in a transcript, found without a model.
+
+Each message of an evicted span yields :class:`Salient` items: what the user stated (facts, constraints and
+preferences, requests), what the assistant decided or left open, each tool call with its outcome, file paths and
+figures reported inside tool outputs (wherever they sit in the output), and errors from tool results that really
+failed. A failure is read from the result's structure (an error status, a leading ``Error:`` line, a traceback's
+final exception line, a non-zero exit code, a test summary with failures), never from words that merely appear in
+file contents, so ``raise RuntimeError`` inside a file that was read is not reported as an error.
+
+Items carry a supersession key (a later item with the same key replaces an earlier one: the deploy region stated
+twice, the same file written twice) and the informative tokens they hold (identifiers, paths, numbers), which the
+ledger ranks by rarity within the session.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from .messages import Message, ToolCall
+
+__all__ = [
+    "SalienceKind",
+    "Salient",
+    "failure_line",
+    "informative_tokens",
+    "item_key",
+    "key_lines",
+    "salient_items",
+]
+
+SalienceKind = Literal[
+    "fact", "constraint", "request", "decision", "note", "open", "command", "artifact", "figure", "error"
+]
+"""What an item records; the ledger files each kind under one section."""
+
+_PATH = re.compile(
+    r"(?<![\w/.-])(?:~?/)?(?:[\w.-]+/)+[\w.-]*\w\.\w{1,8}\b"
+    r"|(?<![\w/.-])[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|md|rst|json|ya?ml|toml"
+    r"|cfg|ini|txt|csv|sql|sh|html|css|lock|env|ipynb|proto|tf|xml)\b"
+)
+_IDENT = re.compile(r"[A-Za-z_][\w.:/-]*\d[\w.:/-]*|\d+[A-Za-z_][\w.-]*|[A-Z]{2,}[\w-]*|[\w-]+@[\w.-]+|https?://\S+")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
+_FIGURE = re.compile(
+    r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|minutes?|mins?|h|hours?|%|kb|mb|gb|tb|kib|mib"
+    r"|gib|rps|qps|req/s|tokens?|passed|failed|errors?|warnings?|skipped|rows?|items?|files?|lines?|bytes|x)\b"
+    r"|\b(?:p\d{2}|latency|throughput|coverage|total|count|size|memory|cpu|duration|score|accuracy|rate)\b"
+    r"[\w ]{0,24}?[:=]?\s?\d[\d,]*(?:\.\d+)?",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"\w+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])|\n+")
+_CONSTRAINT = re.compile(
+    r"\b(never|always|must(?:n't| not)?|do not|don't|dont|avoid|only use|prefer|preferably|instead of|rather than|"
+    r"not allowed|make sure|required|requirement|should(?:n't| not)?|no more than|at most|at least|"
+    r"keep .{1,30} under)\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(decision|decided|decide|we will|we'll|i will|i'll|going with|go with|chose|choose|opted|plan is|"
+    r"switch(?:ed|ing)? to|agreed|settled on|conclusion|root cause|because)\b",
+    re.IGNORECASE,
+)
+_OPEN = re.compile(
+    r"\b(todo|to do|next step|next,? i|still need|remaining|open question|follow[- ]up|blocked|pending|not yet)\b",
+    re.IGNORECASE,
+)
+_RELATION = re.compile(r"\b(is|are|was|=|equals|set to|uses?|runs? on|lives? (?:at|in))\b|:\s*\S", re.IGNORECASE)
+_LABEL = re.compile(r"^\s*([A-Za-z][\w-]{0,30}(?:[ -]\d+)?)(?:\s+(?:update|correction|change|fix|amended))?\s*:")
+_SUBJECT = re.compile(
+    r"\b(?:the|our|my|a)\s+([a-z][a-z0-9 _-]{1,40}?)\s+(?:is|are|was|should be|will be|=|has been|becomes)\b",
+    re.IGNORECASE,
+)
+_WRITE_VERB = re.compile(
+    r"\b(wrote|written|write|created|create|modified|modify|updated|update|edited|edit|changed|deleted|removed|"
+    r"renamed|moved|added|patched|saved|generated|applied)\b",
+    re.IGNORECASE,
+)
+_LEADING_ERROR = re.compile(
+    r"^\s*(?:error|fatal|panic|exception|failed|failure)(?:\[[\w-]+\])?\s*[:!]"
+    r"|^\s*(?:[\w.]+(?:Error|Exception)|Traceback \(most recent call last\))\b",
+    re.IGNORECASE,
+)
+_EXCEPTION_LINE = re.compile(r"^\s*[\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b(?::.*)?$")
+_EXIT = re.compile(
+    r"\b(?:exit(?:ed)?(?: with)?(?: code| status)?|return ?code|returncode|exit_code|status code)"
+    r"\s*[:=]?\s*([1-9]\d{0,2})\b",
+    re.IGNORECASE,
+)
+_TEST_FAIL = re.compile(r"\b([1-9]\d*) (?:failed|errors?)\b|^FAILED\b|^FAIL:", re.IGNORECASE)
+_EDGE_ERROR = re.compile(
+    r"command not found|no such file or directory|permission denied|not recognized as", re.IGNORECASE
+)
+_STOP = frozenset(  # noqa: SIM905  # a word list reads better as one string
+    "a an the and or but of to in on at for with by from as is are was were be been it its this that these those i "
+    "you we he she they me my our your their please can could would should will just also then than so if not no "
+    "yes ok okay do does did done have has had let lets get got make made now next here there what which who how "
+    "when where why all any some more most very".split()
+)
+
+_MAX_LINE = 240
+_MAX_ITEMS_PER_OUTPUT = 12
+_SCAN_CHARS = 400_000
+
+
+@dataclass(frozen=True)
+class Salient:
+    """One thing worth keeping: its kind, the bullet text, a supersession key and where it came from.
+
+    Attributes:
+        kind: what the item records.
+        text: the bullet as it is shown (one line).
+        key: items with the same kind and key supersede each other (the later one wins); ``None``: no key.
+        order: position in the conversation (larger is later); items from an earlier summary are negative.
+        tokens: the informative tokens the item holds (identifiers, paths, numbers, rare words), lower-cased.
+    """
+
+    kind: SalienceKind
+    text: str
+    key: str | None
+    order: int
+    tokens: frozenset[str]
+
+
+def clip(text: str, limit: int = _MAX_LINE) -> str:
+    """``text`` on one line, whitespace collapsed, cut to ``limit`` chars with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def informative_tokens(text: str) -> frozenset[str]:
+    """The tokens of ``text`` that can carry information: identifiers, paths, numbers and non-stop words."""
+    found = {m.group(0).lower().rstrip(".,;:") for m in _PATH.finditer(text)}
+    found.update(m.group(0).lower().rstrip(".,;:") for m in _IDENT.finditer(text))
+    found.update(w.lower() for w in _WORD.findall(text) if len(w) > 2 and w.lower() not in _STOP)
+    return frozenset(t for t in found if t)
+
+
+def _has_signal(text: str) -> bool:
+    return bool(_PATH.search(text) or _IDENT.search(text) or _FIGURE.search(text) or _NUMBER.search(text))
+
+
+def failure_line(message: Message) -> str | None:
+    """The line that shows a tool result failed, or ``None`` when it did not.
+
+    Read from structure only: an error status in the metadata, a leading error line, a traceback's final exception
+    line, a non-zero exit code, a test summary with failures, or a shell error on the first or last lines.
+    """
+    text = message.text[:_SCAN_CHARS]
+    lines = [line for line in text.splitlines() if line.strip()]
+    status = message.metadata.get("status") if isinstance(message.metadata, Mapping) else None
+    flagged = status == "error" or message.metadata.get("is_error") is True
+    if not lines:
+        return "the tool reported an error" if flagged else None
+    traceback = next((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")), None)
+    if traceback is not None:
+        last = next((ln for ln in reversed(lines[traceback:]) if _EXCEPTION_LINE.match(ln)), lines[traceback])
+        return clip(last)
+    if _LEADING_ERROR.match(lines[0]):
+        return clip(lines[0])
+    edges = [*lines[:3], *lines[-3:]]
+    for line in edges:
+        if _EXIT.search(line) or _EDGE_ERROR.search(line):
+            return clip(line)
+    for line in lines[-5:]:
+        if _TEST_FAIL.search(line) and not re.search(r"\b0 failed\b", line):
+            return clip(line)
+    return clip(lines[0]) if flagged else None
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def _fact_key(sentence: str, label: str | None) -> str | None:
+    subject = _SUBJECT.search(sentence)
+    parts = [label.lower()] if label else []
+    if subject:
+        parts.append(" ".join(subject.group(1).lower().split()))
+    return "|".join(parts) or None
+
+
+def _label(text: str) -> str | None:
+    match = _LABEL.match(text)
+    if match and (any(ch.isdigit() for ch in match.group(1)) or match.group(1).isupper()):
+        return " ".join(match.group(1).split())
+    return None
+
+
+def item_key(kind: SalienceKind, text: str) -> str | None:
+    """The supersession key of an item of ``kind`` shown as ``text`` (used to read an earlier ledger back)."""
+    if kind == "artifact":
+        match = _PATH.search(text)
+        return match.group(0).lower() if match else None
+    if kind == "command":
+        return text.split(" -> ", 1)[0].lower()
+    if kind == "error":
+        return text.split("): ", 1)[0].lower() + ")" if "): " in text else None
+    if kind == "fact":
+        body = text.split(" (was: ", 1)[0]
+        return _fact_key(body, _label(body))
+    if kind == "decision":
+        subject = _SUBJECT.search(text.split(" (was: ", 1)[0])
+        return " ".join(subject.group(1).lower().split()) if subject else None
+    return None
+
+
+def _user_items(message: Message, order: int) -> Iterator[Salient]:
+    text = message.text.strip()
+    label = _label(text)
+    informative: list[str] = []
+    for sentence in _sentences(text):
+        if _CONSTRAINT.search(sentence):
+            yield Salient("constraint", clip(sentence, 300), None, order, informative_tokens(sentence))
+        elif _has_signal(sentence) or _RELATION.search(sentence):
+            informative.append(sentence)
+    if informative:
+        joined = " ".join(informative)
+        key = _fact_key(informative[0], label)
+        yield Salient("fact", clip(joined, 360), key, order, informative_tokens(joined))
+    yield Salient("request", clip(text, 400), None, order, informative_tokens(text))
+
+
+def _assistant_items(message: Message, order: int) -> Iterator[Salient]:
+    for sentence in _sentences(message.text):
+        tokens = informative_tokens(sentence)
+        if _OPEN.search(sentence):
+            yield Salient("open", clip(sentence, 240), None, order, tokens)
+        elif _DECISION.search(sentence):
+            subject = _SUBJECT.search(sentence)
+            key = " ".join(subject.group(1).lower().split()) if subject else None
+            yield Salient("decision", clip(sentence, 280), key, order, tokens)
+        elif _has_signal(sentence):
+            yield Salient("note", clip(sentence, 240), None, order, tokens)
+    if message.state == "interrupted":
+        yield Salient("open", "The assistant's reply was interrupted before it finished.", None, order, frozenset())
+
+
+def _call_label(call: ToolCall) -> str:
+    return f"{call.name}({clip(call.args_json(), 160)})"
+
+
+def _outcome(result: Message | None) -> tuple[str, str | None]:
+    """A short outcome for a call's result, and its failure line if it failed."""
+    if result is None:
+        return "no result", None
+    failed = failure_line(result)
+    if failed is not None:
+        return f"FAILED: {clip(failed, 160)}", failed
+    lines = [ln for ln in result.text[:_SCAN_CHARS].splitlines() if ln.strip()]
+    summary = next((ln for ln in reversed(lines[-8:]) if _FIGURE.search(ln)), None)
+    if summary is not None:
+        return f"ok: {clip(summary, 140)}", None
+    return f"ok ({len(result.text):,} chars)", None
+
+
+def _output_lines(result: Message, label: str, order: int) -> Iterator[Salient]:
+    """Paths and figures reported anywhere in a tool output, the most informative lines first, capped."""
+    found: list[tuple[int, Salient]] = []
+    seen: set[str] = set()
+    for line in result.text[:_SCAN_CHARS].splitlines():
+        stripped = line.strip()
+        if not stripped or len(stripped) > 600:
+            continue
+        paths = _PATH.findall(stripped)
+        if paths:
+            weight = 2 if (_WRITE_VERB.search(stripped) or _FIGURE.search(stripped)) else 1
+            item = Salient("artifact", clip(stripped), paths[0].lower(), order, informative_tokens(stripped))
+        elif _FIGURE.search(stripped) and _IDENT.search(stripped) is None and len(stripped) < 200:
+            weight = 1
+            item = Salient("figure", f"{label}: {clip(stripped, 180)}", None, order, informative_tokens(stripped))
+        else:
+            continue
+        if item.text not in seen:
+            seen.add(item.text)
+            found.append((weight, item))
+    found.sort(key=lambda pair: -pair[0])  # stable: equal weights keep their order in the output
+    for _, item in found[:_MAX_ITEMS_PER_OUTPUT]:
+        yield item
+
+
+def key_lines(message: Message, max_lines: int) -> list[str]:
+    """The lines of a tool output worth keeping in view when the output itself is not.
+
+    Its failure first, then paths and figures (write verbs and outcomes first), at most ``max_lines``, one line each.
+    """
+    lines: list[str] = []
+    failed = failure_line(message)
+    if failed is not None:
+        lines.append(f"FAILED: {failed}")
+    for item in _output_lines(message, message.name or "tool", 0):
+        if len(lines) >= max_lines:
+            break
+        text = item.text.split(": ", 1)[1] if item.kind == "figure" else item.text
+        if text not in lines:
+            lines.append(clip(text, 200))
+    return lines[:max_lines]
+
+
+def salient_items(messages: Sequence[Message], results: Mapping[str, Message] | None = None) -> list[Salient]:
+    """Every salient item of ``messages``, in conversation order.
+
+    Args:
+        messages: the span (originals, not bounded or cleared copies, for full coverage).
+        results: tool results by call id from outside the span (a call's result may sit after the cut).
+    """
+    by_call = dict(results or {})
+    by_call.update({m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id})
+    labels = {call.id: _call_label(call) for m in messages for call in m.tool_calls}
+    items: list[Salient] = []
+    for order, message in enumerate(messages):
+        if message.metadata.get("ctxbudget"):
+            continue  # our own summary, notices and pinned copies are not conversation
+        items.extend(_message_items(message, order, by_call, labels))
+    return items
+
+
+def _message_items(
+    message: Message, order: int, by_call: Mapping[str, Message], labels: Mapping[str, str]
+) -> Iterable[Salient]:
+    if message.role == "user" and message.text.strip():
+        yield from _user_items(message, order)
+    elif message.role == "assistant":
+        yield from _assistant_items(message, order)
+        for call in message.tool_calls:
+            outcome, _ = _outcome(by_call.get(call.id))
+            label = _call_label(call)
+            text = f"{label} -> {outcome}"
+            yield Salient("command", clip(text, 320), label.lower(), order, informative_tokens(text))
+    elif message.role == "tool":
+        label = labels.get(message.tool_call_id or "", message.name or "tool")
+        failed = failure_line(message)
+        if failed is not None:
+            text = f"{label}: {failed}"
+            yield Salient("error", clip(text, 300), label.lower(), order, informative_tokens(text))
+        yield from _output_lines(message, message.name or "tool", order)
