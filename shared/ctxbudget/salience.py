@@ -93,12 +93,13 @@ _TEST_FAIL = re.compile(r"\b([1-9]\d*) (?:failed|errors?)\b|^FAILED\b|^FAIL:", r
 _EDGE_ERROR = re.compile(
     r"command not found|no such file or directory|permission denied|not recognized as", re.IGNORECASE
 )
-_STOP = frozenset(  # noqa: SIM905  # a word list reads better as one string
+_STOP_WORDS = (
     "a an the and or but of to in on at for with by from as is are was were be been it its this that these those i "
     "you we he she they me my our your their please can could would should will just also then than so if not no "
     "yes ok okay do does did done have has had let lets get got make made now next here there what which who how "
-    "when where why all any some more most very".split()
+    "when where why all any some more most very"
 )
+_STOP = frozenset(_STOP_WORDS.split())
 
 _MAX_LINE = 240
 _MAX_ITEMS_PER_OUTPUT = 12
