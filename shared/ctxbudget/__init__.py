@@ -15,6 +15,11 @@ from .archive import (
     ArchiveEntry,
     ArchiveReason,
 )
+from .archive_search import (
+    ArchiveHit,
+    ArchiveIndex,
+    render_hits,
+)
 from .assembly import (
     BuiltContext,
     FragmentUsage,
@@ -248,6 +253,8 @@ __all__ = [
     "Archive",
     "ArchiveEntry",
     "ArchiveError",
+    "ArchiveHit",
+    "ArchiveIndex",
     "ArchiveReason",
     "ArchivedItem",
     "AsyncKnowledgeProvider",
@@ -379,6 +386,7 @@ __all__ = [
     "parse_transcript",
     "plan_context",
     "render_envelope",
+    "render_hits",
     "render_item",
     "render_items",
     "render_transcript",

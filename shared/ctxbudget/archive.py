@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .archive_search import ArchiveHit, ArchiveIndex, check_search_args
 from .errors import ArchiveError, InvalidPolicyError
 from .messages import Message
 
@@ -47,7 +48,8 @@ class Archive:
     """A thread-safe, append-only store of originals keyed by handle.
 
     Archiving the same message id twice for the same reason returns the first handle: compaction that is retried
-    does not duplicate entries.
+    does not duplicate entries. :meth:`search` ranks every entry for a query; each entry is indexed once, by the
+    first search after it was archived (archiving itself never tokenizes).
     """
 
     def __init__(self, entries: Iterable[ArchiveEntry] = ()) -> None:
@@ -55,6 +57,9 @@ class Archive:
         self._lock = threading.Lock()
         for entry in entries:
             self._entries[entry.handle] = entry
+        self._order = list(self._entries.values())  # archiving order; the index covers a prefix of it
+        self._index = ArchiveIndex()
+        self._search_lock = threading.Lock()  # taken before _lock, never after
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -70,7 +75,7 @@ class Archive:
         handle = f"{HANDLE_PREFIX}{message.id}.{reason}"
         with self._lock:
             if handle not in self._entries:
-                self._entries[handle] = ArchiveEntry(handle=handle, reason=reason, message=message)
+                self._keep(ArchiveEntry(handle=handle, reason=reason, message=message))
         return handle
 
     def put_text(self, key: str, text: str, *, source: str | None = None, reason: ArchiveReason = "evidence") -> str:
@@ -85,8 +90,38 @@ class Archive:
                     f"handle {handle!r} already holds a different text ({len(existing.full_text)} chars)"
                 )
             if existing is None:
-                self._entries[handle] = ArchiveEntry(handle=handle, reason=reason, text=text, source=source)
+                self._keep(ArchiveEntry(handle=handle, reason=reason, text=text, source=source))
         return handle
+
+    def add(self, entry: ArchiveEntry) -> str:
+        """Keep an existing entry (from a snapshot or an agent state) under its own handle; the first one kept wins."""
+        with self._lock:
+            if entry.handle not in self._entries:
+                self._keep(entry)
+        return entry.handle
+
+    def _keep(self, entry: ArchiveEntry) -> None:
+        """Store a new entry; the caller holds ``_lock``."""
+        self._entries[entry.handle] = entry
+        self._order.append(entry)
+
+    def search(self, query: str, k: int = 5) -> list[ArchiveHit]:
+        """Rank every archived original for ``query`` (BM25 over identifier-aware tokens): the ``k`` best, best first.
+
+        One hit per archived message, reported with the handle of its fullest original (read it back with
+        :meth:`read`). Entries archived since the last search are indexed now, each once. ``[]`` when nothing matches.
+
+        Raises:
+            InvalidPolicyError: ``query`` is not a non-empty str (``field="query"``) or ``k`` is not an int in 1..100
+                (``field="k"``).
+        """
+        check_search_args(query, k)
+        with self._search_lock:
+            with self._lock:
+                new = self._order[len(self._index) :]
+            for entry in new:
+                self._index.add(entry)
+            return self._index.search(query, k)
 
     def get(self, handle: str) -> ArchiveEntry:
         """Return the entry for ``handle``; raises :class:`ArchiveError` naming it when absent."""

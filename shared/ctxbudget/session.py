@@ -19,6 +19,7 @@ from . import _session_compaction as _compaction
 from . import _session_snapshots as _snapshots
 from ._session_args import check_arguments, resolve_window
 from .archive import Archive
+from .archive_search import ArchiveHit
 from .cognitive import CognitiveContextSession, PackageBinding, check_providers, check_resume
 from .compaction import ARCHIVE_META
 from .errors import (
@@ -744,3 +745,14 @@ class ContextSession:
     def read_archived(self, handle: str, *, offset: int = 0, limit: int | None = 20_000) -> str:
         """Read an archived original back (what a model's read-back tool calls)."""
         return self.archive.read(handle, offset=offset, limit=limit)
+
+    def search_archive(self, query: str, k: int = 5) -> list[ArchiveHit]:
+        """Rank every archived original for ``query``, best first: what a model's search tool calls.
+
+        One hit per archived message (BM25 over identifier-aware tokens, see :mod:`ctxbudget.archive_search`); pass a
+        hit's handle to :meth:`read_archived` for the full original.
+
+        Raises:
+            InvalidPolicyError: ``query`` is not a non-empty str, or ``k`` is not an int in 1..100.
+        """
+        return self.archive.search(query, k)
