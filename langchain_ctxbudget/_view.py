@@ -4,6 +4,10 @@ The agent state (``messages`` + the ``ctxbudget_*`` fields) is the source of tru
 that makes each model call cost O(new messages). :class:`ThreadView` keeps the state's messages as it expects them
 after its pending update is applied; when the state no longer extends that view (a checkpoint from elsewhere, an
 edit, an update that was never applied because the model call failed) the view is rebuilt from the state.
+
+A caller's ``SystemMessage`` in the state joins the session's leading system block (providers accept system content
+only at the start), so it is sent first in every request; it stays where it is in the state, is never removed by
+compaction, and a view rebuilt from a checkpoint adds it again.
 """
 
 from __future__ import annotations
@@ -78,7 +82,11 @@ class ThreadView:
         self.converter = converter
         self.forwarder = forwarder
         self.lc: list[BaseMessage] = []
+        """The state's messages as they will be once the pending update is applied (caller system messages too)."""
         self.msgs: list[Message] = []
+        """The session's history: ``lc`` without its system messages (which the session keeps in its system block)."""
+        self.system_at: list[int] = []
+        """Positions in ``lc`` of the caller's system messages, ascending."""
         self.pending = Pending()
         self.persisted: set[str] = set()
         self.lock = threading.RLock()
@@ -96,11 +104,24 @@ class ThreadView:
         self.lc = head
         return True
 
+    def body(self) -> list[BaseMessage]:
+        """``lc`` without the caller's system messages: the LangChain form of ``msgs``, position for position."""
+        if not self.system_at:
+            return self.lc
+        out: list[BaseMessage] = []
+        start = 0
+        for position in self.system_at:  # list slices: copied in C, one per system message
+            out.extend(self.lc[start:position])
+            start = position + 1
+        out.extend(self.lc[start:])
+        return out
+
     def extend(self, new: Sequence[BaseMessage]) -> None:
         """Add messages appended to the state since the view was last updated (O(their size))."""
         if not new:
             return
         converted: list[Message] = []
+        body: list[Message] = []
         for lc in new:
             slim, handle, original = _slim(lc)
             message = self.converter.to_message(slim)
@@ -110,12 +131,16 @@ class ThreadView:
                 full = message.model_copy(update={"content": content, "metadata": metadata})
                 self.session.archive.put_message(full, "bounded")
                 self.pending.replaced[message.id] = slim
+            if message.role == "system":
+                self.system_at.append(len(self.lc))  # the session puts it in its system block, not its history
+            else:
+                body.append(message)
             self.lc.append(slim)
             converted.append(message)
-        self.msgs.extend(converted)
+        self.msgs.extend(body)
         self.session.add(*converted)
         history = self.session.history
-        if any(a is not b for a, b in zip(history[len(history) - len(converted) :], converted, strict=True)):
+        if any(a is not b for a, b in zip(history[len(history) - len(body) :], body, strict=True)):
             self.absorb()  # the session bounded an oversized output on arrival: persist the bounded version
         else:
             self.collect_archive()
@@ -133,12 +158,35 @@ class ThreadView:
             old = before.get(message.id)
             if old is not None and old is not message:
                 self.pending.replaced[message.id] = self.converter.to_langchain(message)
+        body = [self.pending.replaced.get(m.id) or self.converter.to_langchain(m) for m in history]
         self.msgs = history
-        self.lc = [self.pending.replaced.get(m.id) or self.converter.to_langchain(m) for m in history]
+        self._apply(body)
         self.collect_archive()
         session = self.session
         self.pending.summary, self.pending.summary_dirty = session.summary, True
         self.pending.meta = _meta(session)
+
+    def _apply(self, body: list[BaseMessage]) -> None:
+        """Set ``lc`` to the state as the update leaves it: removals gone, replacements in place, system messages kept.
+
+        When the session's history holds a message the state does not (the update never adds messages), ``lc`` no
+        longer matches the state, and the next call rebuilds the view from the state.
+        """
+        systems = {self.lc[i].id for i in self.system_at}
+        forms = {m.id: m for m in body}
+        lc: list[BaseMessage] = []
+        system_at: list[int] = []
+        kept: list[BaseMessage] = []
+        for old in self.lc:
+            if old.id in systems:
+                system_at.append(len(lc))
+                lc.append(old)
+            elif (form := forms.get(old.id)) is not None:
+                lc.append(form)
+                kept.append(form)
+        if kept != body:  # same objects in the same order, compared in C
+            lc, system_at = [self.lc[i] for i in self.system_at] + body, list(range(len(self.system_at)))
+        self.lc, self.system_at = lc, system_at
 
     def collect_archive(self) -> None:
         """Queue archive entries the state does not hold yet."""

@@ -8,7 +8,8 @@
   ``ctxbudget_archive``), so they survive any checkpointer and are not recomputed next turn.
 * ``wrap_tool_call``: a tool output over the per-output limit is bounded to head + tail as it arrives; the full text
   travels with the message until it is persisted in ``ctxbudget_archive``. The ``read_archived_output`` tool (added
-  unless ``read_back_tool=False``) lets the model read any archived original back, from the state.
+  unless ``read_back_tool=False``) lets the model read any archived original back, from the state; beside it,
+  ``search_archive`` ranks every archived original (state and live session) for a query and names their handles.
 * Views are cached per ``thread_id``; a run without one (no checkpointer, a stateless server) gets its own
   per-invocation id in ``ctxbudget_run`` (``before_agent``), so concurrent threadless runs never share a view or a
   pending update, and its view is dropped when the run ends (``after_agent``).
@@ -30,6 +31,7 @@ from typing import Annotated, Any, cast
 from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget._validation import describe_error, to_usage_error
 from ctxbudget.archive import HANDLE_PREFIX, ArchiveEntry
+from ctxbudget.archive_search import ArchiveHit, render_hits
 from ctxbudget.errors import ArchiveError, ContextOverflowError, InvalidPolicyError, UsageError
 from ctxbudget.events import EventType, ToolOutputBounded
 from ctxbudget.evidence import excerpt
@@ -52,6 +54,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, ValidationError
 
 from ._checks import check_bool, check_common, check_event_types, check_optional_str, check_positive_int
+from ._search import SEARCH_TOOL_NAME, SearchArchiveArgs, StateArchives, search_message, search_tool
 from ._view import ARCHIVE_KEY, META_KEY, SUMMARY_KEY, ThreadView, restore_session
 from ._window import resolve_window
 from .convert import CTXBUDGET_KEY, MessageConverter, tool_schemas, usage_of
@@ -64,10 +67,12 @@ __all__ = [
     "META_KEY",
     "READ_TOOL_NAME",
     "RUN_KEY",
+    "SEARCH_TOOL_NAME",
     "SUMMARY_KEY",
     "ContextBudgetMiddleware",
     "ContextBudgetState",
     "ReadArchivedArgs",
+    "SearchArchiveArgs",
     "archived_messages",
     "merge_archive",
 ]
@@ -80,7 +85,6 @@ RUN_KEY = "ctxbudget_run"
 
 _PRIVATE = OmitFromSchema(input=True, output=True)
 _OUTPUT_ONLY = OmitFromSchema(input=True, output=False)
-_SYSTEM_ID = "ctxbudget-system-"
 
 
 def merge_archive(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -146,7 +150,7 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         summarizer: a chat model (wrapped in :class:`LangChainSummarizer`, ``nostream``), a ctxbudget summarizer,
             or ``None`` for the offline extractive summarizer.
         compact_instructions: project "Compact Instructions" added to every summary prompt.
-        read_back_tool: add the ``read_archived_output`` tool.
+        read_back_tool: add the ``read_archived_output`` and ``search_archive`` tools.
         forward_events: ctxbudget event types dispatched as LangChain custom events.
         max_threads: conversation threads (and threadless runs in flight) kept in memory; others are rebuilt from
             their state on demand.
@@ -188,7 +192,9 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         self.max_threads = max_threads
         self.converter = MessageConverter()
         self.read_tool = self._read_tool()
-        self.tools: Sequence[BaseTool] = [self.read_tool] if read_back_tool else []
+        self.search_tool = search_tool(lambda query, k: render_hits(self.search_archived(query, k=k), query))
+        self.tools: Sequence[BaseTool] = [self.read_tool, self.search_tool] if read_back_tool else []
+        self._state_archives = StateArchives(max_threads)
         self._views: OrderedDict[str, ThreadView] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -251,11 +257,13 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
     # -- model calls ---------------------------------------------------------------------------------------------
     def _messages(self, view: ThreadView, built: BuiltRequest) -> list[BaseMessage]:
         sent = built.messages
-        if sent and sent[0].id.startswith(_SYSTEM_ID):
-            sent = sent[1:]  # the agent sends its own SystemMessage; ours only measured it
+        if view.session.system_prompt:
+            # The session's copy of the agent's system prompt, always first when it has one: the agent sends its own
+            # SystemMessage, ours only measured it. Recognised by what we set, never by an id a caller could choose.
+            sent = sent[1:]
         prefix = len(sent) - len(view.msgs)
         if prefix >= 0 and sent[prefix:] == tuple(view.msgs):  # identical objects: compared in C
-            return [*(self.converter.to_langchain(m) for m in sent[:prefix]), *view.lc]
+            return [*(self.converter.to_langchain(m) for m in sent[:prefix]), *view.body()]
         return [self.converter.to_langchain(m) for m in sent]
 
     def _finish(self, view: ThreadView, built: BuiltRequest) -> list[BaseMessage]:
@@ -367,9 +375,11 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         return bounded
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
-        """Serve ``read_archived_output`` from the state; bound oversized tool outputs as they arrive."""
+        """Serve ``read_archived_output`` and ``search_archive`` from the state; bound oversized tool outputs."""
         if request.tool_call["name"] == READ_TOOL_NAME:
             return self._serve_read(request)
+        if request.tool_call["name"] == SEARCH_TOOL_NAME and self.search_tool in self.tools:
+            return self._serve_search(request)
         result = self._bound(handler(request), request)
         view = self._lookup_view(request.state, request.runtime)
         if view is not None:
@@ -382,6 +392,8 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         """Async :meth:`wrap_tool_call`."""
         if request.tool_call["name"] == READ_TOOL_NAME:
             return self._serve_read(request)
+        if request.tool_call["name"] == SEARCH_TOOL_NAME and self.search_tool in self.tools:
+            return self._serve_search(request)
         result = self._bound(await handler(request), request)
         view = self._lookup_view(request.state, request.runtime)
         if view is not None:
@@ -451,6 +463,45 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         if full is None:
             return f"[no archived output with handle {args.handle!r}; handles start with {HANDLE_PREFIX}]"
         return self._page(full, args.offset, args.limit, self._lookup_view(state, runtime))
+
+    def search_archived(
+        self, query: str, *, k: int = 5, state: Mapping[str, Any] | None = None, runtime: Any = None
+    ) -> list[ArchiveHit]:
+        """Rank every archived original of a thread for ``query``: its state's archive and its live session's.
+
+        One hit per archived message, best first, each with the handle :meth:`read_archived` reads back.
+
+        Raises:
+            InvalidPolicyError: ``query`` is not a non-empty str or ``k`` is not an int in 1..100 (the error names it).
+        """
+        try:
+            args = SearchArchiveArgs(query=query, k=k)
+        except ValidationError as exc:
+            raise to_usage_error(exc, InvalidPolicyError, SEARCH_TOOL_NAME) from None
+        view = self._lookup_view(state, runtime)
+        stored = (state.get(ARCHIVE_KEY) or {}) if state is not None else {}
+        live = view.session.archive if view is not None else None
+        return self._state_archives.target(stored, live, _view_key(state, runtime)).search(args.query, args.k)
+
+    def _serve_search(self, request: ToolCallRequest) -> ToolMessage:
+        """Answer a search call: hits that fit one tool output, or an error naming the bad argument."""
+        call_id = request.tool_call["id"] or ""
+        state = request.state if isinstance(request.state, Mapping) else None
+        try:  # the tool's args_schema: the tool itself never runs, so its validation must happen here
+            args = SearchArchiveArgs.model_validate(request.tool_call.get("args") or {})
+            hits = self.search_archived(args.query, k=args.k, state=state, runtime=request.runtime)
+        except ValidationError as exc:
+            details = "; ".join(describe_error(error) for error in exc.errors(include_url=False))
+            return search_message(call_id, f"invalid arguments for {SEARCH_TOOL_NAME}: {details}", error=True)
+        except UsageError as exc:  # a blank query
+            return search_message(call_id, f"invalid arguments for {SEARCH_TOOL_NAME}: {exc}", error=True)
+        view = self._lookup_view(state, request.runtime)
+        budget = self.policy.tool_output_limit(view.session.max_tokens if view else self.max_tokens or 128_000) - 64
+        text = render_hits(hits, args.query)
+        while len(hits) > 1 and self.counter.count_text(text) > budget:
+            hits = hits[:-1]
+            text = render_hits(hits, args.query)
+        return search_message(call_id, text)
 
     def _page(self, full: str, offset: int, limit: int, view: ThreadView | None) -> str:
         chunk = full[offset : offset + limit]

@@ -41,8 +41,6 @@ from .events import EventForwarder
 
 __all__ = ["ContextBudgetRunnable", "fit_messages"]
 
-_SYSTEM_ID = "ctxbudget-system-"
-
 
 def _as_messages(value: LanguageModelInput | Sequence[Any]) -> list[BaseMessage]:
     if isinstance(value, PromptValue):
@@ -179,8 +177,12 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
         return stamped[:head]
 
     def _output(self, system: list[BaseMessage], built: BuiltRequest) -> list[BaseMessage]:
-        rest = [self.converter.to_langchain(m) for m in built.messages if not m.id.startswith(_SYSTEM_ID)]
-        return system + rest
+        sent = built.messages
+        if self.session is not None and self.session.system_prompt:
+            # The session's copy of the leading system messages, always first when it has one: they are passed
+            # through as given instead. Recognised by what we set, never by an id a caller could choose.
+            sent = sent[1:]
+        return system + [self.converter.to_langchain(m) for m in sent]
 
     def _fit(self, value: LanguageModelInput) -> list[BaseMessage]:
         messages = _as_messages(value)
