@@ -46,7 +46,7 @@ def table(reports: Sequence[QualityReport]) -> str:
         "summary tokens",
         "requests over window",
         "orphans (final / all)",
-        "compactions",
+        "compactions (peers: requests trimmed)",
     ]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
     for r in reports:

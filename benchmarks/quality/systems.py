@@ -198,8 +198,34 @@ def run_ctxbudget(
     )
 
 
+def _peer(name: str) -> Callable[[Workload, int | None], QualityReport]:
+    def run(workload: Workload, window: int | None) -> QualityReport:
+        from . import _peers
+
+        return getattr(_peers, name)(workload, window=window or workload.window)
+
+    return run
+
+
+def _with_fake_llm(workload: Workload, window: int | None) -> QualityReport:
+    from langchain_ctxbudget import LangChainSummarizer
+
+    from ._fake_llm import FakeSummaryLLM
+
+    return run_ctxbudget(
+        workload,
+        window=window,
+        summarizer=LangChainSummarizer(FakeSummaryLLM()),
+        name="ctxbudget + LLM summarizer (deterministic fake: prompt structure, not a quality claim)",
+    )
+
+
 SYSTEMS: dict[str, Callable[[Workload, int | None], QualityReport]] = {
     "ctxbudget": lambda w, window: run_ctxbudget(w, window=window),
+    "ctxbudget_fake_llm": _with_fake_llm,
+    "trim_messages": _peer("run_trim_messages"),
+    "chat_memory_buffer": _peer("run_chat_memory_buffer"),
+    "context_editing": _peer("run_context_editing"),
 }
 """Row builders by short name (``--systems``), in table order."""
 
