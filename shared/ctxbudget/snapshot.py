@@ -3,13 +3,19 @@
 A snapshot holds everything needed to resume: live history, cumulative summary, goal, pinned content, the whole
 archive, the add order (so originals can be reconstructed), the policy, tracker calibration, and a cognitive binding
 when the session has one. Malformed JSON raises :class:`~ctxbudget.errors.SnapshotFormatError` naming the field.
+
+Snapshot JSON must carry its ``"schema"`` key: :meth:`SessionSnapshot.from_json` refuses a document without it
+(a JSON object that lacks it was not written by ctxbudget, whose every snapshot has carried it since the first
+version), rather than guessing it is version 1. A snapshot built in Python, ``SessionSnapshot(...)``, takes the
+current schema by default.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
+from pydantic_core import PydanticCustomError
 
 from .archive import ArchiveEntry
 from .errors import SnapshotFormatError
@@ -18,7 +24,10 @@ from .messages import Message, ToolSchema
 __all__ = ["SNAPSHOT_SCHEMA", "SessionSnapshot", "TrackerSnapshot"]
 
 SNAPSHOT_SCHEMA = "ctxbudget.session.v1"
-"""The schema string every snapshot carries; a different one is rejected."""
+"""The schema string every snapshot carries; a different one, or none, is rejected."""
+
+_FROM_JSON = "ctxbudget.snapshot.from_json"
+_MISSING_SCHEMA = "snapshot_schema_missing"
 
 
 class TrackerSnapshot(BaseModel):
@@ -60,18 +69,36 @@ class SessionSnapshot(BaseModel):
     binding: dict[str, Any] | None = Field(default=None, description="A cognitive package binding, as JSON.")
     log_seq: int = Field(default=0, ge=0, description="How far into a store's append log this snapshot absorbed.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _json_carries_its_schema(cls, data: Any, info: ValidationInfo) -> Any:
+        if info.context and info.context.get(_FROM_JSON) and isinstance(data, dict) and "schema" not in data:
+            raise PydanticCustomError(
+                _MISSING_SCHEMA,
+                'missing; snapshot JSON must carry "schema": {expected} (a document without it was not written '
+                "by ctxbudget)",
+                {"expected": f'"{SNAPSHOT_SCHEMA}"'},
+            )
+        return data
+
     def to_json(self) -> str:
         """Serialize to JSON (``schema`` key first)."""
         return self.model_dump_json(by_alias=True)
 
     @classmethod
     def from_json(cls, data: str | bytes) -> SessionSnapshot:
-        """Parse and validate snapshot JSON; raises :class:`SnapshotFormatError` naming the bad field."""
+        """Parse and validate snapshot JSON; raises :class:`SnapshotFormatError` naming the bad field.
+
+        The ``"schema"`` key is required (see the module docstring); ``"schema": null`` or another schema string
+        is refused too.
+        """
         try:
-            return cls.model_validate_json(data)
+            return cls.model_validate_json(data, context={_FROM_JSON: True})
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "snapshot"
+            if first["type"] == _MISSING_SCHEMA:
+                field = "schema"
             raise SnapshotFormatError(
                 f"snapshot.{field}: {first['msg']} ({exc.error_count()} problem(s) in all)", field=field
             ) from None
