@@ -42,11 +42,13 @@ class ContextState:
 class ContextWindowTracker:
     """Combines our own count with what the provider reported, so usage is never under-stated.
 
-    After a reply the provider's reported prompt tokens are trusted (and teach :class:`Calibration` the ratio to
-    our count). When messages are added since, used = max(calibrated own count, last reported + own count of what
-    was added since, caller floor): a big prompt that has not been sent yet never hides behind an older, smaller
-    figure, and a provider that bills more than we count is never ignored. When the request shrank since the report
-    (a replaced history, fewer tools), the report is scaled down with it instead of pinning usage at a stale high.
+    used = max(own count, calibrated own count, last reported + own count of what was added since, caller floor).
+    Our own count of the request as it stands is a floor: a provider that reports fewer tokens never pulls the
+    reading below it, and a big prompt that has not been sent yet never hides behind an older, smaller figure. A
+    provider that bills more than we count is trusted, and teaches :class:`Calibration` the ratio; calibration only
+    ever scales our count up (a lower report is learnt as a ratio of 1), so the compaction target it feeds stays
+    consistent with the reading. When the request shrank since the report (a replaced history, fewer tools), the
+    report is scaled down with it instead of pinning usage at a stale high.
     """
 
     def __init__(self, max_tokens: int, *, calibration: Calibration | None = None) -> None:
@@ -62,7 +64,7 @@ class ContextWindowTracker:
         """Record the provider's prompt tokens for a request we counted as ``counted``."""
         if reported < 0:
             raise InvalidPolicyError(f"prompt_tokens: must be >= 0, got {reported}", field="prompt_tokens")
-        self.calibration.observe(counted, reported)
+        self.calibration.observe(counted, max(reported, counted))  # never learn to scale our own count down
         self.last_reported = reported
         self.counted_at_report = counted
 
@@ -79,7 +81,7 @@ class ContextWindowTracker:
 
     def used(self, counted: int) -> int:
         """Tokens in use, given our own count of the request as it stands now."""
-        used = max(self.calibration.apply(counted), self.floor)
+        used = max(counted, self.calibration.apply(counted), self.floor)
         if self.last_reported is not None:
             if counted >= self.counted_at_report:
                 used = max(used, self.last_reported + counted - self.counted_at_report)
