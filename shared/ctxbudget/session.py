@@ -151,8 +151,10 @@ class ContextSession:
     @system_prompt.setter
     def system_prompt(self, value: str | None) -> None:
         check_arguments(counter=None, system_prompt=value, tools=(), policy=None, session_id=None)
-        self._system_prompt = value
-        self._invalidate_prefix()
+        with self._lock:
+            self._system_prompt = value
+            self._invalidate_prefix()
+            self._emit_update()
 
     @property
     def tools(self) -> tuple[ToolSchema, ...]:
@@ -162,8 +164,10 @@ class ContextSession:
     @tools.setter
     def tools(self, value: Sequence[ToolSchema]) -> None:
         check_arguments(counter=None, system_prompt=None, tools=value, policy=None, session_id=None)
-        self._tools = tuple(value)
-        self._invalidate_prefix()
+        with self._lock:
+            self._tools = tuple(value)
+            self._invalidate_prefix()
+            self._emit_update()
 
     def set_threshold(self, threshold: float | Literal[False]) -> None:
         """Change the auto-compaction threshold on a live session, or pass ``False`` to turn auto-compaction off.
@@ -222,7 +226,9 @@ class ContextSession:
         """Pin the user's goal explicitly; it survives every compaction verbatim."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidMessageError("goal: must be a non-empty string", field="goal")
-        self._goal, self._goal_id, self._goal_live = text, None, False
+        with self._lock:
+            self._goal, self._goal_id, self._goal_live = text, None, False
+            self._emit_update()
 
     def clear_goal(self) -> None:
         """Forget the pinned goal (e.g. when a new conversation replaces the history).
@@ -247,6 +253,7 @@ class ContextSession:
         with self._lock:
             self._pinned.append(message)
             self._invalidate_prefix()
+            self._emit_update()
         return message
 
     def add(self, *messages: Message) -> None:
@@ -585,6 +592,7 @@ class ContextSession:
         if reserve_tokens != self._reserve:
             self._reserve = reserve_tokens
             self._invalidate_prefix()
+            self._emit_update()
 
     def build_request(self, *, reserve_tokens: int = 0) -> BuiltRequest:
         """Compact if over threshold, enforce the hard stop, and return the request to send.
