@@ -143,6 +143,54 @@ def test_non_markdown_and_hidden_files_are_not_documents(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
+    ("link", "target"),
+    [
+        ("leak.md", "../secret.md"),
+        ("a/leak.md", "../../secret.md"),
+        ("host.md", "/etc/hostname"),
+        ("gone.md", "/no/such/file.md"),
+    ],
+)
+def test_a_file_symlink_out_of_the_folder_is_refused(tmp_path: Path, link: str, target: str) -> None:
+    (tmp_path / "secret.md").write_text("# Secret\n\nthe password is hunter2", encoding="utf-8")
+    root = write_package(tmp_path / "p", {"a/x.md": "# X\n\nsecret password"})
+    (root / link).symlink_to(target)
+    with pytest.raises(ProviderFailure) as caught:
+        FolderKnowledgeProvider(root)
+    message = str(caught.value)
+    assert message.startswith(f"package document {link!r}: a symlink to ")
+    assert "outside the package folder" in message
+
+
+def test_a_directory_symlink_out_of_the_folder_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nthe password is hunter2", encoding="utf-8")
+    root = write_package(tmp_path / "p", {"a.md": "# A\n\nx"})
+    (root / "docs").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ProviderFailure, match=r"^package folder entry 'docs': a symlink to .*outside the package"):
+        FolderKnowledgeProvider(root)
+
+
+def test_a_manifest_symlink_out_of_the_folder_is_refused(tmp_path: Path) -> None:
+    root = write_package(tmp_path / "p", {"a.md": "# A\n\nx"})
+    (tmp_path / "elsewhere.json").write_text(json.dumps(MANIFEST), encoding="utf-8")
+    (root / MANIFEST_NAME).unlink()
+    (root / MANIFEST_NAME).symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(ProviderFailure, match="outside the package folder"):
+        FolderKnowledgeProvider(root)
+
+
+def test_symlinks_inside_the_folder_are_served(tmp_path: Path) -> None:
+    root = write_package(tmp_path / "p", {"a/x.md": "# X\n\nalpha"})
+    (root / "alias.md").symlink_to("a/x.md")
+    (root / "mirror").symlink_to("a", target_is_directory=True)
+    (tmp_path / "secret.md").write_text("# S", encoding="utf-8")
+    (root / ".hidden.md").symlink_to("../secret.md")  # hidden: never a document, whatever it points to
+    assert FolderKnowledgeProvider(root).documents == {"a/x.md": "# X\n\nalpha", "alias.md": "# X\n\nalpha"}
+
+
+@pytest.mark.parametrize(
     ("manifest", "fragment"),
     [
         ({**MANIFEST, "extra": 1}, "must hold exactly"),

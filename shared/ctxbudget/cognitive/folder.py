@@ -6,7 +6,13 @@ A package folder holds ``cognitive-package.json`` and Markdown files::
      "surfaceId": "domain-knowledge", "formatVersion": "0.2"}
 
 Exactly those five keys. The documents are every ``*.md`` file under the folder (hidden files and folders
-skipped), named by their ``/``-separated relative path. They are read once, when the provider is built: that
+skipped), named by their ``/``-separated relative path.
+
+A package is its folder: a symlink that resolves outside it (a ``leak.md -> ../secret.md``, a ``host.md ->
+/etc/hostname``, a ``docs -> /elsewhere`` folder, a linked manifest) fails the build with ProviderFailure naming
+the link and its target; nothing it points to is ever served. Links that stay inside the folder are fine: a linked
+file is a document under the link's path, and a linked folder is not entered (its files are documents under
+their own path already). They are read once, when the provider is built: that
 snapshot *is* the generation, so every answer matches the digests it is bound to. The digests (this provider's
 own scheme; an A3S Use registry computes its own):
 
@@ -117,8 +123,8 @@ class FolderKnowledgeProvider:
         name: the provider name; defaults to ``"folder:<packageId>"``.
 
     Raises:
-        ProviderFailure: the manifest or a document cannot be read, a path breaks the documentPath rule, or the
-            folder holds no Markdown.
+        ProviderFailure: the manifest or a document cannot be read, a path breaks the documentPath rule, a
+            symlink leads out of the folder, or the folder holds no Markdown.
         InvalidBinding: the manifest's values break a binding rule.
     """
 
@@ -126,6 +132,7 @@ class FolderKnowledgeProvider:
 
     def __init__(self, root: str | os.PathLike[str], *, name: str | None = None) -> None:
         self._root = Path(root)
+        _refuse_escape(self._root / MANIFEST_NAME, self._root.resolve(), f"package manifest {MANIFEST_NAME!r}")
         self._manifest = PackageManifest.read(self._root / MANIFEST_NAME)
         self._documents = _read_documents(self._root)
         self._sections = [section for path, text in self._documents.items() for section in split_sections(path, text)]
@@ -259,20 +266,52 @@ def _identity(binding: PackageBinding) -> str:
     )
 
 
+def _refuse_escape(entry: Path, inside: Path, what: str) -> None:
+    """Raise when ``entry`` is a symlink that resolves outside ``inside`` (the resolved package folder)."""
+    if not entry.is_symlink():
+        return
+    try:
+        target = entry.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on Python < 3.13
+        raise ProviderFailure(f"{what}: a symlink that cannot be resolved ({exc})") from None
+    if not target.is_relative_to(inside):
+        raise ProviderFailure(
+            f"{what}: a symlink to {target}, outside the package folder {inside}; a package is its folder, so "
+            "nothing outside it is served"
+        )
+
+
+def _walk_error(exc: OSError) -> None:
+    raise ProviderFailure(f"package folder {exc.filename}: cannot be listed ({exc.strerror})")
+
+
 def _read_documents(root: Path) -> dict[str, str]:
+    inside = root.resolve()
     documents: dict[str, str] = {}
-    for file in root.rglob("*.md"):
-        relative = file.relative_to(root)
-        if any(part.startswith(".") for part in relative.parts) or not file.is_file():
-            continue
-        path = relative.as_posix()
-        problem = document_path_problem(path)
-        if problem is not None:
-            raise ProviderFailure(f"package document {path!r}: documentPath {problem}")
-        try:
-            documents[path] = file.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ProviderFailure(f"package document {path!r}: cannot be read as UTF-8 ({exc})") from None
+    # followlinks=False: a linked folder is never entered; one leading outside is refused below.
+    for directory, folders, files in os.walk(root, onerror=_walk_error):
+        here = Path(directory)
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        for name in folders:
+            _refuse_escape(here / name, inside, f"package folder entry {(here / name).relative_to(root).as_posix()!r}")
+        for name in files:
+            if name.startswith(".") or not name.endswith(".md"):
+                continue
+            file = here / name
+            path = file.relative_to(root).as_posix()
+            _refuse_escape(file, inside, f"package document {path!r}")
+            if file.is_file():
+                documents[path] = _read_document(file, path)
     if not documents:
         raise ProviderFailure(f"package folder {root}: holds no Markdown document")
     return dict(sorted(documents.items()))
+
+
+def _read_document(file: Path, path: str) -> str:
+    problem = document_path_problem(path)
+    if problem is not None:
+        raise ProviderFailure(f"package document {path!r}: documentPath {problem}")
+    try:
+        return file.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProviderFailure(f"package document {path!r}: cannot be read as UTF-8 ({exc})") from None
