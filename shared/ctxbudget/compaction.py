@@ -49,6 +49,7 @@ CLEARED_META = "ctxbudget_cleared"
 _MIN_EXCERPT_TOKENS = 64
 _SUMMARY_GROWTH = 0.04  # new ledger tokens per evicted token, for sizing the kept tail before summarizing
 _MARKER_KEY_LINES = 6
+_CLEAR_SLACK = 200  # tokens a clear may overshoot the target by before a smaller output is cleared instead
 
 
 def cleared_marker(original: Message, handle: str, counter: TokenCounter) -> str:
@@ -303,15 +304,25 @@ class Compaction:
             kept += self._sizes[index]
             if kept > protected:
                 clearable.append(index)
+        candidates = list(reversed(clearable))  # oldest first
         changed = False
-        for index in reversed(clearable):  # oldest first
-            if self.done():
-                break
+        while candidates and not self.done():
+            index = self._next_to_clear(candidates)
+            candidates.remove(index)
             message = self.out.history[index]
             handle = self.archived_handle(message)
             if message.id in self.pinned_ids or (handle is not None and message.metadata.get(CLEARED_META)):
                 continue
             original = self.original(message)
+            excess = self.total() - self.target
+            keep = self._sizes[index] - excess
+            if excess > 0 and keep >= 4 * _MIN_EXCERPT_TOKENS and excess + _CLEAR_SLACK < self._sizes[index]:
+                # Clearing all of it would overshoot the target: shorten it to what must go instead.
+                target_handle = handle or handle_for(message, "bounded")
+                text = excerpt(original.text, max_tokens=keep - 16, counter=self.counter, handle=target_handle)
+                self._replace(index, message.with_content(text), "bounded", handle)
+                changed = True
+                continue
             marker = cleared_marker(original, handle or handle_for(message, "cleared"), self.counter)
             if self.counter.count_text(marker) >= self._sizes[index]:
                 continue  # already smaller than its marker would be
@@ -320,13 +331,23 @@ class Compaction:
         if changed:
             self.out.tiers.append("clear")
 
+    def _next_to_clear(self, candidates: list[int]) -> int:
+        """The oldest candidate, unless a smaller one (still enough to reach the target) avoids overshooting it."""
+        excess = self.total() - self.target
+        oldest = candidates[0]
+        if self._sizes[oldest] <= excess + _CLEAR_SLACK:
+            return oldest
+        enough = [i for i in candidates if excess < self._sizes[i] < self._sizes[oldest]]
+        return min(enough, key=lambda i: (self._sizes[i], i)) if enough else oldest
+
     # -- tier 3 ------------------------------------------------------------------------------------------------
     def plan_summary(self, summary_limit: int, *, force: bool = False) -> SummaryStep | None:
         """Choose the span to summarize: everything before a safe cut that keeps the most recent tail that fits.
 
         The tail is sized by tokens so the request lands at the target once the summary replaces the span (the
         summary's size is estimated from the previous one); ``keep_recent_messages`` and ``keep_recent_tokens``
-        are floors. ``force`` (a manual compaction) summarizes the older half when everything already fits.
+        are floors. ``force`` (a manual compaction) summarizes what the floor allows (the older half when there is
+        none) when everything already fits.
         """
         history = self.out.history
         cut = self._tail_cut(summary_limit)
@@ -337,8 +358,9 @@ class Compaction:
             while cut > 0 and tail_tokens < self.policy.keep_recent_tokens:
                 cut -= 1
                 tail_tokens += self._sizes[cut]
-        if cut <= 0 and force:
-            cut = len(history) // 2
+        if cut <= 0 and force:  # everything fits: a manual compaction still summarizes the older part
+            floor = self.policy.keep_recent_messages
+            cut = len(history) // 2 if floor is None else len(history) - floor
         safe = safe_cut_points(history)
         while cut > 0 and not safe[cut]:
             cut -= 1

@@ -57,6 +57,14 @@ _WEIGHT: dict[SalienceKind, float] = {
     "command": 0.8,
     "request": 0.0,
 }
+_SHARES = {  # the budget each section is sure of before the rest goes to the best items overall
+    "User facts and constraints": 0.34,
+    "Decisions": 0.12,
+    "Files and artifacts": 0.22,
+    "Commands and results": 0.14,
+    "Errors": 0.08,
+    "Open items": 0.04,
+}
 _HEADING = re.compile(r"^##\s+(.+?)\s*$")
 _LEGACY = {  # sections of summaries written before the ledger (snapshots keep them)
     "Decisions and facts": "Decisions",
@@ -226,16 +234,25 @@ class Ledger:
             scored.append(_Scored(item, value, tokens))
         ranked = sorted(scored, key=lambda s: (-s.value / math.sqrt(max(1, s.tokens)), -s.item.order))
         kept: list[_Scored] = []
+        taken: set[int] = set()
         per_section: Counter[str] = Counter()
+        spent: Counter[str] = Counter()
         used = 0
-        for entry in ranked:
-            section = _SECTION_OF[entry.item.kind]
-            if self.max_items is not None and per_section[section] >= self.max_items:
-                continue
-            if used + entry.tokens <= budget:
-                kept.append(entry)
-                used += entry.tokens
-                per_section[section] += 1
+        # Two passes: each section first gets its share of the budget (so one kind never crowds out the others),
+        # then what is left goes to the best remaining items, whatever their section.
+        for shares in (_SHARES, None):
+            for index, entry in enumerate(ranked):
+                section = _SECTION_OF[entry.item.kind]
+                if index in taken or (self.max_items is not None and per_section[section] >= self.max_items):
+                    continue
+                if shares is not None and spent[section] + entry.tokens > shares.get(section, 0.0) * budget:
+                    continue
+                if used + entry.tokens <= budget:
+                    kept.append(entry)
+                    taken.add(index)
+                    used += entry.tokens
+                    spent[section] += entry.tokens
+                    per_section[section] += 1
         return kept
 
     def _frame_tokens(self, request: Salient | None) -> int:

@@ -42,7 +42,7 @@ class CompactionPolicy(BaseModel):
         default=None, description="Newest tool outputs kept whole up to this total; None: min(40000, window/4)."
     )
     summary_max_tokens: int | None = Field(
-        default=None, description="Largest summary accepted; None: min(4000, window/10)."
+        default=None, description="Largest summary accepted; None: min(8000, window/6)."
     )
     summarizer_input_tokens: int | None = Field(
         default=None, description="Largest span sent to the summarizer at once (larger spans are chunked)."
@@ -105,7 +105,7 @@ class CompactionPolicy(BaseModel):
 
     def summary_limit(self, window: int) -> int:
         """Largest summary, in tokens."""
-        return self.summary_max_tokens or max(256, min(4000, window // 10))
+        return self.summary_max_tokens or max(256, min(8000, window // 6))
 
     def summarizer_chunk(self, window: int) -> int:
         """Largest transcript chunk, in tokens, sent to the summarizer at once."""

@@ -60,7 +60,7 @@ _CONSTRAINT = re.compile(
 )
 _DECISION = re.compile(
     r"\b(decision|decided|decide|we will|we'll|i will|i'll|going with|go with|chose|choose|opted|plan is|"
-    r"switch(?:ed|ing)? to|agreed|settled on|conclusion|root cause|because)\b",
+    r"switch(?:ed|ing)? to|agreed|settled on|conclusion|root cause)\b",
     re.IGNORECASE,
 )
 _OPEN = re.compile(
@@ -71,6 +71,22 @@ _RELATION = re.compile(r"\b(is|are|was|=|equals|set to|uses?|runs? on|lives? (?:
 _LABEL = re.compile(r"^\s*([A-Za-z][\w-]{0,30}(?:[ -]\d+)?)(?:\s+(?:update|correction|change|fix|amended))?\s*:")
 _SUBJECT = re.compile(
     r"\b(?:the|our|my|a)\s+([a-z][a-z0-9 _-]{1,40}?)\s+(?:is|are|was|should be|will be|=|has been|becomes)\b",
+    re.IGNORECASE,
+)
+_IMPERATIVE = re.compile(
+    r"^(?:please|pls|can you|could you|would you|let's|lets|now|next|then|also|and|ok|okay|go ahead|try|"
+    r"write|add|fix|run|check|look|make|update|implement|refactor|investigate|find|create|remove|delete|rename|move|"
+    r"continue|review|explain|show|tell|help|start|stop|test|debug|read|open|search|use|set|change|improve|clean|"
+    r"migrate|deploy|ship|merge|rebase|bump|upgrade|document|summarize|compare|split|annotate|type-annotate|"
+    r"optimi[sz]e|profile|benchmark|port|convert|extract|inline|simplify|rewrite|trace|reproduce|audit|verify|"
+    r"ensure|handle|wire|hook|replace|drop|split|profile|measure|write up)\b",
+    re.IGNORECASE,
+)
+_REFERENCE = re.compile(r"\.\w{1,8}(?::\d+|::)")
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}(?:t[\d:.]+z?)?$")
+_OUTCOME = re.compile(
+    r"\b(failed|failure|error|errors|passed|succeeded|success|unchanged|skipped|timed out|circular|missing|"
+    r"not found|conflict|rejected|reverted|ok)\b",
     re.IGNORECASE,
 )
 _WRITE_VERB = re.compile(
@@ -131,12 +147,21 @@ def clip(text: str, limit: int = _MAX_LINE) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _normal(token: str) -> str:
+    """A token without trailing punctuation or a ``:line`` / ``::test`` suffix (``a.py:12:`` is ``a.py``)."""
+    token = token.lower().rstrip(".,;:")
+    return re.sub(r"(\.\w{1,8})(?::\d+)+$|(\.\w{1,8})::.*$", lambda m: m.group(1) or m.group(2), token)
+
+
 def informative_tokens(text: str) -> frozenset[str]:
-    """The tokens of ``text`` that can carry information: identifiers, paths, numbers and non-stop words."""
-    found = {m.group(0).lower().rstrip(".,;:") for m in _PATH.finditer(text)}
-    found.update(m.group(0).lower().rstrip(".,;:") for m in _IDENT.finditer(text))
+    """The tokens of ``text`` that can carry information: identifiers, paths, numbers and non-stop words.
+
+    Line numbers after a path and timestamps are dropped: they make every log line look unique.
+    """
+    found = {_normal(m.group(0)) for m in _PATH.finditer(text)}
+    found.update(_normal(m.group(0)) for m in _IDENT.finditer(text))
     found.update(w.lower() for w in _WORD.findall(text) if len(w) > 2 and w.lower() not in _STOP)
-    return frozenset(t for t in found if t)
+    return frozenset(t for t in found if t and not _TIMESTAMP.match(t))
 
 
 def _has_signal(text: str) -> bool:
@@ -209,18 +234,18 @@ def item_key(kind: SalienceKind, text: str) -> str | None:
 
 
 def _user_items(message: Message, order: int) -> Iterator[Salient]:
+    """Each informative sentence of a user message is its own fact or constraint; requests are kept apart."""
     text = message.text.strip()
     label = _label(text)
-    informative: list[str] = []
     for sentence in _sentences(text):
+        tokens = informative_tokens(sentence)
         if _CONSTRAINT.search(sentence):
-            yield Salient("constraint", clip(sentence, 300), None, order, informative_tokens(sentence))
+            yield Salient("constraint", clip(sentence, 300), None, order, tokens)
+        elif _IMPERATIVE.match(sentence):
+            continue  # a request: the latest one is kept as such, the archive keeps them all
         elif _has_signal(sentence) or _RELATION.search(sentence):
-            informative.append(sentence)
-    if informative:
-        joined = " ".join(informative)
-        key = _fact_key(informative[0], label)
-        yield Salient("fact", clip(joined, 360), key, order, informative_tokens(joined))
+            own = _label(sentence.split("For the record:", 1)[-1]) or label
+            yield Salient("fact", clip(sentence, 300), _fact_key(sentence, own), order, tokens)
     yield Salient("request", clip(text, 400), None, order, informative_tokens(text))
 
 
@@ -258,7 +283,11 @@ def _outcome(result: Message | None) -> tuple[str, str | None]:
 
 
 def _output_lines(result: Message, label: str, order: int) -> Iterator[Salient]:
-    """Paths and figures reported anywhere in a tool output, the most informative lines first, capped."""
+    """Paths with an outcome and figures reported anywhere in a tool output, the most informative first, capped.
+
+    A path that is only a reference (``a.py:12:`` in a log, ``a.py::test_x`` in a test report) is not an artifact
+    unless the line says it was written; those lines are what search is for.
+    """
     found: list[tuple[int, Salient]] = []
     seen: set[str] = set()
     for line in result.text[:_SCAN_CHARS].splitlines():
@@ -266,10 +295,13 @@ def _output_lines(result: Message, label: str, order: int) -> Iterator[Salient]:
         if not stripped or len(stripped) > 600:
             continue
         paths = _PATH.findall(stripped)
-        if paths:
-            weight = 2 if (_WRITE_VERB.search(stripped) or _FIGURE.search(stripped)) else 1
+        written = _WRITE_VERB.search(stripped) is not None
+        if paths and (written or not _REFERENCE.search(stripped)):
+            weight = 2 if (written or _OUTCOME.search(stripped) or _FIGURE.search(stripped)) else 0
+            if weight == 0:
+                continue
             item = Salient("artifact", clip(stripped), paths[0].lower(), order, informative_tokens(stripped))
-        elif _FIGURE.search(stripped) and _IDENT.search(stripped) is None and len(stripped) < 200:
+        elif not paths and _FIGURE.search(stripped) and len(stripped) < 200:
             weight = 1
             item = Salient("figure", f"{label}: {clip(stripped, 180)}", None, order, informative_tokens(stripped))
         else:

@@ -1,0 +1,410 @@
+"""What the model still sees after compaction (issue 11), and the compaction defects of issue 14 (items 1, 4, 10-12,
+15).
+
+The long-session test replays a seeded 300-turn coding agent (parallel tool calls every turn, tool outputs of 100 to
+6,000 words, one in seven large) in a 32k window with the default policy and the default offline summarizer, with
+facts stated by the user and file paths and figures planted in the middle of tool outputs.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxbudget import (
+    CompactionPolicy,
+    ContextSession,
+    Message,
+    SummaryRequest,
+    TiktokenCounter,
+    ToolCall,
+    find_tool_pair_problems,
+)
+from ctxbudget.compaction import ARCHIVE_META
+from ctxbudget.salience import failure_line
+from ctxbudget.summarize import ExtractiveSummarizer
+
+COUNTER = TiktokenCounter()
+WINDOW = 32_000
+KEYS = ("deploy region", "db host", "feature flag", "owner", "port", "timeout", "cache size", "queue", "bucket")
+WORDS = "the of and to in is for on that with as this by be are from or at an it not have which can".split()
+CODE = (
+    "def handler(event):",
+    "    return process(event)",
+    "class Service:",
+    "    raise RuntimeError('boom')  # error path",
+    "import os",
+    "    # error handling below: exception, failed, traceback",
+    "x = compute(y)",
+)
+
+
+@dataclass
+class Planted:
+    turns: list[list[Message]] = field(default_factory=list)
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+
+
+def _filler(rng: random.Random, words: int) -> list[str]:
+    lines = []
+    while words > 0:
+        lines.append(rng.choice(CODE) if rng.random() < 0.5 else " ".join(rng.choice(WORDS) for _ in range(12)))
+        words -= 12
+    return lines
+
+
+def agent_session(seed: int = 0, turns: int = 300) -> Planted:
+    """300 turns: a user message, 1-2 parallel tool calls, their outputs, a reply; facts, paths and figures planted."""
+    rng = random.Random(seed)
+    out = Planted()
+    fact_turns = set(rng.sample(range(1, turns - 5), 60))
+    path_turns = set(rng.sample(range(1, turns - 5), 65))
+    figure_turns = set(rng.sample(range(1, turns - 5), 30))
+    for t in range(turns):
+        if t in fact_turns:
+            key = KEYS[len(out.facts) % len(KEYS)]
+            value, ticket = f"{key.replace(' ', '-')}-{rng.randint(1000, 9999)}", f"T{rng.randint(1000, 9999)}"
+            out.facts.append((value, ticket))
+            text = f"FACT-{len(out.facts)}: the {key} is {value} and the ticket is {ticket}. Please go on with task {t}."
+        else:
+            text = f"Please continue with task {t}: look at module {rng.randint(1, 30)} and fix what is failing."
+        turn = [Message(role="user", content=text)]
+        calls = tuple(
+            ToolCall(id=f"c{t}_{i}", name=rng.choice(["read_file", "run_tests"]), args={"path": f"src/m{t}_{i}.py"})
+            for i in range(rng.choice([1, 2]))
+        )
+        turn.append(Message(role="assistant", tool_calls=calls))
+        for i, call in enumerate(calls):
+            lines = _filler(rng, 6000 if rng.random() < 1 / 7 else rng.randint(100, 900))
+            if t in path_turns and i == 0:
+                path = f"src/pkg_{rng.randint(1, 9)}/module_{len(out.paths)}.py"
+                out.paths.append(path)
+                lines.insert(len(lines) // 2, f"wrote {path}; tests: {rng.randint(50, 400)} passed")
+            if t in figure_turns and i == len(calls) - 1:
+                figure = f"{rng.randint(100, 999)} ms"
+                out.figures.append(figure)
+                lines.insert(len(lines) // 3, f"measured p95 latency for /api/r{len(out.figures)}: {figure}")
+            turn.append(Message(role="tool", tool_call_id=call.id, name=call.name, content="\n".join(lines)))
+        turn.append(Message(role="assistant", content=f"Done with task {t}; the change looks right."))
+        out.turns.append(turn)
+    return out
+
+
+@pytest.fixture(scope="module")
+def replayed() -> tuple[ContextSession, str, Planted, list[tuple[int, int]]]:
+    planted = agent_session()
+    session = ContextSession(model="gpt-4o", max_tokens=WINDOW)
+    after: list[tuple[int, int]] = []
+    for turn in planted.turns:
+        session.add(*turn[:-1])
+        request = session.build_request()
+        assert request.tokens <= WINDOW
+        assert not find_tool_pair_problems(list(request.messages))
+        if request.compaction is not None:
+            after.append((request.compaction.after.used_tokens, request.tokens))
+        session.add(turn[-1])
+    final = session.build_request()
+    text = "\n".join(m.text + "".join(c.args_json() for c in m.tool_calls) for m in final.messages)
+    return session, text, planted, after
+
+
+@pytest.mark.slow
+def test_user_facts_paths_and_figures_stay_in_view_after_300_turns_in_32k(replayed) -> None:  # type: ignore[no-untyped-def]
+    _, text, planted, _ = replayed
+    facts = sum(value in text and ticket in text for value, ticket in planted.facts)
+    paths = sum(path in text for path in planted.paths)
+    figures = sum(figure in text for figure in planted.figures)
+    assert facts / len(planted.facts) >= 0.9, facts
+    assert (paths + figures) / (len(planted.paths) + len(planted.figures)) >= 0.8, (paths, figures)
+
+
+@pytest.mark.slow
+def test_every_planted_item_is_found_by_archive_search_in_the_top_3(replayed) -> None:  # type: ignore[no-untyped-def]
+    session, text, planted, _ = replayed
+
+    def found(answer: str, query: str) -> bool:
+        hits = session.search_archive(query, k=3)
+        return answer in text or any(answer in session.read_archived(h.handle, limit=None) for h in hits)
+
+    assert all(found(ticket, ticket) for _, ticket in planted.facts)
+    assert all(found(path, path) for path in planted.paths)
+
+
+@pytest.mark.slow
+def test_every_original_is_recoverable_after_the_replay(replayed) -> None:  # type: ignore[no-untyped-def]
+    session, _, planted, _ = replayed
+    given_messages = [m for turn in planted.turns for m in turn]
+    assert session.originals() == given_messages
+
+
+@pytest.mark.slow
+def test_auto_compaction_lands_near_the_target_not_far_below(replayed) -> None:  # type: ignore[no-untyped-def]
+    session, _, _, after = replayed
+    target = session.policy.target * WINDOW
+    assert after, "the replay must compact"
+    for used, _ in after:
+        assert 0.95 * target <= used <= target * 1.02, (used, target)
+
+
+def test_the_goal_is_shown_once() -> None:
+    session = ContextSession(max_tokens=4_000, counter=COUNTER, policy=CompactionPolicy(keep_recent_messages=2))
+    goal = "Migrate the ledger service to Postgres 16 without downtime"
+    session.add_user(goal)
+    for i in range(12):
+        session.add_assistant(f"Step {i}: checked shard {i} and it is fine.")
+        session.add_user(f"Go on with shard {i + 1}.")
+    session.compact()
+    text = "\n".join(m.text for m in session.build_request().messages)
+    assert text.count(goal) == 1
+
+
+class Recorder:
+    """A summarizer that records what it was given (and answers with the offline ledger)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+        self.inner = ExtractiveSummarizer(COUNTER)
+
+    def summarize(self, request: SummaryRequest) -> str:
+        for message in request.messages:
+            self.seen[message.id.split("#")[0]] = self.seen.get(message.id.split("#")[0], "") + message.text
+        return self.inner.summarize(request)
+
+
+def _tool_heavy(session: ContextSession, turns: int, rng: random.Random) -> None:
+    for t in range(turns):
+        session.add_user(f"turn {t}: please check item-{t}")
+        call = ToolCall(id=f"c{t}", name="read_file", args={"path": f"f{t}.py"})
+        session.add_assistant(tool_calls=[call])
+        body = "\n".join(" ".join(rng.choice(WORDS) for _ in range(10)) for _ in range(rng.randint(20, 120)))
+        session.add_tool_result(f"c{t}", f"{body}\nwrote out/f{t}.py; 3 passed\n{body}", name="read_file")
+        session.add_assistant(f"Checked item-{t}.")
+
+
+def test_the_summarizer_sees_every_evicted_message_with_tool_outputs_as_content() -> None:
+    recorder = Recorder()
+    session = ContextSession(max_tokens=6_000, counter=COUNTER, summarizer=recorder)
+    _tool_heavy(session, 40, random.Random(1))
+    events = []
+    session.subscribe(events.append, "context_compacted")
+    session.build_request()
+    session.compact()
+    receipts = [item for event in events for item in event.receipt if item.reason in ("summarized", "truncated")]
+    assert receipts
+    originals = {m.id: m for m in session.originals()}
+    for item in receipts:
+        assert item.summarized
+        summarized_text = recorder.seen.get(item.message_id)
+        if summarized_text is None:  # truncated: folded into the ledger offline, and its facts are in the summary
+            message = originals[item.message_id]
+            if message.role == "tool":
+                assert message.text.split("wrote ")[1].split(";")[0] in (session.summary or "")
+            continue
+        assert "tool output cleared" not in summarized_text
+        assert summarized_text == originals[item.message_id].text
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=3_000, max_value=8_000))
+def test_every_message_that_leaves_the_prompt_is_covered_by_the_summary(seed: int, window: int) -> None:
+    session = ContextSession(max_tokens=window, counter=COUNTER)
+    events = []
+    session.subscribe(events.append, "context_compacted")
+    rng = random.Random(seed)
+    for t in range(30):
+        _tool_heavy(session, 1, rng)
+        session.build_request()
+        del t
+    for event in events:
+        for item in event.receipt:
+            assert item.reason in ("bounded", "cleared") or item.summarized, item
+
+
+# -- failures are read from structure, not from words in file contents --------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "metadata", "expected"),
+    [
+        ("def f():\n    raise RuntimeError('boom')\n# error handling: exception, failed", {}, None),
+        ("Raises RuntimeError when the error count is over the limit.\nSee docs.", {}, None),
+        ("collected 12 items\n12 passed in 0.3s", {}, None),
+        ("Error: ENOENT: no such file or directory, open 'x.json'", {}, "Error: ENOENT"),
+        ("Traceback (most recent call last):\n  File \"a.py\", line 3\nKeyError: 'user_id'", {}, "KeyError: 'user_id'"),
+        ("building...\ndone\nprocess exited with code 2", {}, "exited with code 2"),
+        ("...\n=== 3 failed, 40 passed in 2.1s ===", {}, "3 failed"),
+        ("bash: rg: command not found", {}, "command not found"),
+        ("quota reached", {"status": "error"}, "quota reached"),
+    ],
+)
+def test_a_tool_result_failed_only_when_its_structure_says_so(text: str, metadata: dict, expected: str | None) -> None:
+    message = Message(role="tool", tool_call_id="c", content=text, metadata=metadata)
+    line = failure_line(message)
+    if expected is None:
+        assert line is None
+    else:
+        assert line is not None and expected in line
+
+
+def test_a_later_value_of_the_same_fact_supersedes_the_earlier_one() -> None:
+    summarizer = ExtractiveSummarizer(COUNTER)
+    first = summarizer.summarize(
+        SummaryRequest(messages=(Message(role="user", content="FACT-7: the deploy region is eu-west-3."),))
+    )
+    later = summarizer.summarize(
+        SummaryRequest(
+            messages=(Message(role="user", content="FACT-7 update: the deploy region is now us-east-2."),),
+            previous_summary=first,
+        )
+    )
+    facts = later.split("## User facts and constraints")[1].split("##")[0]
+    assert "us-east-2" in facts
+    assert facts.count("\n- ") == 1  # one bullet: the later value, noting the one it replaced
+    assert "(was: FACT-7: the deploy region is eu-west-3.)" in facts
+
+
+def test_an_error_fixed_later_is_marked_resolved() -> None:
+    call = ToolCall(id="a", name="run_tests", args={"path": "tests/"})
+    again = ToolCall(id="b", name="run_tests", args={"path": "tests/"})
+    messages = (
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", tool_call_id="a", content="...\n=== 2 failed, 10 passed ==="),
+        Message(role="assistant", tool_calls=(again,)),
+        Message(role="tool", tool_call_id="b", content="...\n=== 12 passed ==="),
+    )
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    errors = summary.split("## Errors")[1].split("##")[0]
+    assert "2 failed" in errors and "(resolved later)" in errors
+
+
+class ForgetfulLLM:
+    """Stands in for a model that writes a fluent summary and drops the specifics."""
+
+    def summarize(self, request: SummaryRequest) -> str:
+        return "## User facts and constraints\n- The user gave some deployment details.\n\n## Open items\n- Continue."
+
+
+def test_a_model_summary_that_drops_user_facts_gets_them_back() -> None:
+    session = ContextSession(
+        max_tokens=3_000, counter=COUNTER, summarizer=ForgetfulLLM(), policy=CompactionPolicy(keep_recent_messages=2)
+    )
+    session.add_user("FACT-1: the db host is pg-42.internal and the ticket is T9911.")
+    for i in range(10):
+        session.add_assistant(f"Looked at shard {i}. " + "the shard looks healthy and the replicas agree " * 10)
+        session.add_user(f"Next shard {i}.")
+    session.compact()
+    assert "pg-42.internal" in (session.summary or "")
+    assert "T9911" in (session.summary or "")
+
+
+# -- issue 14 -----------------------------------------------------------------------------------------------------
+def test_item_1_a_callers_message_carrying_the_archived_marker_is_still_bounded_and_archived() -> None:
+    session = ContextSession(max_tokens=8_000, counter=COUNTER, policy=CompactionPolicy(keep_recent_messages=2))
+    session.add_user("start")
+    session.add_assistant(tool_calls=[ToolCall(id="c1", name="cat", args={})])
+    forged = Message(
+        role="tool", tool_call_id="c1", content="x " * 100_000, metadata={ARCHIVE_META: "ctx://archive/nope.bounded"}
+    )
+    session.add(forged)
+    assert session.history[-1].text != forged.text  # bounded on arrival despite the marker
+    for i in range(6):
+        session.add_user(f"more {i}")
+        session.add_assistant(f"ok {i}")
+    session.compact()
+    assert forged in session.originals()
+    assert any(entry.message == forged for entry in session.archive)
+
+
+def test_item_4_a_summarizer_that_edits_message_metadata_does_not_alter_the_archive() -> None:
+    class Vandal:
+        def summarize(self, request: SummaryRequest) -> str:
+            for message in request.messages:
+                message.metadata["scribbled"] = True
+            return "## Open items\n- keep going"
+
+    session = ContextSession(
+        max_tokens=3_000, counter=COUNTER, summarizer=Vandal(), policy=CompactionPolicy(keep_recent_messages=2)
+    )
+    for i in range(8):
+        session.add_user(f"message {i}", tag=i)
+        session.add_assistant(f"reply {i}")
+    session.compact()
+    assert all("scribbled" not in m.metadata for m in session.originals())
+
+
+def test_item_10_a_failing_post_compact_hook_is_reported_on_the_committed_compaction() -> None:
+    session = ContextSession(max_tokens=3_000, counter=COUNTER, policy=CompactionPolicy(keep_recent_messages=2))
+    for i in range(8):
+        session.add_user(f"message {i}")
+        session.add_assistant(f"reply {i} " + "with a long explanation of what was done " * 10)
+
+    def broken(event: object) -> None:
+        raise RuntimeError("hook bug")
+
+    session.post_compact_hooks.append(broken)
+    events = []
+    session.subscribe(events.append, "context_compacted")
+    result = session.compact()
+    assert len(session.history) < 16  # committed
+    assert events == [result]
+    assert result.hook_errors and "hook bug" in result.hook_errors[0]
+
+
+def test_item_11_every_handle_shown_for_a_bounded_then_cleared_output_returns_the_original() -> None:
+    policy = CompactionPolicy(
+        max_tool_output_tokens=300, protected_tool_tokens=300, keep_recent_messages=100, threshold=0.5, target=0.3
+    )
+    session = ContextSession(max_tokens=6_000, counter=COUNTER, policy=policy)
+    big = "\n".join(f"line {i} of the build log" for i in range(2_000))
+    session.add_user("build it")
+    session.add_assistant(tool_calls=[ToolCall(id="b", name="build", args={})])
+    session.add_tool_result("b", big, name="build")
+    for i in range(12):
+        session.add_user(f"next {i}")
+        session.add_assistant(tool_calls=[ToolCall(id=f"t{i}", name="ls", args={})])
+        session.add_tool_result(f"t{i}", "file " * 150, name="ls")
+    event = session.compact()
+    cleared = next(m for m in session.history if m.tool_call_id == "b")
+    assert "cleared" in cleared.text
+    handle = cleared.metadata[ARCHIVE_META]
+    assert handle in cleared.text
+    assert session.read_archived(handle, limit=None) == big
+    for item in event.receipt:
+        if item.message_id == "b" or item.handle.startswith("ctx://archive/" + cleared.id):
+            assert session.read_archived(item.handle, limit=None) == big
+
+
+def test_item_12_a_pinned_tool_output_is_never_shortened() -> None:
+    session = ContextSession(max_tokens=20_000, counter=COUNTER, policy=CompactionPolicy(keep_recent_messages=2))
+    session.add_user("read the spec")
+    session.add_assistant(tool_calls=[ToolCall(id="s", name="read_file", args={"path": "SPEC.md"})])
+    spec = "requirement " * 3_000
+    session.add(Message(role="tool", tool_call_id="s", content=spec, metadata={"pinned": True}))
+    assert session.history[-1].text == spec
+    for i in range(6):
+        session.add_user(f"step {i}")
+        session.add_assistant(f"done {i}")
+    session.compact()
+    sent = "\n".join(m.text for m in session.build_request().messages)
+    assert spec in sent
+
+
+def test_item_15_ctrl_c_inside_a_summarizer_propagates_and_leaves_history_untouched() -> None:
+    class Interrupted:
+        def summarize(self, request: SummaryRequest) -> str:
+            raise KeyboardInterrupt
+
+    session = ContextSession(
+        max_tokens=3_000, counter=COUNTER, summarizer=Interrupted(), policy=CompactionPolicy(keep_recent_messages=2)
+    )
+    for i in range(8):
+        session.add_user(f"message {i}")
+        session.add_assistant(f"reply {i}")
+    before = session.history
+    with pytest.raises(KeyboardInterrupt):
+        session.compact()
+    assert session.history == before
