@@ -12,9 +12,6 @@ import random
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from ctxbudget import (
     CompactionPolicy,
     ContextSession,
@@ -27,11 +24,13 @@ from ctxbudget import (
 from ctxbudget.compaction import ARCHIVE_META
 from ctxbudget.salience import failure_line
 from ctxbudget.summarize import ExtractiveSummarizer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 COUNTER = TiktokenCounter()
 WINDOW = 32_000
 KEYS = ("deploy region", "db host", "feature flag", "owner", "port", "timeout", "cache size", "queue", "bucket")
-WORDS = "the of and to in is for on that with as this by be are from or at an it not have which can".split()
+WORDS = ("the", "of", "and", "to", "in", "is", "for", "on", "that", "with", "as", "this", "by", "be", "are", "from")
 CODE = (
     "def handler(event):",
     "    return process(event)",
@@ -71,7 +70,7 @@ def agent_session(seed: int = 0, turns: int = 300) -> Planted:
             key = KEYS[len(out.facts) % len(KEYS)]
             value, ticket = f"{key.replace(' ', '-')}-{rng.randint(1000, 9999)}", f"T{rng.randint(1000, 9999)}"
             out.facts.append((value, ticket))
-            text = f"FACT-{len(out.facts)}: the {key} is {value} and the ticket is {ticket}. Please go on with task {t}."
+            text = f"FACT-{len(out.facts)}: the {key} is {value} and the ticket is {ticket}. Please go on with {t}."
         else:
             text = f"Please continue with task {t}: look at module {rng.randint(1, 30)} and fix what is failing."
         turn = [Message(role="user", content=text)]
@@ -247,7 +246,8 @@ def test_a_tool_result_failed_only_when_its_structure_says_so(text: str, metadat
     if expected is None:
         assert line is None
     else:
-        assert line is not None and expected in line
+        assert line is not None
+        assert expected in line
 
 
 def test_a_later_value_of_the_same_fact_supersedes_the_earlier_one() -> None:
@@ -278,7 +278,8 @@ def test_an_error_fixed_later_is_marked_resolved() -> None:
     )
     summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
     errors = summary.split("## Errors")[1].split("##")[0]
-    assert "2 failed" in errors and "(resolved later)" in errors
+    assert "2 failed" in errors
+    assert "(resolved later)" in errors
 
 
 class ForgetfulLLM:
@@ -351,7 +352,8 @@ def test_item_10_a_failing_post_compact_hook_is_reported_on_the_committed_compac
     result = session.compact()
     assert len(session.history) < 16  # committed
     assert events == [result]
-    assert result.hook_errors and "hook bug" in result.hook_errors[0]
+    assert result.hook_errors
+    assert "hook bug" in result.hook_errors[0]
 
 
 def test_item_11_every_handle_shown_for_a_bounded_then_cleared_output_returns_the_original() -> None:
