@@ -44,7 +44,7 @@ _PATH = re.compile(
 _IDENT = re.compile(r"[A-Za-z_][\w.:/-]*\d[\w.:/-]*|\d+[A-Za-z_][\w.-]*|[A-Z]{2,}[\w-]*|[\w-]+@[\w.-]+|https?://\S+")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
 _FIGURE = re.compile(
-    r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|minutes?|mins?|h|hours?|%|kb|mb|gb|tb|kib|mib"
+    r"[$€£]\s?\d[\d,]*(?:\.\d+)?|(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|minutes?|mins?|h|hours?|%|kb|mb|gb|tb|kib|mib"
     r"|gib|rps|qps|req/s|tokens?|passed|failed|errors?|warnings?|skipped|rows?|items?|files?|lines?|bytes|x)\b"
     r"|\b(?:p\d{2}|latency|throughput|coverage|total|count|size|memory|cpu|duration|score|accuracy|rate)\b"
     r"[\w ]{0,24}?[:=]?\s?\d[\d,]*(?:\.\d+)?",
@@ -82,6 +82,7 @@ _IMPERATIVE = re.compile(
     r"ensure|handle|wire|hook|replace|drop|split|profile|measure|write up)\b",
     re.IGNORECASE,
 )
+_RECORD = re.compile(r"""^\s*["']?([A-Za-z][\w .-]{1,40}?)["']?\s*[:=]\s*["']?([^"'{}\[\]]{1,100}?)["']?,?\s*$""")
 _REFERENCE = re.compile(r"\.\w{1,8}(?::\d+|::)")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}(?:t[\d:.]+z?)?$")
 _OUTCOME = re.compile(
@@ -243,7 +244,7 @@ def _user_items(message: Message, order: int) -> Iterator[Salient]:
             yield Salient("constraint", clip(sentence, 300), None, order, tokens)
         elif _IMPERATIVE.match(sentence):
             continue  # a request: the latest one is kept as such, the archive keeps them all
-        elif _has_signal(sentence) or _RELATION.search(sentence):
+        elif _has_signal(sentence) or _SUBJECT.search(sentence):
             own = _label(sentence.split("For the record:", 1)[-1]) or label
             yield Salient("fact", clip(sentence, 300), _fact_key(sentence, own), order, tokens)
     yield Salient("request", clip(text, 400), None, order, informative_tokens(text))
@@ -301,6 +302,11 @@ def _output_lines(result: Message, label: str, order: int) -> Iterator[Salient]:
             if weight == 0:
                 continue
             item = Salient("artifact", clip(stripped), paths[0].lower(), order, informative_tokens(stripped))
+        elif not paths and (record := _RECORD.match(stripped)) and re.search(r"\d", record.group(2)):
+            weight = 1  # a field of a structured record whose value is an id, amount or number
+            field, value = record.group(1).strip(), record.group(2).strip()
+            text = f"{label}: {field} = {value}"
+            item = Salient("figure", clip(text, 180), None, order, informative_tokens(text))
         elif not paths and _FIGURE.search(stripped) and len(stripped) < 200:
             weight = 1
             item = Salient("figure", f"{label}: {clip(stripped, 180)}", None, order, informative_tokens(stripped))
@@ -342,16 +348,21 @@ def salient_items(messages: Sequence[Message], results: Mapping[str, Message] | 
     by_call = dict(results or {})
     by_call.update({m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id})
     labels = {call.id: _call_label(call) for m in messages for call in m.tool_calls}
+    names = {call.id: call.name for m in messages for call in m.tool_calls}
     items: list[Salient] = []
     for order, message in enumerate(messages):
         if message.metadata.get("ctxbudget"):
             continue  # our own summary, notices and pinned copies are not conversation
-        items.extend(_message_items(message, order, by_call, labels))
+        items.extend(_message_items(message, order, by_call, labels, names))
     return items
 
 
 def _message_items(
-    message: Message, order: int, by_call: Mapping[str, Message], labels: Mapping[str, str]
+    message: Message,
+    order: int,
+    by_call: Mapping[str, Message],
+    labels: Mapping[str, str],
+    names: Mapping[str, str],
 ) -> Iterable[Salient]:
     if message.role == "user" and message.text.strip():
         yield from _user_items(message, order)
@@ -368,4 +379,4 @@ def _message_items(
         if failed is not None:
             text = f"{label}: {failed}"
             yield Salient("error", clip(text, 300), label.lower(), order, informative_tokens(text))
-        yield from _output_lines(message, message.name or "tool", order)
+        yield from _output_lines(message, message.name or names.get(message.tool_call_id or "", "tool"), order)
