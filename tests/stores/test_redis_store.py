@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from ctxbudget.errors import InvalidPolicyError, SnapshotStoreError
+from ctxbudget.errors import InvalidPolicyError, SnapshotStoreError, UsageError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 redis = pytest.importorskip("redis")
 
@@ -82,3 +84,68 @@ def test_the_prefix_must_be_a_non_empty_string(client: redis.Redis, prefix: obje
         RedisSnapshotStore(client, prefix=prefix)  # type: ignore[arg-type]
 
     assert caught.value.field == "prefix"
+
+
+# --- nested prefixes: no (prefix, session id) pair reaches another store's keys -----------------------------------
+
+_EVERY_OPERATION = [
+    lambda store, sid: store.load(sid),
+    lambda store, sid: store.save(sid, "{}", expected_version=None),
+    lambda store, sid: store.delete(sid, expected_version=1),
+    lambda store, sid: store.append(sid, ["{}"]),
+    lambda store, sid: store.append(sid, []),
+    lambda store, sid: store.read_log(sid),
+    lambda store, sid: store.log_head(sid),
+    lambda store, sid: store.trim_log(sid, upto=0),
+]
+
+
+def test_a_session_id_cannot_reach_into_a_store_with_a_nested_prefix(client: redis.Redis, redis_prefix: str) -> None:
+    outer = RedisSnapshotStore(client, prefix=redis_prefix)
+    tenant = RedisSnapshotStore(client, prefix=f"{redis_prefix}{{tenant}}:")
+    tenant.save("s1", '"tenant secret"', expected_version=None)
+    tenant.append("s1", ['"tenant record"'])
+
+    for operation in _EVERY_OPERATION:
+        with pytest.raises(UsageError, match=r"session_id: .* may not contain '\{' or '\}'") as caught:
+            operation(outer, "tenant}:{s1")
+        assert caught.value.field == "session_id"
+    loaded = tenant.load("s1")
+    assert loaded is not None
+    assert (loaded.version, loaded.data) == (1, '"tenant secret"')
+
+
+@pytest.mark.parametrize("session_id", ["{s1}", "a{b", "a}b", "}"])
+def test_session_ids_with_braces_are_refused(client: redis.Redis, redis_prefix: str, session_id: str) -> None:
+    store = RedisSnapshotStore(client, prefix=redis_prefix)
+    for operation in _EVERY_OPERATION:
+        with pytest.raises(UsageError) as caught:
+            operation(store, session_id)
+        assert caught.value.field == "session_id"
+    assert list(client.scan_iter(match=f"{redis_prefix}*")) == []
+
+
+def test_a_prefix_may_hold_its_own_hash_tag_and_stays_isolated(client: redis.Redis, redis_prefix: str) -> None:
+    plain = RedisSnapshotStore(client, prefix=redis_prefix)
+    tagged = RedisSnapshotStore(client, prefix=f"{redis_prefix}{{t}}:")
+    tagged.save("s1", '"tagged"', expected_version=None)
+
+    assert plain.load("s1") is None
+    assert plain.save("s1", '"plain"', expected_version=None) == 1
+    loaded = tagged.load("s1")
+    assert loaded is not None
+    assert loaded.data == '"tagged"'
+
+
+_PREFIX_TEXT = st.text(alphabet="ab:{}%", min_size=1, max_size=6)
+_ID_TEXT = st.text(alphabet="ab:{}%", min_size=1, max_size=6).filter(lambda s: "{" not in s and "}" not in s)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_PREFIX_TEXT, _ID_TEXT, _PREFIX_TEXT, _ID_TEXT)
+def test_no_two_prefix_and_session_pairs_share_a_key(prefix_a: str, id_a: str, prefix_b: str, id_b: str) -> None:
+    # No server needed: building the keys never connects.
+    a = RedisSnapshotStore("redis://127.0.0.1:1/0", prefix=prefix_a)
+    b = RedisSnapshotStore("redis://127.0.0.1:1/0", prefix=prefix_b)
+    if (prefix_a, id_a) != (prefix_b, id_b):
+        assert not set(a._keys(id_a)) & set(b._keys(id_b))

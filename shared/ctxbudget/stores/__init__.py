@@ -3,6 +3,10 @@
 ``SnapshotStore`` is the seam (a Protocol); ``BaseSnapshotStore`` is the template backends fill in. Three ship:
 ``InMemorySnapshotStore`` (tests, one process), ``SQLiteSnapshotStore`` (one file, many processes) and
 ``RedisSnapshotStore`` (needs ``pip install "ctxbudget[redis]"``; imported only when first used).
+
+Session ids: every store takes any non-blank UTF-8 string, except that the Redis store refuses ``{`` and ``}``
+(it builds key names from the id, and a brace could name another prefix's session). SQLite and the in-memory store
+keep the id as a value (a column, a dict key), never inside a name, so no id can reach another session there.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ class BaseSnapshotStore(abc.ABC):
         Raises:
             SnapshotStoreError: the backend failed.
         """
-        check_session_id(session_id)
+        self._check_session_id(session_id)
         with self._translating("load", session_id):
             found = self._load(session_id)
         if found is None:
@@ -130,7 +130,7 @@ class BaseSnapshotStore(abc.ABC):
             SnapshotConflictError: the stored version is not ``expected_version`` (or the session exists).
             SnapshotStoreError: the backend failed.
         """
-        check_session_id(session_id)
+        self._check_session_id(session_id)
         check_data(data)
         if expected_version is not None:
             check_version(expected_version, "expected_version")
@@ -150,7 +150,7 @@ class BaseSnapshotStore(abc.ABC):
             SnapshotConflictError: the stored version is not ``expected_version`` (0 = no snapshot).
             SnapshotStoreError: the backend failed.
         """
-        check_session_id(session_id)
+        self._check_session_id(session_id)
         check_version(expected_version, "expected_version")
         with self._translating("delete", session_id):
             deleted, version = self._delete(session_id, expected_version)
@@ -175,7 +175,7 @@ class BaseSnapshotStore(abc.ABC):
                 for readers that skip duplicates, as :class:`~ctxbudget.shared_session.SharedSession` loads do
                 (they skip duplicate message ids).
         """
-        check_session_id(session_id)
+        self._check_session_id(session_id)
         batch = check_records(records)
         if not batch:
             return []
@@ -189,7 +189,7 @@ class BaseSnapshotStore(abc.ABC):
         Raises:
             SnapshotStoreError: the backend failed.
         """
-        check_session_id(session_id)
+        self._check_session_id(session_id)
         check_watermark(after, "after")
         with self._translating("read_log", session_id):
             return self._read_log(session_id, after)
@@ -200,7 +200,7 @@ class BaseSnapshotStore(abc.ABC):
         Raises:
             SnapshotStoreError: the backend failed.
         """
-        check_session_id(session_id)
+        self._check_session_id(session_id)
         with self._translating("log_head", session_id):
             return self._log_head(session_id)
 
@@ -214,7 +214,7 @@ class BaseSnapshotStore(abc.ABC):
             UsageError: ``upto`` is past the log head (those records do not exist yet).
             SnapshotStoreError: the backend failed.
         """
-        check_session_id(session_id)
+        self._check_session_id(session_id)
         check_watermark(upto, "upto")
         with self._translating("trim_log", session_id):
             head = self._log_head(session_id)
@@ -231,6 +231,13 @@ class BaseSnapshotStore(abc.ABC):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+    def _check_session_id(self, session_id: object) -> None:
+        """Refuse a session id this backend cannot store apart from every other (UsageError naming the field).
+
+        The default accepts every non-blank UTF-8 string; a backend that builds keys from the id extends it.
+        """
+        check_session_id(session_id)
 
     def _describe(self) -> str:
         """Name this store in error messages (backend and location)."""

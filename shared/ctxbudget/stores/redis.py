@@ -7,6 +7,12 @@ each run as one Lua script (``EVALSHA``), so Redis executes them atomically: app
 ``INCRBY`` and adds the records with ``ZADD`` in one step, which makes sequence numbers unique and gap-free
 for every worker.
 
+Isolation: a session id may not contain ``{`` or ``}`` (a :class:`~ctxbudget.errors.UsageError` naming
+``session_id``). Then the braces around the id are the key's *last* ``{`` and the ``}`` after it, so a key names
+exactly one (prefix, session id) pair, whatever the prefix holds: store ``P`` cannot reach store ``P{tenant}:``'s
+``s1`` with the id ``tenant}:{s1``. A prefix may hold braces and is used verbatim; Redis Cluster hashes a key by
+its *first* ``{...}``, so a prefix's own hash tag puts all of its sessions in one slot.
+
 Every value read back is checked: a ``version`` or counter that is not a non-negative integer (the scripts check
 it too, before they compare or increment), a snapshot hash missing ``version`` or ``data``, text that is not
 UTF-8, or a log member without its ``"<seq>:"`` raises :class:`~ctxbudget.errors.SnapshotStoreError` naming the
@@ -19,7 +25,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import ClassVar, TypeVar
 
-from ctxbudget.errors import InvalidPolicyError
+from ctxbudget.errors import InvalidPolicyError, UsageError
+from ctxbudget.stores._checks import check_session_id
 from ctxbudget.stores._stored import CorruptField, holds, show, stored_int, stored_utf8
 from ctxbudget.stores.base import BaseSnapshotStore
 
@@ -75,7 +82,8 @@ class RedisSnapshotStore(BaseSnapshotStore):
     Args:
         client_or_url: a ``redis.Redis`` client (left open by :meth:`close`), or a URL such as
             ``"redis://127.0.0.1:6379/0"`` (the store then owns and closes its client).
-        prefix: namespaces every key; stores with different prefixes never see each other's sessions.
+        prefix: namespaces every key; stores with different prefixes never see each other's sessions (session
+            ids may not contain ``{`` or ``}``, which is what guarantees it, see the module docstring).
     """
 
     backend_name: ClassVar[str] = "redis"
@@ -100,6 +108,15 @@ class RedisSnapshotStore(BaseSnapshotStore):
 
     def _describe(self) -> str:
         return f"redis prefix {self.prefix!r}"
+
+    def _check_session_id(self, session_id: object) -> None:
+        check_session_id(session_id)  # a non-blank str from here on
+        if isinstance(session_id, str) and ("{" in session_id or "}" in session_id):
+            raise UsageError(
+                f"session_id: {session_id!r} may not contain '{{' or '}}' in a Redis store: the id is the keys' "
+                "hash tag, and a brace would let it name another prefix's session",
+                field="session_id",
+            )
 
     def _keys(self, session_id: str) -> tuple[str, str, str]:
         base = f"{self.prefix}{{{session_id}}}:"
