@@ -138,7 +138,7 @@ def test_a_prefix_may_hold_its_own_hash_tag_and_stays_isolated(client: redis.Red
 
 
 _PREFIX_TEXT = st.text(alphabet="ab:{}%", min_size=1, max_size=6)
-_ID_TEXT = st.text(alphabet="ab:{}%", min_size=1, max_size=6).filter(lambda s: "{" not in s and "}" not in s)
+_ID_TEXT = st.text(alphabet="ab:%", min_size=1, max_size=6)  # session ids never hold braces
 
 
 @settings(max_examples=500, deadline=None)
