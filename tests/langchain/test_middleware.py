@@ -309,7 +309,7 @@ def test_read_back_tool_can_be_left_out() -> None:
     assert model.requests[0].tools == ("search",)
     model2 = StrictFakeChatModel(responses=["ok"])
     agent_with(model2, ContextBudgetMiddleware(), tools=[search]).invoke(_turn(0))
-    assert set(model2.requests[0].tools) == {"search", READ_TOOL_NAME}
+    assert set(model2.requests[0].tools) == {"search", READ_TOOL_NAME, "search_archive"}
 
 
 def test_invalid_max_tokens_is_rejected() -> None:
