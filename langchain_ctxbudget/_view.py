@@ -24,7 +24,7 @@ from ctxbudget.session import ContextSession
 from ctxbudget.snapshot import SessionSnapshot, TrackerSnapshot
 from langchain_core.messages import BaseMessage, RemoveMessage, ToolMessage
 
-from .convert import CTXBUDGET_KEY, MessageConverter
+from .convert import CTXBUDGET_KEY, MessageConverter, ensure_id, lacks_tool_call_ids, with_tool_call_ids
 from .events import EventForwarder
 
 __all__ = ["ARCHIVE_KEY", "META_KEY", "SUMMARY_KEY", "Pending", "ThreadView", "restore_session"]
@@ -124,6 +124,9 @@ class ThreadView:
         body: list[Message] = []
         for lc in new:
             slim, handle, original = _slim(lc)
+            if lacks_tool_call_ids(slim):  # persist the ids its calls are sent with, so a restart sends the same
+                slim = with_tool_call_ids(slim)
+                self.pending.replaced[ensure_id(slim)] = slim
             message = self.converter.to_message(slim)
             if handle is not None:
                 metadata = {k: v for k, v in message.metadata.items() if k != ARCHIVE_META}

@@ -2,8 +2,10 @@
 
 * :class:`MessageConverter` turns ``BaseMessage`` objects into :class:`~ctxbudget.Message` (ids preserved; an id is
   assigned, in place, to a message that has none, as LangChain's own middleware does, so ``RemoveMessage`` can
-  target it) and back. Both directions are cached by message id and checked by identity first, so converting a
-  history that grew by one message costs one conversion.
+  target it) and back. A tool call without an id gets ``call_<message id>_<index>`` (see :func:`with_tool_call_ids`):
+  the converted message and the LangChain message handed back both carry it, so the call sent and its result (real
+  or synthesized) always name the same call. Both directions are cached by message id and checked by identity
+  first, so converting a history that grew by one message costs one conversion.
 * :func:`tool_schemas` turns ``BaseTool`` objects, functions and dicts into :class:`~ctxbudget.ToolSchema` via
   ``convert_to_openai_tool`` (cached per tool object).
 * :func:`usage_of` reads the provider-reported ``usage_metadata`` of an ``AIMessage``.
@@ -40,9 +42,11 @@ __all__ = [
     "content_to_langchain",
     "ensure_id",
     "from_langchain",
+    "lacks_tool_call_ids",
     "to_langchain",
     "tool_schemas",
     "usage_of",
+    "with_tool_call_ids",
 ]
 
 CTXBUDGET_KEY = "ctxbudget"
@@ -110,11 +114,38 @@ def _role(message: BaseMessage) -> MessageRole:
     return role
 
 
+def _call_id(message_id: str, index: int) -> str:
+    """The id a tool call without one gets: stable for the message, unique within the request."""
+    return f"call_{message_id}_{index}"
+
+
 def _tool_calls(message: AIMessage, message_id: str) -> tuple[ToolCall, ...]:
     return tuple(
-        ToolCall(id=call.get("id") or f"call_{message_id}_{index}", name=call["name"], args=dict(call["args"]))
+        ToolCall(id=call.get("id") or _call_id(message_id, index), name=call["name"], args=dict(call["args"]))
         for index, call in enumerate(message.tool_calls)
     )
+
+
+def lacks_tool_call_ids(message: BaseMessage) -> bool:
+    """Whether ``message`` is an ``AIMessage`` with a tool call whose ``id`` is missing or empty."""
+    return isinstance(message, AIMessage) and any(not call.get("id") for call in message.tool_calls)
+
+
+def with_tool_call_ids(message: BaseMessage) -> BaseMessage:
+    """``message`` itself, or (for tool calls without an id) a copy whose calls carry the ids ctxbudget gives them.
+
+    The ids are the ones :func:`from_langchain` assigns (``call_<message id>_<index>``), so a result ctxbudget
+    synthesizes for such a call answers the id the provider is sent. The message gets an id in place when it has
+    none (:func:`ensure_id`); its tool calls are never modified in place.
+    """
+    if not isinstance(message, AIMessage) or not lacks_tool_call_ids(message):
+        return message
+    message_id = ensure_id(message)
+    calls = [
+        call if call.get("id") else {**call, "id": _call_id(message_id, index)}
+        for index, call in enumerate(message.tool_calls)
+    ]
+    return message.model_copy(update={"tool_calls": calls})
 
 
 def from_langchain(message: BaseMessage) -> Message:
@@ -220,7 +251,7 @@ class MessageConverter:
             return pair[1]
         message = from_langchain(lc)
         self.conversions += 1
-        self._remember(lc, message)
+        self._remember(with_tool_call_ids(lc), message)
         return message
 
     def to_messages(self, messages: Iterable[BaseMessage]) -> list[Message]:

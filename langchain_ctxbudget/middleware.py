@@ -57,7 +57,7 @@ from ._checks import check_bool, check_common, check_event_types, check_optional
 from ._search import SEARCH_TOOL_NAME, SearchArchiveArgs, StateArchives, search_message, search_tool
 from ._view import ARCHIVE_KEY, META_KEY, SUMMARY_KEY, ThreadView, restore_session
 from ._window import resolve_window
-from .convert import CTXBUDGET_KEY, MessageConverter, tool_schemas, usage_of
+from .convert import CTXBUDGET_KEY, MessageConverter, lacks_tool_call_ids, tool_schemas, usage_of, with_tool_call_ids
 from .errors import LangChainContextOverflowError
 from .events import DEFAULT_FORWARDED, EventForwarder
 from .summarizer import LangChainSummarizer
@@ -286,7 +286,7 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
                 raise LangChainContextOverflowError.from_core(exc) from exc
             messages = self._finish(view, built)
         view.forwarder.flush()
-        return handler(request.override(messages=cast("list[AnyMessage]", messages)))
+        return _with_call_ids(handler(request.override(messages=cast("list[AnyMessage]", messages))))
 
     async def awrap_model_call(
         self,
@@ -302,7 +302,7 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             raise LangChainContextOverflowError.from_core(exc) from exc
         messages = self._finish(view, built)
         await view.forwarder.aflush()
-        return await handler(request.override(messages=cast("list[AnyMessage]", messages)))
+        return _with_call_ids(await handler(request.override(messages=cast("list[AnyMessage]", messages))))
 
     def before_agent(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
         """Give a run without a ``thread_id`` its own id, so its view (and pending update) is never shared."""
@@ -530,6 +530,15 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             except ArchiveError:
                 return None
         return None
+
+
+def _with_call_ids(response: ModelResponse[Any] | AIMessage) -> ModelResponse[Any] | AIMessage:
+    """The model's reply with an id on every tool call, so the tool node can answer each call by its id."""
+    if isinstance(response, AIMessage):
+        return cast("AIMessage", with_tool_call_ids(response))
+    if isinstance(response, ModelResponse) and any(lacks_tool_call_ids(m) for m in response.result):
+        response.result = [with_tool_call_ids(m) for m in response.result]
+    return response
 
 
 def _read_error(call_id: str, message: str) -> ToolMessage:

@@ -3,8 +3,9 @@
 :class:`StrictFakeChatModel` is a real ``BaseChatModel``: it supports ``bind_tools``, reports ``usage_metadata`` and
 a ``profile`` with ``max_input_tokens``, and rejects what OpenAI or Anthropic reject:
 
-* a tool call without its result right after it, a result without its call, a call answered twice:
-  :class:`StrictProviderError` (LangChain's ``ModelInvalidRequestError``, the HTTP 400 family);
+* a tool call without an id (missing or empty), a result without a ``tool_call_id``, a tool call without its
+  result right after it, a result without its call, a call answered twice: :class:`StrictProviderError`
+  (LangChain's ``ModelInvalidRequestError``, the HTTP 400 family);
 * a request (messages + tool schemas + reply priming, by the model's token counter) over ``max_input_tokens``:
   LangChain's ``ContextOverflowError``.
 
@@ -56,6 +57,21 @@ def _convert(messages: Sequence[BaseMessage]) -> list[Message]:
     return [from_langchain(m.model_copy()) for m in messages]
 
 
+def _missing_ids(messages: Sequence[BaseMessage]) -> list[str]:
+    """What a provider rejects before pairing: calls and results that name no call id."""
+    problems: list[str] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, AIMessage):
+            problems.extend(
+                f"messages[{index}].tool_calls[{n}]: tool call {call.get('name')!r} has no id"
+                for n, call in enumerate(message.tool_calls)
+                if not call.get("id")
+            )
+        elif isinstance(message, ToolMessage) and not message.tool_call_id:
+            problems.append(f"messages[{index}]: tool result has no tool_call_id")
+    return problems
+
+
 class StrictFakeChatModel(BaseChatModel):
     """A fake tool-calling chat model that validates every request like a strict provider.
 
@@ -102,9 +118,12 @@ class StrictFakeChatModel(BaseChatModel):
         """Validate a request as a strict provider would; return its token count.
 
         Raises:
-            StrictProviderError: an orphaned or unanswered tool call/result.
+            StrictProviderError: a tool call or result without an id, an orphaned or unanswered tool call/result.
             ContextOverflowError: the request is over ``max_input_tokens``.
         """
+        missing = _missing_ids(messages)
+        if missing:
+            raise StrictProviderError("400 invalid_request_error: " + "; ".join(missing[:5]))
         converted = _convert(messages)
         problems = find_tool_pair_problems(converted)
         if problems:

@@ -15,6 +15,10 @@ id and hands that same object back while the message is unchanged. A message com
 cleared tool result) comes back as a copy of its original with the new text, keeping its ``additional_kwargs``.
 Messages ctxbudget made itself (system prompt, summary) become plain text ``ChatMessage`` objects.
 
+Tool calls without an id get ``call_<index>_<tool name>`` (in :func:`tool_calls_of`), and the ``ChatMessage`` handed
+back for such a message is a copy carrying those ids (:func:`with_tool_call_ids`): the call sent and its result,
+real or synthesized, always name the same call.
+
 Ids: an incoming ``additional_kwargs["ctxbudget_id"]`` is honoured. Converted messages do *not* get one added,
 because several LLM integrations copy ``additional_kwargs`` verbatim into the provider request, where an unknown
 key is a 400; pass ``include_id=True`` to :func:`to_chat_message` when you need the id on the LlamaIndex side.
@@ -42,6 +46,7 @@ __all__ = [
     "to_chat_message",
     "tool_calls_of",
     "tool_schemas",
+    "with_tool_call_ids",
 ]
 
 ID_KEY = "ctxbudget_id"
@@ -92,8 +97,59 @@ def _kwargs_call(item: Any, index: int) -> ToolCall | None:
         )
     if not name:
         return None
-    call_id = _attr(item, "id") or _attr(item, "tool_call_id") or f"call_{index}_{name}"
+    call_id = _attr(item, "id") or _attr(item, "tool_call_id") or _call_id(index, name)
     return ToolCall(id=str(call_id), name=str(name), args=_parse_args(raw))
+
+
+def _call_id(index: int, name: object) -> str:
+    """The id a tool call without one gets (its position among the message's blocks or raw calls, and its name)."""
+    return f"call_{index}_{name}"
+
+
+def _unnamed_kwargs_call(item: Any) -> bool:
+    """A raw call without an id (``_kwargs_call`` names it by position)."""
+    return not (_attr(item, "id") or _attr(item, "tool_call_id"))
+
+
+def lacks_tool_call_ids(chat: ChatMessage) -> bool:
+    """Whether ``chat`` holds a tool call (``ToolCallBlock`` or raw ``tool_calls`` entry) without an id."""
+    if any(isinstance(b, ToolCallBlock) and not b.tool_call_id for b in chat.blocks):
+        return True
+    raw_calls = chat.additional_kwargs.get("tool_calls")
+    return isinstance(raw_calls, (list, tuple)) and any(
+        _unnamed_kwargs_call(item) and _kwargs_call(item, index) is not None for index, item in enumerate(raw_calls)
+    )
+
+
+def _with_kwargs_id(item: Any, index: int) -> Any:
+    call = _kwargs_call(item, index)
+    if call is None or not _unnamed_kwargs_call(item):
+        return item
+    if isinstance(item, Mapping):
+        return {**item, "id": call.id}
+    if callable(getattr(item, "model_copy", None)):  # an SDK object (pydantic)
+        return item.model_copy(update={"id": call.id})
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.args_json()}}
+
+
+def with_tool_call_ids(chat: ChatMessage) -> ChatMessage:
+    """``chat`` itself, or (for tool calls without an id) a copy whose calls carry the ids :func:`tool_calls_of` gives.
+
+    ``chat`` is never modified.
+    """
+    if not lacks_tool_call_ids(chat):
+        return chat
+    blocks = [
+        block.model_copy(update={"tool_call_id": _call_id(index, block.tool_name)})
+        if isinstance(block, ToolCallBlock) and not block.tool_call_id
+        else block
+        for index, block in enumerate(chat.blocks)
+    ]
+    kwargs = dict(chat.additional_kwargs)
+    raw_calls = kwargs.get("tool_calls")
+    if isinstance(raw_calls, (list, tuple)):
+        kwargs["tool_calls"] = [_with_kwargs_id(item, index) for index, item in enumerate(raw_calls)]
+    return chat.model_copy(update={"blocks": blocks, "additional_kwargs": kwargs})
 
 
 def tool_calls_of(chat: ChatMessage) -> tuple[ToolCall, ...]:
@@ -104,7 +160,7 @@ def tool_calls_of(chat: ChatMessage) -> tuple[ToolCall, ...]:
     calls: dict[str, ToolCall] = {}
     for index, block in enumerate(chat.blocks):
         if isinstance(block, ToolCallBlock):
-            call_id = block.tool_call_id or f"call_{index}_{block.tool_name}"
+            call_id = block.tool_call_id or _call_id(index, block.tool_name)
             calls.setdefault(call_id, ToolCall(id=call_id, name=block.tool_name, args=_parse_args(block.tool_kwargs)))
     raw_calls = chat.additional_kwargs.get("tool_calls")
     if isinstance(raw_calls, (list, tuple)):
@@ -279,14 +335,22 @@ class ChatMessageConverter:
         return self._originals.get(message_id)
 
     def to_chat(self, message: Message) -> ChatMessage:
-        """The ``ChatMessage`` to send for ``message``: its original while unchanged, else a (cached) copy."""
+        """The ``ChatMessage`` to send for ``message``: its original while unchanged, else a (cached) copy.
+
+        An original with tool calls without ids is sent as a copy carrying the ids ``message`` has.
+        """
         original = self._originals.get(message.id)
-        if original is not None and _ARCHIVED not in message.metadata:
+        changed = _ARCHIVED in message.metadata
+        if original is not None and not changed and not (message.tool_calls and lacks_tool_call_ids(original)):
             return original
         cached = self._derived.get(message.id)
         if cached is not None and cached[0] is message:
             return cached[1]
-        chat = to_chat_message(message) if original is None else _with_text(original, message.text)
+        if original is None:
+            chat = to_chat_message(message)
+        else:  # calls without ids are sent with the ids ctxbudget gave them, which its results answer
+            chat = with_tool_call_ids(original)
+            chat = _with_text(chat, message.text) if changed else chat
         self._derived[message.id] = (message, chat)
         return chat
 

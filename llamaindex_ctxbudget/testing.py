@@ -3,8 +3,9 @@
 It is a real LlamaIndex ``FunctionCallingLLM`` (use it with chat engines, query engines and agents), never a mock
 of LlamaIndex itself. Every call is checked the way OpenAI and Anthropic check a request:
 
-* tool pairing: an assistant tool call must be answered right after it, a tool result must answer a call; a
-  violation raises :class:`~ctxbudget.errors.InvalidMessageError` (the provider's 400);
+* tool pairing: every tool call and every tool result names a call id, an assistant tool call must be answered
+  right after it, a tool result must answer a call; a violation raises
+  :class:`~ctxbudget.errors.InvalidMessageError` (the provider's 400);
 * size: messages + tool schemas + reply priming, by a ctxbudget counter, must fit ``context_window``; otherwise
   :class:`~ctxbudget.errors.ContextOverflowError` with the figures.
 
@@ -21,7 +22,7 @@ import threading
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import Any, Literal
 
-from ctxbudget.errors import ContextOverflowError
+from ctxbudget.errors import ContextOverflowError, InvalidMessageError
 from ctxbudget.messages import Message, ToolSchema
 from ctxbudget.tokens import TiktokenCounter, TokenCounter, count_request
 from ctxbudget.toolpairs import validate_tool_sequence
@@ -34,6 +35,7 @@ from llama_index.core.base.llms.types import (
     CompletionResponseAsyncGen,
     CompletionResponseGen,
     LLMMetadata,
+    MessageRole,
     TextBlock,
     ToolCallBlock,
 )
@@ -43,7 +45,7 @@ from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.llms.llm import ToolSelection
 from llama_index.core.tools import BaseTool
 
-from .convert import from_chat_message, tool_calls_of, tool_schemas
+from .convert import from_chat_message, lacks_tool_call_ids, tool_calls_of, tool_schemas
 
 __all__ = ["FakeReply", "FakeRequest", "FakeToolCall", "StrictFakeLLM"]
 
@@ -119,6 +121,7 @@ class StrictFakeLLM(FunctionCallingLLM):
 
     # -- the provider checks -----------------------------------------------------------------------------------
     def _accept(self, messages: Sequence[ChatMessage], tools: Sequence[BaseTool] = ()) -> FakeRequest:
+        _check_ids(messages)
         converted = [from_chat_message(m) for m in messages]
         validate_tool_sequence(converted)
         schemas = list(tool_schemas(tools))
@@ -243,6 +246,16 @@ class StrictFakeLLM(FunctionCallingLLM):
         if not calls and error_on_no_tool_call:
             raise ValueError(f"response: expected at least one tool call, got none ({response.message.content!r})")
         return [ToolSelection(tool_id=c.id, tool_name=c.name, tool_kwargs=c.args) for c in calls]
+
+
+def _check_ids(messages: Sequence[ChatMessage]) -> None:
+    """Reject calls and results without a call id, as a provider does before it looks at the pairing."""
+    for index, chat in enumerate(messages):
+        role = chat.role.value if isinstance(chat.role, MessageRole) else str(chat.role)
+        if role in ("tool", "function") and not chat.additional_kwargs.get("tool_call_id"):
+            raise InvalidMessageError(f"messages[{index}]: a tool result without a tool_call_id", field="messages")
+        if lacks_tool_call_ids(chat):
+            raise InvalidMessageError(f"messages[{index}]: a tool call without an id", field="messages")
 
 
 def _openai_call(call_id: str, call: FakeToolCall) -> dict[str, Any]:

@@ -79,9 +79,11 @@ def check_provider_request(
     """Check ``messages`` the way a strict provider would; return its token count.
 
     Raises:
-        InvalidMessageError: an orphaned tool call or result, or a system message after the conversation started.
+        InvalidMessageError: a tool call or result without a call id, an orphaned tool call or result, or a system
+            message after the conversation started.
         ContextOverflowError: the request is over ``max_tokens`` by ``counter``.
     """
+    _check_call_ids(messages)
     validate_tool_sequence(messages)
     leading = next((i for i, m in enumerate(messages) if m.role != "system"), len(messages))
     late_system = [i for i, m in enumerate(messages) if m.role == "system" and i > leading]
@@ -98,6 +100,20 @@ def check_provider_request(
             hard_stop_tokens=max_tokens,
         )
     return tokens
+
+
+def _check_call_ids(messages: Sequence[Message]) -> None:
+    """A call or result without an id (possible only for messages built with ``model_construct``) is a 400."""
+    for index, message in enumerate(messages):
+        missing = [n for n, call in enumerate(message.tool_calls) if not (isinstance(call.id, str) and call.id)]
+        if missing:
+            raise InvalidMessageError(
+                f"messages[{index}].tool_calls[{missing[0]}].id: a tool call without an id", field="messages"
+            )
+        if message.role == "tool" and not (isinstance(message.tool_call_id, str) and message.tool_call_id):
+            raise InvalidMessageError(
+                f"messages[{index}].tool_call_id: a tool result without a call id", field="messages"
+            )
 
 
 class StrictProvider:
