@@ -22,10 +22,12 @@ from .persistence import SNAPSHOT_SUFFIX, persist_simple_chat_store
 from .postprocessor import BudgetNodePostprocessor, BudgetReport, DroppedNode
 from .summarizer import LlamaIndexSummarizer
 from .testing import FakeReply, FakeRequest, FakeToolCall, StrictFakeLLM
-from .tools import BoundedTool, bound_tools
+from .tools import READ_TOOL_NAME, SEARCH_TOOL_NAME, BoundedTool, archive_tools, bound_tools
 
 __all__ = [
     "BINDING_METADATA_KEY",
+    "READ_TOOL_NAME",
+    "SEARCH_TOOL_NAME",
     "SNAPSHOT_SUFFIX",
     "BoundedTool",
     "BudgetNodePostprocessor",
@@ -46,6 +48,7 @@ __all__ = [
     "NodesBudgetedEvent",
     "StrictFakeLLM",
     "ToolOutputBoundedEvent",
+    "archive_tools",
     "bound_tools",
     "forward_session_events",
     "from_chat_message",

@@ -14,6 +14,8 @@ def test_public_names_are_pinned() -> None:
     assert sorted(llamaindex_ctxbudget.__all__) == sorted(
         [
             "BINDING_METADATA_KEY",
+            "READ_TOOL_NAME",
+            "SEARCH_TOOL_NAME",
             "SNAPSHOT_SUFFIX",
             "BoundedTool",
             "BudgetNodePostprocessor",
@@ -34,6 +36,7 @@ def test_public_names_are_pinned() -> None:
             "NodesBudgetedEvent",
             "StrictFakeLLM",
             "ToolOutputBoundedEvent",
+            "archive_tools",
             "bound_tools",
             "forward_session_events",
             "from_chat_message",
