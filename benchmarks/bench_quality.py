@@ -136,10 +136,20 @@ def run(
     return sections
 
 
+README_DROPS = ("all in context", "mean prompt tokens", "compactions (peers: requests trimmed)")
+"""Columns of the results table the README leaves out (it links to the full table)."""
+
+
 def readme_table(results: str, workload: str = "coding") -> str:
-    """The ``workload`` table of a results file (what the README shows)."""
-    body = results.split(f"## {workload}\n", 1)[1]
-    return "\n".join(line for line in body.splitlines() if line.startswith("|"))
+    """The ``workload`` table of a results file, without :data:`README_DROPS` (what the README shows)."""
+    rows: list[list[str]] = []
+    for line in results.split(f"## {workload}\n", 1)[1].splitlines():
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    keep = [i for i, name in enumerate(rows[0]) if name not in README_DROPS]
+    return "\n".join("| " + " | ".join(row[i] for i in keep) + " |" for row in rows)
 
 
 def update_readme(results: str) -> bool:

@@ -9,7 +9,7 @@ from ctxbudget import Message
 from . import _filler as filler
 from . import _plants as plants
 from ._builder import Builder, Workload, scaled, spread
-from .probes import Probe
+from .probes import Probe, ProbeKind
 
 CODING_SYSTEM = (
     "You are a careful coding agent in the 'platform' monorepo. Read before you edit, run the tests after every "
@@ -136,52 +136,46 @@ def _user_turn(b: Builder, turn: int, plan: Plan, facts: _Facts, constraint_pool
         facts.planted[index] = (number, key, svc, b.plant("fact", answer, query, "user", user))
 
 
+TOOLS = ("read_file", "run_tests", "run_command", "search")
+
+
 def tool_round(b: Builder, turn: int, plan: Plan, text: str | None = None) -> Message:
     """One assistant message with 1-2 parallel tool calls and their results, carrying the plants due at ``turn``.
 
-    Returns the assistant message (decisions may be planted in ``text``).
+    Artifacts and figures go in the middle of a result; a planted command is the ``run_command`` call's argument and
+    is echoed at the top of its output. Returns the assistant message (decisions may be planted in ``text``).
     """
     rng = b.rng
-    kinds = rng.sample(("read_file", "run_tests", "run_command", "search"), 2 if rng.random() < 0.4 else 1)
+    tools = rng.sample(TOOLS, 2 if rng.random() < 0.4 else 1)
     commands = [plants.command(b) for _ in range(plan.count("command", turn))]
-    if commands and "run_command" not in kinds:
-        kinds[0] = "run_command"
-    extra: dict[str, list[tuple[str, str, str]]] = {k: [] for k in kinds}  # kind -> (line, kind, answer)
-    probes: dict[str, list[tuple[str, str, str, str]]] = {k: [] for k in kinds}
-    for _ in range(plan.count("artifact", turn)):
-        line, answer, query = plants.artifact(b)
-        k = rng.choice(kinds)
-        extra[k].append((line, "artifact", answer))
-        probes[k].append(("artifact", answer, query, "tool"))
-    for _ in range(plan.count("figure", turn)):
-        line, answer, query = plants.figure(b)
-        k = rng.choice(kinds)
-        extra[k].append((line, "figure", answer))
-        probes[k].append(("figure", answer, query, "tool"))
-    calls = []
-    for k in kinds:
-        if k == "run_command" and commands:
-            cmd = commands[0][0]
-            calls.append(b.tool_call(k, {"command": cmd}))
-        else:
-            calls.append(b.tool_call(k, _filler_call(b, k)))
-    text = f"Checking {len(calls)} thing(s) first." if text is None else text
-    assistant = b.add("assistant", text, tool_calls=tuple(calls))
-    for k, call in zip(kinds, calls, strict=True):
-        body = _tool_output(b, k, [line for line, _, _ in extra[k]], large=rng.random() < 1 / 7)
-        if k == "run_command" and commands:
-            cmd, outcome, answer, query = commands[0]
-            body = f"$ {cmd}\n{body}\n{outcome}"
-        result = b.add("tool", body, tool_call_id=call.id, name=k)
-        for kind, answer, query, where in probes[k]:
-            b.plant(kind, answer, query, where, result)  # type: ignore[arg-type]
-        if k == "run_command" and commands:
-            cmd, _, answer, query = commands.pop(0)
-            b.plant("command", answer, query, "assistant", assistant, result)
-    for cmd, _, answer, query in commands:  # a second planted command in the same turn: its own model call
+    if commands and "run_command" not in tools:
+        tools[0] = "run_command"
+    inserts: dict[str, list[tuple[ProbeKind, str, str, str]]] = {t: [] for t in tools}  # (kind, line, answer, query)
+    for kind, make in (("artifact", plants.artifact), ("figure", plants.figure)):
+        for _ in range(plan.count(kind, turn)):
+            line, answer, query = make(b)
+            inserts[rng.choice(tools)].append((kind, line, answer, query))  # type: ignore[arg-type]
+    command = commands.pop(0) if commands else None
+    calls = [
+        b.tool_call(t, {"command": command[0]} if t == "run_command" and command else _filler_call(b, t)) for t in tools
+    ]
+    assistant = b.add(
+        "assistant", f"Checking {len(calls)} thing(s) first." if text is None else text, tool_calls=tuple(calls)
+    )
+    for tool, call in zip(tools, calls, strict=True):
+        body = _tool_output(b, tool, [line for _, line, _, _ in inserts[tool]], large=rng.random() < 1 / 7)
+        echoed = command if tool == "run_command" else None
+        if echoed:
+            body = f"$ {echoed[0]}\n{body}\n{echoed[1]}"
+        result = b.add("tool", body, tool_call_id=call.id, name=tool)
+        for kind, _, answer, query in inserts[tool]:
+            b.plant(kind, answer, query, "tool", result)
+        if echoed:
+            b.plant("command", echoed[2], echoed[3], "assistant", assistant, result)
+    for cmd, _, answer, query in commands:  # another planted command in the same turn: its own model call
         b.call()
         call = b.tool_call("run_command", {"command": cmd})
-        extra_assistant = b.add("assistant", "", tool_calls=(call,))
+        extra = b.add("assistant", "", tool_calls=(call,))
         result = b.add("tool", f"$ {cmd}\n" + "\n".join(filler.log_lines(rng, 60)), tool_call_id=call.id)
-        b.plant("command", answer, query, "assistant", extra_assistant, result)
+        b.plant("command", answer, query, "assistant", extra, result)
     return assistant
