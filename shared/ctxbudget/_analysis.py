@@ -4,26 +4,29 @@ A transcript becomes a :class:`~ctxbudget.session.ContextSession`: its leading s
 system prompt (never compacted), the rest is the history. ``inspect`` measures the transcript as it stands and runs
 a manual compaction on that throwaway session to show what compaction would do; ``compact`` does the same and keeps
 the result: the request to send next, the cumulative summary and the archive of every original that left it.
+
+A document ``compact`` wrote resumes where it left off: its summary, goal and archive seed the session, and the
+messages the session generated (the summary message, synthetic tool results) are left out of the history, so
+compacting it again loses nothing.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from .archive import ArchiveEntry
 from .events import ContextCompacted
 from .messages import Message
 from .session import ContextSession
+from .snapshot import SessionSnapshot, TrackerSnapshot
 from .tokens import count_request
 from .toolpairs import find_tool_pair_problems
 from .tracking import ContextState
-from .transcripts import Transcript
+from .transcripts import COMPACTED_FORMAT, CompactedState, Transcript
 
 __all__ = ["COMPACTED_FORMAT", "compact_transcript", "inspect_transcript", "originals_from_compacted", "session_for"]
-
-COMPACTED_FORMAT = "ctxbudget.compacted/1"
-"""The ``format`` field of a file ``ctxbudget compact`` writes."""
 
 _SESSION_ID = "ctxbudget-cli"
 
@@ -45,8 +48,41 @@ def session_for(
         session_id=_SESSION_ID,
         compact_instructions=compact_instructions,
     )
+    if transcript.compacted is not None:
+        return _resumed(session, transcript.compacted, messages[lead:]), system
     session.add(*messages[lead:])
     return session, system
+
+
+def _resumed(fresh: ContextSession, state: CompactedState, messages: list[Message]) -> ContextSession:
+    """``fresh``'s configuration with a compacted document's summary, goal and archive; its originals as history."""
+    history = [m for m in messages if not m.metadata.get("ctxbudget")]  # the summary etc. are generated again
+    order: dict[str, int] = {}
+    for entry in state.archive:
+        if entry.message is not None:
+            order.setdefault(entry.message.id, len(order))
+    for message in history:
+        order.setdefault(message.id, len(order))
+    originals = _originals(state.archive, history)
+    first_user = next((m for m in originals if m.role == "user"), None)
+    goal = state.goal if state.goal is not None else (first_user.text if first_user is not None else None)
+    snapshot = SessionSnapshot(
+        session_id=fresh.session_id,
+        model=fresh.model,
+        max_tokens=fresh.max_tokens,
+        system_prompt=fresh.system_prompt,
+        tools=fresh.tools,
+        policy=fresh.policy.model_dump(),
+        compact_instructions=fresh.compact_instructions,
+        history=tuple(history),
+        summary=state.summary,
+        goal=goal,
+        goal_id=first_user.id if first_user is not None and first_user.text == goal else None,
+        archive=state.archive,
+        order=order,
+        tracker=TrackerSnapshot(ratio=1.0, samples=0),
+    )
+    return ContextSession.restore(snapshot, counter=fresh.counter, summarizer=fresh.summarizer)
 
 
 def inspect_transcript(
@@ -195,6 +231,7 @@ def compact_transcript(
         "messages": [m.model_dump(mode="json") for m in messages],
         "tools": [t.model_dump(mode="json") for t in transcript.tools],
         "summary": session.summary,
+        "goal": session.goal,
         "archive": [entry.model_dump(mode="json") for entry in session.archive.entries()],
         "compaction": _event_json(event),
     }
@@ -207,10 +244,13 @@ def originals_from_compacted(document: dict[str, Any]) -> list[Message]:
     each carries a ``ctxbudget`` metadata key) were never in the transcript, so they are left out: the result is
     exactly the transcript's messages.
     """
-    archived = [ArchiveEntry.model_validate(e).message for e in document["archive"]]
-    live = [Message.model_validate(raw) for raw in document["messages"]]
+    archive = [ArchiveEntry.model_validate(e) for e in document["archive"]]
+    return _originals(archive, [Message.model_validate(raw) for raw in document["messages"]])
+
+
+def _originals(archive: Sequence[ArchiveEntry], live: Sequence[Message]) -> list[Message]:
     by_id: dict[str, Message] = {}
-    for message in [*archived, *live]:  # the first archived copy of a message is its original
+    for message in [*(entry.message for entry in archive), *live]:  # the first archived copy is the original
         if message is not None and not message.metadata.get("ctxbudget"):
             by_id.setdefault(message.id, message)
     return list(by_id.values())

@@ -3,12 +3,14 @@
 Commands::
 
     ctxbudget inspect TRANSCRIPT [--model gpt-4o] [--max-tokens N] [--key KEY] [--top N] [--json]
-    ctxbudget compact TRANSCRIPT -o OUT [--model gpt-4o] [--max-tokens N] [--key KEY] [--instructions TEXT]
+    ctxbudget compact TRANSCRIPT -o OUT [--in-place] [--model gpt-4o] [--max-tokens N] [--key KEY] [--instructions TEXT]
     ctxbudget demo [--turns N] [--max-tokens N] [--driver core|langchain] [--quiet]
 
 Transcripts are OpenAI chat JSON, JSONL, LangChain message dumps or LlamaIndex chat stores
 (see :mod:`ctxbudget.transcripts`). ``compact`` writes atomically (a temporary file renamed over ``OUT``), so a
-failure leaves nothing behind. Output uses ``rich`` (``pip install "ctxbudget[cli]"``); ``inspect --json`` does not.
+failure leaves nothing behind; ``OUT`` may be the transcript itself only with ``--in-place``. Compacting a file
+``compact`` wrote carries its summary and archive forward: every original stays recoverable. Output uses ``rich``
+(``pip install "ctxbudget[cli]"``); ``inspect --json`` does not.
 
 Exit codes:
     0  success.
@@ -100,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _transcript_args(compact)
     compact.add_argument("-o", "--output", required=True, type=Path, help="where to write the compacted JSON")
+    compact.add_argument(
+        "--in-place",
+        action="store_true",
+        help="allow OUT to be the transcript itself (it is replaced; without this flag that is refused, exit 2). "
+        "A file compact wrote can be compacted again: its summary and archive are carried forward",
+    )
     compact.add_argument("--instructions", help="focus for the summary, like /compact <instructions>")
     demo = commands.add_parser(
         "demo", help="a long simulated agent session, offline", epilog=_EPILOG, formatter_class=parser.formatter_class
@@ -248,6 +256,10 @@ def _compact(args: argparse.Namespace) -> int:
     output: Path = args.output
     if not output.parent.is_dir():
         raise UsageError(f"-o: directory {str(output.parent)!r} does not exist", field="output")
+    if not args.in_place and _same_file(output, args.transcript):
+        raise UsageError(
+            f"-o: {str(output)!r} is the transcript being compacted; pass --in-place to replace it", field="output"
+        )
     console = _console()
     from rich.progress import Progress, SpinnerColumn, TextColumn  # noqa: PLC0415 - optional dependency
 
@@ -269,6 +281,17 @@ def _compact(args: argparse.Namespace) -> int:
         f"{info['before']['used_tokens']:,} -> {info['after']['used_tokens']:,} tokens."
     )
     return EXIT_OK
+
+
+def _same_file(output: Path, source: Path) -> bool:
+    """Whether writing ``output`` would replace ``source`` (same resolved path, or the same file by a link)."""
+    with contextlib.suppress(OSError):
+        if output.resolve() == source.resolve():
+            return True
+    try:
+        return output.exists() and source.exists() and output.samefile(source)
+    except OSError:
+        return False
 
 
 def _utf8(text: str, what: str) -> bytes:

@@ -7,6 +7,9 @@ Formats, detected from the file's shape (the core parses their JSON; it never im
 * **LangChain** ``messages_to_dict`` dumps (``{"type": "human", "data": {...}}``) and ``dumpd`` lc-serialized
   messages (``{"lc": 1, "type": "constructor", "id": [..., "HumanMessage"], "kwargs": {...}}``).
 * **LlamaIndex** ``SimpleChatStore`` JSON (``{"store": {key: [ChatMessage, ...]}}``): the chosen key, else the first.
+* **ctxbudget compacted** documents (``{"format": "ctxbudget.compacted/1", ...}``, what ``ctxbudget compact``
+  writes): the messages as sent, metadata included, plus :attr:`Transcript.compacted`: the summary, the goal and
+  the archive of every original that left, so compacting again carries them forward.
 
 Every problem raises :class:`~ctxbudget.errors.TranscriptError` naming where (``line 7`` for JSONL, ``messages[3]``
 for JSON) and the field (``role``, ``tool_calls[0].id``); invalid UTF-8 names the byte offset. Text that is not
@@ -26,16 +29,28 @@ from typing import Any, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .archive import ArchiveEntry
 from .errors import InvalidMessageError, TranscriptError
 from .messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema
 
-__all__ = ["MAX_DEPTH", "Transcript", "TranscriptFormat", "load_transcript", "parse_transcript"]
+__all__ = [
+    "COMPACTED_FORMAT",
+    "MAX_DEPTH",
+    "CompactedState",
+    "Transcript",
+    "TranscriptFormat",
+    "load_transcript",
+    "parse_transcript",
+]
+
+COMPACTED_FORMAT = "ctxbudget.compacted/1"
+"""The ``format`` field of a file ``ctxbudget compact`` writes."""
 
 MAX_DEPTH = 128
 """How deeply a message (or a tool spec, or a tool call's arguments) may nest JSON arrays and objects."""
 _TOO_DEEP = f"JSON is nested too deeply to read (a message may nest at most {MAX_DEPTH} levels)"
 
-TranscriptFormat = Literal["openai", "jsonl", "langchain", "langchain-dumpd", "llamaindex"]
+TranscriptFormat = Literal["openai", "jsonl", "langchain", "langchain-dumpd", "llamaindex", "ctxbudget-compacted"]
 """The shape a transcript was read from."""
 
 _ROLES: dict[str, MessageRole] = {
@@ -64,6 +79,16 @@ _LC_CLASSES: dict[str, str] = {
 _LC_TYPES = frozenset({"human", "ai", "tool", "system", "chat", *(n for n in _LC_CLASSES)})
 
 
+class CompactedState(BaseModel):
+    """What a ``ctxbudget.compacted/1`` document holds besides its messages."""
+
+    model_config = ConfigDict(frozen=True)
+
+    summary: str | None = Field(default=None, description="The cumulative summary of everything compacted away.")
+    goal: str | None = Field(default=None, description="The user's goal, when the document records it.")
+    archive: tuple[ArchiveEntry, ...] = Field(default=(), description="Every original that left the messages.")
+
+
 class Transcript(BaseModel):
     """A transcript read from a file or a string."""
 
@@ -74,6 +99,9 @@ class Transcript(BaseModel):
     source: str = Field(description="The path (or label) the transcript was read from.")
     key: str | None = Field(default=None, description="The LlamaIndex chat-store key read, when there was one.")
     tools: tuple[ToolSchema, ...] = Field(default=(), description="Tool schemas the transcript declared, if any.")
+    compacted: CompactedState | None = Field(
+        default=None, description="For a document ``ctxbudget compact`` wrote: its summary, goal and archive."
+    )
 
 
 class _Where:
@@ -122,7 +150,10 @@ def _check_text(where: _Where, text: str, field: str, what: str = "text") -> Non
 
 
 def load_transcript(path: str | os.PathLike[str], *, key: str | None = None) -> Transcript:
-    """Read the transcript at ``path`` (a ``.jsonl`` suffix forces JSONL; other files are detected by shape).
+    """Read the transcript at ``path``.
+
+    A ``.jsonl`` suffix means JSONL, unless the file is one pretty-printed JSON document (as
+    ``ctxbudget compact --in-place`` leaves it); other files are detected by shape.
 
     Args:
         path: the file to read.
@@ -139,7 +170,14 @@ def load_transcript(path: str | os.PathLike[str], *, key: str | None = None) -> 
         data = file.read_bytes()
     except OSError as exc:
         raise TranscriptError(f"{label}: cannot read transcript: {exc.strerror or exc}", field="path") from exc
-    return parse_transcript(data, source=label, key=key, jsonl=True if file.suffix == ".jsonl" else None)
+    jsonl = True if file.suffix == ".jsonl" and not _pretty_document(data) else None
+    return parse_transcript(data, source=label, key=key, jsonl=jsonl)
+
+
+def _pretty_document(data: bytes) -> bool:
+    """Whether ``data`` opens with a line that is only ``{`` or ``[``: never a JSONL line, always a JSON document."""
+    first = data.removeprefix(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0].strip()
+    return first in (b"{", b"[")
 
 
 def parse_transcript(
@@ -213,13 +251,16 @@ def _parse_jsonl(text: str, source: str) -> Transcript:
 
 
 def _parse_document(document: Any, source: str, key: str | None) -> Transcript:
+    if isinstance(document, Mapping) and document.get("format") == COMPACTED_FORMAT:
+        return _parse_compacted(document, source)
     if isinstance(document, Mapping) and "store" in document:
         chosen, entries = _store_entries(document["store"], source, key)
         where = [(_Where(source, f"store[{chosen!r}][{i}]"), entry) for i, entry in enumerate(entries)]
         return Transcript(messages=_convert_all(where), format="llamaindex", source=source, key=chosen)
     tools: tuple[ToolSchema, ...] = ()
     label = ""
-    if isinstance(document, Mapping) and ("role" in document or _format_of(document) != "openai"):
+    single = isinstance(document, Mapping) and ("role" in document or ("type" in document and "data" in document))
+    if single or (isinstance(document, Mapping) and _format_of(document) != "openai"):
         return Transcript(messages=_convert_all([(_Where(source, "line 1"), document)]), format="jsonl", source=source)
     if isinstance(document, Mapping) and "messages" in document:
         tools = _tools(document.get("tools") or [], source)
@@ -234,6 +275,65 @@ def _parse_document(document: Any, source: str, key: str | None) -> Transcript:
         raise TranscriptError(f"{source}: the transcript holds no messages", field="messages")
     where = [(_Where(source, f"{label or 'messages'}[{i}]"), entry) for i, entry in enumerate(document)]
     return Transcript(messages=_convert_all(where), format=_format_of(document[0]), source=source, tools=tools)
+
+
+def _parse_compacted(document: Mapping[str, Any], source: str) -> Transcript:
+    """A ``ctxbudget.compacted/1`` document: messages in ctxbudget's own JSON form (metadata kept), and its state."""
+    raw = document.get("messages")
+    if not isinstance(raw, list) or not raw:
+        raise TranscriptError(f"{source}: 'messages' must be a non-empty list of messages", field="messages")
+    messages: list[Message] = []
+    seen: dict[str, str] = {}
+    for index, entry in enumerate(raw):
+        where = _Where(source, f"messages[{index}]")
+        where.check_tree(entry)
+        message = _validated(Message, entry, where)
+        if message.id in seen:
+            where.fail("id", f"id {message.id!r} is already used by {seen[message.id]}")
+        seen[message.id] = where.label
+        messages.append(message)
+    archive = []
+    entries = document.get("archive") or []
+    if not isinstance(entries, list):
+        raise TranscriptError(f"{source}: 'archive' must be a list of archive entries", field="archive")
+    for index, entry in enumerate(entries):
+        where = _Where(source, f"archive[{index}]")
+        where.check_tree(entry)
+        archive.append(_validated(ArchiveEntry, entry, where))
+    state = CompactedState(
+        summary=_optional_text(document, "summary", source),
+        goal=_optional_text(document, "goal", source),
+        archive=tuple(archive),
+    )
+    tools = _tools(document.get("tools") or [], source)
+    return Transcript(
+        messages=tuple(messages), format="ctxbudget-compacted", source=source, tools=tools, compacted=state
+    )
+
+
+def _validated(model: type[Message] | type[ArchiveEntry], entry: Any, where: _Where) -> Any:
+    if not isinstance(entry, Mapping):
+        where.fail("message" if model is Message else "archive", f"expected an object, got {type(entry).__name__}")
+    try:
+        return model(**entry) if model is Message else model.model_validate(entry)
+    except InvalidMessageError as exc:
+        where.fail(exc.field or "message", str(exc))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        error = (first.get("ctx") or {}).get("error")
+        field = ".".join(str(p) for p in first["loc"])
+        if isinstance(error, InvalidMessageError) and error.field:  # a nested message's own check names its field
+            field = f"{field}.{error.field}" if field else error.field
+        where.fail(field or "archive", str(first["msg"]).removeprefix("Value error, "))
+
+
+def _optional_text(document: Mapping[str, Any], field: str, source: str) -> str | None:
+    value = document.get(field)
+    if value is not None and not isinstance(value, str):
+        raise TranscriptError(f"{source}: {field!r} must be a string or null, got {type(value).__name__}", field=field)
+    if value is not None:
+        _Where(source, field).check_tree(value, field)
+    return value
 
 
 def _store_entries(store: Any, source: str, key: str | None) -> tuple[str, list[Any]]:
@@ -279,9 +379,14 @@ def _format_of(entry: Any) -> TranscriptFormat:
     if isinstance(entry, Mapping):
         if entry.get("lc") is not None and entry.get("type") == "constructor":
             return "langchain-dumpd"
-        if "data" in entry and entry.get("type") in _LC_TYPES:
+        if "data" in entry and _is_lc_type(entry.get("type")):
             return "langchain"
     return "openai"
+
+
+def _is_lc_type(value: Any) -> bool:
+    """A LangChain ``messages_to_dict`` type (a string: JSON may hold any value there)."""
+    return isinstance(value, str) and value in _LC_TYPES
 
 
 def _convert_all(entries: Sequence[tuple[_Where, Any]]) -> tuple[Message, ...]:
@@ -302,15 +407,17 @@ def _convert(entry: Any, where: _Where, index: int) -> Message:
         where.fail("message", f"expected a JSON object, got {type(entry).__name__}")
     if entry.get("lc") is not None and entry.get("type") == "constructor":
         return _from_langchain(_lc_type_of(entry, where), entry.get("kwargs"), where, index, "kwargs")
-    if "data" in entry and entry.get("type") in _LC_TYPES:
+    if "data" in entry and _is_lc_type(entry.get("type")):
         return _from_langchain(str(entry["type"]), entry["data"], where, index, "data")
+    if "data" in entry and "type" in entry and "role" not in entry:
+        where.fail("type", f"unsupported LangChain message type {entry['type']!r}; expected one of {sorted(_LC_TYPES)}")
     return _from_role_dict(entry, where, index)
 
 
 def _lc_type_of(entry: Mapping[str, Any], where: _Where) -> str:
     path = entry.get("id")
     name = path[-1] if isinstance(path, list) and path else None
-    if name not in _LC_CLASSES:
+    if not isinstance(name, str) or name not in _LC_CLASSES:
         where.fail("id", f"unsupported LangChain class {name!r}; expected one of {sorted(_LC_CLASSES)}")
     return _LC_CLASSES[str(name)]
 
@@ -451,7 +558,7 @@ def _llama_blocks(value: Any, where: _Where) -> tuple[str | tuple[ContentBlock, 
     calls: list[ToolCall] = []
     for i, block in enumerate(value):
         kind = block.get("block_type") if isinstance(block, Mapping) else None
-        if not isinstance(kind, str):
+        if not isinstance(kind, str) or not kind:
             where.fail(f"blocks[{i}].block_type", "missing; every LlamaIndex block names its block_type")
         if kind == "tool_call":
             args = _args(block.get("tool_kwargs", {}), where, f"blocks[{i}].tool_kwargs")
