@@ -67,6 +67,8 @@ CAVEATS = """## How to read this
   the session then checks a model's summary against its offline ledger and re-adds what it dropped. It shows what
   the prompt and that check carry, not how a real model would do.
 - Tokens are exact o200k counts of the request as built (no tool schemas are sent, for every system alike).
+- Summary tokens: the whole summary message ctxbudget sends (its header, the pinned goal once the goal message has
+  left the history, and the summary itself).
 """
 
 
@@ -108,10 +110,10 @@ def table(reports: Sequence[QualityReport]) -> str:
     return "\n".join(lines)
 
 
-def section(name: str, reports: Sequence[QualityReport], *, turns: str) -> str:
+def section(name: str, reports: Sequence[QualityReport], *, about: str) -> str:
     notes = sorted({f"{r.system}: {note}" for r in reports for note in r.notes})
     timing = ", ".join(f"{r.system} {r.seconds:.1f}s" for r in reports)
-    parts = [f"## {name}", "", f"{turns}; window {reports[0].window:,} tokens.", "", table(reports), ""]
+    parts = [f"## {name}", "", f"{about}; window {reports[0].window:,} tokens.", "", table(reports), ""]
     parts += [f"- {note}" for note in notes]
     parts += [f"- replay time: {timing}", ""]
     return "\n".join(parts)
@@ -129,10 +131,10 @@ def run(
             report = run_system(system, workload, None if name not in WORKLOADS else WINDOW)
             print(f"{name:>10} | {report.system[:40]:<40} {report.retention():.0%} in context, {report.seconds:.1f}s")
             reports.append(report)
-        turns = f"{len(workload.calls)} model calls, {messages} messages, {len(workload.probes)} probes"
+        about = f"{len(workload.calls)} model calls, {messages} messages, {len(workload.probes)} probes"
         if name in DESCRIPTIONS and not quick:
-            turns = f"{DESCRIPTIONS[name]}. {turns}"
-        sections.append(section(name, reports, turns=turns))
+            about = f"{DESCRIPTIONS[name]}. {about}"
+        sections.append(section(name, reports, about=about))
     return sections
 
 

@@ -17,8 +17,10 @@ pytest.importorskip("llama_index.core")
 
 
 def test_quick_path_prints_a_scored_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench_quality.main(["--quick", "--turns", "4", "--systems", "ctxbudget", "--workloads", "coding"]) == 0
+    argv = ["--quick", "--turns", "4", "--systems", "ctxbudget", "--workloads", "coding,support,tau_bench"]
+    assert bench_quality.main(argv) == 0
     out = capsys.readouterr().out
+    assert out.count("| ctxbudget (offline) |") == 3
     row = next(line for line in out.splitlines() if line.startswith("| ctxbudget (offline) |"))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[1] == "100%"  # four turns fit the window: every planted fact is still live
