@@ -60,7 +60,8 @@ CAVEATS = """## How to read this
   agent run (long_run, the trajectories) the tail since the last user message no longer fits, and they send little
   more than the system prompt.
 - `ChatMemoryBuffer` counts message text only, with its own tokenizer call (no per-message overhead, no tool-call
-  arguments); by the exact count its requests can exceed the window.
+  arguments; the system prompt is passed as `initial_token_count`); by the exact count its requests can exceed the
+  window.
 - `ContextEditingMiddleware` only clears old tool outputs (on a copy, each call; trigger at 80% of the window, the
   3 newest kept); user and assistant text still grows until requests exceed the window.
 - The fake-LLM row answers ctxbudget's summary prompt by copying one bullet per message into the prompt's sections;

@@ -1,7 +1,8 @@
 """The peers, each driven the way its framework drives it, in the same window as ctxbudget.
 
 * LangChain ``trim_messages`` (strategy "last", start_on "human", include_system, exact tiktoken counter).
-* LlamaIndex ``ChatMemoryBuffer`` (token_limit = window, o200k tokenizer; put every message, get before each call).
+* LlamaIndex ``ChatMemoryBuffer`` (token_limit = window, o200k tokenizer; put every message, get before each call
+  with ``initial_token_count`` = the system prompt's tokens, which the agent sends on top).
 * LangChain ``ContextEditingMiddleware`` (``ClearToolUsesEdit`` triggered at 80% of the window, keep 3, exact
   counter), applied through ``wrap_model_call`` with a handler that captures the request, as an agent applies it.
 
