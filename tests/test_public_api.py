@@ -128,6 +128,7 @@ EXPECTED = [
     "ToolCall",
     "ToolOutputBounded",
     "ToolPairProblem",
+    "ToolResultUnsent",
     "ToolSchema",
     "TrackerSnapshot",
     "Transcript",

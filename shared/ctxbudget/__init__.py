@@ -96,6 +96,7 @@ from .events import (
     EventBus,
     EventType,
     ToolOutputBounded,
+    ToolResultUnsent,
 )
 from .evidence import (
     excerpt,
@@ -351,6 +352,7 @@ __all__ = [
     "ToolCall",
     "ToolOutputBounded",
     "ToolPairProblem",
+    "ToolResultUnsent",
     "ToolSchema",
     "TrackerSnapshot",
     "Transcript",

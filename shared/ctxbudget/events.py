@@ -22,10 +22,16 @@ __all__ = [
     "EventBus",
     "EventType",
     "ToolOutputBounded",
+    "ToolResultUnsent",
 ]
 
 EventType = Literal[
-    "context_update", "context_compacted", "compaction_failed", "tool_output_bounded", "cognitive_context_bound"
+    "context_update",
+    "context_compacted",
+    "compaction_failed",
+    "tool_output_bounded",
+    "tool_result_unsent",
+    "cognitive_context_bound",
 ]
 
 
@@ -126,6 +132,23 @@ class ToolOutputBounded(Event):
     def trace(self) -> dict[str, Any]:
         """Type, seq, the handle and the figures."""
         return {**super().trace(), "handle": self.handle, "before": self.tokens_before, "after": self.tokens_after}
+
+
+class ToolResultUnsent(Event):
+    """A tool result answers no open tool call, so no request carries it (a provider would reject it).
+
+    It stays in the history and in :meth:`~ctxbudget.session.ContextSession.originals`; reported once per message.
+    ``reason`` is ``duplicate_result`` when its call was already answered, else ``orphaned_result``.
+    """
+
+    type: Literal["tool_result_unsent"] = "tool_result_unsent"
+    message_id: str
+    tool_call_id: str
+    reason: Literal["orphaned_result", "duplicate_result"]
+
+    def trace(self) -> dict[str, Any]:
+        """Type, seq, the message and call ids and the reason."""
+        return {**super().trace(), "message": self.message_id, "call": self.tool_call_id, "reason": self.reason}
 
 
 class CognitiveContextBound(Event):

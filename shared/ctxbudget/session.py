@@ -37,6 +37,7 @@ from .events import (
     EventBus,
     EventType,
     ToolOutputBounded,
+    ToolResultUnsent,
 )
 from .evidence import excerpt
 from .items import ContextItem
@@ -126,8 +127,8 @@ class ContextSession:
         self._revision = 0  # bumped by every change to the history; async compaction commits only on its own
         self._repaired_cache: tuple[int, list[Message], int] | None = None
         self._reserve = 0
-        self._open_calls: set[str] = set()
-        self._pairs_dirty = False
+        self._reset_pairs()
+        self._unsent_ids: set[str] = set()  # tool results reported as unsent (once each)
         self._last_built = 0
         self._fixed_cache: int | None = None
         self._prefix_cache: tuple[Message | None, tuple[Message, ...]] | None = None
@@ -257,7 +258,11 @@ class ContextSession:
         return message
 
     def add(self, *messages: Message) -> None:
-        """Append messages (O(their size)); oversized tool outputs are bounded as they arrive."""
+        """Append messages (O(their size)); oversized tool outputs are bounded as they arrive.
+
+        A tool result that answers no open tool call (a framework may hand one over) is kept in the history and in
+        :meth:`originals`, but no request carries it; a ``tool_result_unsent`` event says so.
+        """
         with self._lock:
             for message in messages:
                 self._add_one(message)
@@ -283,10 +288,21 @@ class ContextSession:
         return message
 
     def add_tool_result(self, tool_call_id: str, content: str, *, name: str | None = None) -> Message:
-        """Append a tool result and return it as stored (bounded when oversized)."""
+        """Append a tool result and return it as stored (bounded when oversized).
+
+        Raises:
+            InvalidMessageError: ``tool_call_id`` answers no open tool call of the latest assistant message (never
+                made, or already answered); the message names the open calls.
+        """
         message = Message(role="tool", tool_call_id=tool_call_id, content=content, name=name)
-        self.add(message)
-        return self._history[-1]
+        with self._lock:
+            if tool_call_id not in self._open_calls:
+                open_ids = [call_id for call_id in self._run_calls if call_id in self._open_calls]
+                problem = "was already answered" if tool_call_id in self._run_calls else "answers no open tool call"
+                listed = f"open calls: {', '.join(map(repr, open_ids))}" if open_ids else "no tool call is open"
+                raise InvalidMessageError(f"tool_call_id: {tool_call_id!r} {problem}; {listed}", field="tool_call_id")
+            self.add(message)
+            return self._history[-1]
 
     def _add_one(self, message: Message) -> None:
         if not isinstance(message, Message):
@@ -336,20 +352,45 @@ class ContextSession:
         )
         return bounded
 
+    def _reset_pairs(self) -> None:
+        """Forget the tool-call pairing state (an empty history, or one about to be re-appended)."""
+        self._open_calls: set[str] = set()  # calls of the latest assistant message still unanswered
+        self._run_calls: tuple[str, ...] = ()  # every call the latest assistant message made, answered or not
+        self._pairs_dirty = False
+
     def _track_pairs(self, message: Message) -> None:
         if message.role == "tool":
             if message.tool_call_id in self._open_calls:
                 self._open_calls.discard(message.tool_call_id or "")
             else:
                 self._pairs_dirty = True
+                self._report_unsent(message)
             return
         if message.role == "assistant":
             self._interrupted_last = message.state == "interrupted"
         if self._open_calls:
             self._pairs_dirty = True  # the previous run left calls unanswered
             self._open_calls = set()
+        self._run_calls = ()
         if message.tool_calls:
-            self._open_calls = {call.id for call in message.tool_calls}
+            self._run_calls = tuple(call.id for call in message.tool_calls)
+            self._open_calls = set(self._run_calls)
+
+    def _report_unsent(self, message: Message) -> None:
+        """A tool result that answers no open call is kept but never sent: say so, once per message."""
+        if message.id in self._unsent_ids:
+            return
+        self._unsent_ids.add(message.id)
+        call_id = message.tool_call_id or ""
+        self.events.emit(
+            ToolResultUnsent(
+                session_id=self.session_id,
+                seq=self.events.next_seq(),
+                message_id=message.id,
+                tool_call_id=call_id,
+                reason="duplicate_result" if call_id in self._run_calls else "orphaned_result",
+            )
+        )
 
     def sync(self, messages: Sequence[Message]) -> None:
         """Make the live history equal ``messages`` (a framework's view of the conversation).
@@ -416,8 +457,7 @@ class ContextSession:
     def _replace_history(self, history: list[Message]) -> None:
         self._revision += 1
         self._history, self._sizes, self._history_tokens = [], [], 0
-        self._open_calls = set()
-        self._pairs_dirty = False
+        self._reset_pairs()
         self._interrupted_last = False
         self._goal_live = False
         for message in history:
