@@ -345,21 +345,22 @@ class Compaction:
         """Choose the span to summarize: everything before a safe cut that keeps the most recent tail that fits.
 
         The tail is sized by tokens so the request lands at the target once the summary replaces the span (the
-        summary's size is estimated from the previous one); ``keep_recent_messages`` and ``keep_recent_tokens``
-        are floors. ``force`` (a manual compaction) summarizes what the floor allows (the older half when there is
+        summary's size is estimated from the previous one); ``keep_recent_messages`` (at most half the history,
+        as in the reference) and ``keep_recent_tokens`` are floors. ``force`` (a manual compaction) summarizes what the floor allows (the older half when there is
         none) when everything already fits.
         """
         history = self.out.history
         cut = self._tail_cut(summary_limit)
-        if self.policy.keep_recent_messages is not None:
-            cut = min(cut, max(0, len(history) - self.policy.keep_recent_messages))
+        floor = self.policy.keep_recent_messages
+        if floor is not None:  # as in the reference: min(keep_recent_messages, half the history) survive
+            floor = max(1, min(floor, len(history) // 2))
+            cut = min(cut, max(0, len(history) - floor))
         if self.policy.keep_recent_tokens is not None:
             tail_tokens = sum(self._sizes[cut:])
             while cut > 0 and tail_tokens < self.policy.keep_recent_tokens:
                 cut -= 1
                 tail_tokens += self._sizes[cut]
         if cut <= 0 and force:  # everything fits: a manual compaction still summarizes the older part
-            floor = self.policy.keep_recent_messages
             cut = len(history) // 2 if floor is None else len(history) - floor
         safe = safe_cut_points(history)
         while cut > 0 and not safe[cut]:

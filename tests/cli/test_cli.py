@@ -91,7 +91,9 @@ def test_compact_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     document = json.loads(out.read_text(encoding="utf-8"))
     assert document["format"] == COMPACTED_FORMAT
     assert document["tokens"] <= 0.6 * 40_000 < document["compaction"]["before"]["used_tokens"]
-    assert document["summary"]
+    # Clearing old tool outputs reached the target; a ledger of the older half (built from the originals) would
+    # cost more than the cleared markers it replaces, so it is not applied (evict only what is needed).
+    assert document["compaction"]["tiers"] == ["clear", "summarize-skipped"]
     assert document["messages"][0]["role"] == "system"
     assert any(e["reason"] == "dropped" for e in document["archive"])  # the orphaned result: archived, not sent
     # Exactly the transcript's messages: each one, equal to its original, and nothing the session generated
@@ -100,7 +102,8 @@ def test_compact_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     originals = originals_from_compacted(document)
     assert len(originals) == len(transcript)
     assert {m.id: m for m in originals} == {m.id: m for m in transcript}
-    assert any(m.get("metadata", {}).get("ctxbudget") == "summary" for m in document["messages"])
+    has_summary = any(m.get("metadata", {}).get("ctxbudget") == "summary" for m in document["messages"])
+    assert has_summary == (document["summary"] is not None)
     compacted = load_transcript(out)  # the output is itself a readable transcript
     assert [m.role for m in compacted.messages][:2] == ["system", "user"]
     assert "Wrote" in capsys.readouterr().out

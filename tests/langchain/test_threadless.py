@@ -65,7 +65,7 @@ def test_concurrent_threadless_runs_are_isolated_and_complete(policy: Compaction
         assert all(not text.startswith(tuple(others)) for text in texts), tag
         # This run's own compaction was persisted: the history shrank, its summary covers its own turns only.
         assert len(result["messages"]) < 81
-        assert f"{tag} question 0" in result[SUMMARY_KEY]
+        assert f"{tag} question" in result[SUMMARY_KEY]
         assert not any(other in result[SUMMARY_KEY] for other in others)
         assert any(isinstance(m, HumanMessage) and m.text == f"{tag}: final question" for m in result["messages"])
     # Views of finished threadless runs are dropped, not cached against later runs.
