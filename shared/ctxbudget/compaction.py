@@ -196,15 +196,22 @@ class Compaction:
         self.pinned_ids = pinned_ids
         self._original_of = original_of
         self._pending: dict[str, Message] = {}  # message id -> original archived by this run
+        self._summary_memo: tuple[tuple[str | None, bool], int] | None = None
         self.out = CompactionOutcome(history=list(history), summary=summary)
         self._sizes = [counter.count_message(m) for m in self.out.history]
 
     # -- measuring ---------------------------------------------------------------------------------------------
     def total(self) -> int:
         """Tokens the request would cost with the work so far."""
-        message = self.render_summary(self.out.summary, self.goal_live)
-        summary_tokens = self.counter.count_message(message) if message is not None else 0
-        return self.fixed + sum(self._sizes) + summary_tokens
+        return self.fixed + sum(self._sizes) + self._summary_cost(self.out.summary, self.goal_live)
+
+    def _summary_cost(self, summary: str | None, goal_live: bool) -> int:
+        """Tokens of the message that carries ``summary`` (remembered for the last summary measured)."""
+        key = (summary, goal_live)
+        if self._summary_memo is None or self._summary_memo[0] != key:
+            message = self.render_summary(summary, goal_live)
+            self._summary_memo = (key, self.counter.count_message(message) if message is not None else 0)
+        return self._summary_memo[1]
 
     def extend(self, messages: Sequence[Message]) -> None:
         """Append messages that arrived while a summary was being made (they are newer than any cut)."""
@@ -346,8 +353,8 @@ class Compaction:
 
         The tail is sized by tokens so the request lands at the target once the summary replaces the span (the
         summary's size is estimated from the previous one); ``keep_recent_messages`` (at most half the history,
-        as in the reference) and ``keep_recent_tokens`` are floors. ``force`` (a manual compaction) summarizes what the floor allows (the older half when there is
-        none) when everything already fits.
+        as in the reference) and ``keep_recent_tokens`` are floors. ``force`` (a manual compaction) summarizes
+        what the floor allows (the older half when there is none) when everything already fits.
         """
         history = self.out.history
         cut = self._tail_cut(summary_limit)

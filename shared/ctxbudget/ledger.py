@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .salience import SalienceKind, Salient, clip, informative_tokens, item_key
 from .tokens import TokenCounter
@@ -95,8 +96,11 @@ def parse_ledger(summary: str | None) -> list[Salient]:
 
     Free text that is not in ledger sections (a summary another summarizer wrote) is kept line by line as notes.
     """
-    if not summary:
-        return []
+    return list(_parse(summary)) if summary else []
+
+
+@lru_cache(maxsize=16)
+def _parse(summary: str) -> tuple[Salient, ...]:
     parsed: list[tuple[SalienceKind, str]] = []
     section: str | None = None
     for line in summary.splitlines():
@@ -115,10 +119,10 @@ def parse_ledger(summary: str | None) -> list[Salient]:
         kind = _kind_for(section, text) if section else "note"
         parsed.append((kind, text))
     total = len(parsed)
-    return [
+    return tuple(
         Salient(kind, text, item_key(kind, text), index - total, informative_tokens(text))
         for index, (kind, text) in enumerate(parsed)
-    ]
+    )
 
 
 @dataclass(frozen=True)

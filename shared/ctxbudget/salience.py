@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 from .messages import Message, ToolCall
@@ -83,6 +84,7 @@ _IMPERATIVE = re.compile(
     re.IGNORECASE,
 )
 _RECORD = re.compile(r"""^\s*["']?([A-Za-z][\w .-]{1,40}?)["']?\s*[:=]\s*["']?([^"'{}\[\]]{1,100}?)["']?,?\s*$""")
+_CANDIDATE = re.compile(r"[\d.]")  # every path has a dot, every figure and record value a digit
 _REFERENCE = re.compile(r"\.\w{1,8}(?::\d+|::)")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}(?:t[\d:.]+z?)?$")
 _OUTCOME = re.compile(
@@ -289,11 +291,18 @@ def _output_lines(result: Message, label: str, order: int) -> Iterator[Salient]:
     A path that is only a reference (``a.py:12:`` in a log, ``a.py::test_x`` in a test report) is not an artifact
     unless the line says it was written; those lines are what search is for.
     """
+    for item in _scan_output(result.text, label):
+        yield replace(item, order=order)
+
+
+@lru_cache(maxsize=512)
+def _scan_output(text: str, label: str) -> tuple[Salient, ...]:
+    """:func:`_output_lines` for one text, cached: a cleared marker and the later summary read the same output."""
     found: list[tuple[int, Salient]] = []
     seen: set[str] = set()
-    for line in result.text[:_SCAN_CHARS].splitlines():
+    for line in text[:_SCAN_CHARS].splitlines():
         stripped = line.strip()
-        if not stripped or len(stripped) > 600:
+        if not stripped or len(stripped) > 600 or not _CANDIDATE.search(stripped):
             continue
         paths = _PATH.findall(stripped)
         written = _WRITE_VERB.search(stripped) is not None
@@ -301,23 +310,22 @@ def _output_lines(result: Message, label: str, order: int) -> Iterator[Salient]:
             weight = 2 if (written or _OUTCOME.search(stripped) or _FIGURE.search(stripped)) else 0
             if weight == 0:
                 continue
-            item = Salient("artifact", clip(stripped), paths[0].lower(), order, informative_tokens(stripped))
+            item = Salient("artifact", clip(stripped), paths[0].lower(), 0, informative_tokens(stripped))
         elif not paths and (record := _RECORD.match(stripped)) and re.search(r"\d", record.group(2)):
             weight = 1  # a field of a structured record whose value is an id, amount or number
             field, value = record.group(1).strip(), record.group(2).strip()
             text = f"{label}: {field} = {value}"
-            item = Salient("figure", clip(text, 180), None, order, informative_tokens(text))
+            item = Salient("figure", clip(text, 180), None, 0, informative_tokens(text))
         elif not paths and _FIGURE.search(stripped) and len(stripped) < 200:
             weight = 1
-            item = Salient("figure", f"{label}: {clip(stripped, 180)}", None, order, informative_tokens(stripped))
+            item = Salient("figure", f"{label}: {clip(stripped, 180)}", None, 0, informative_tokens(stripped))
         else:
             continue
         if item.text not in seen:
             seen.add(item.text)
             found.append((weight, item))
     found.sort(key=lambda pair: -pair[0])  # stable: equal weights keep their order in the output
-    for _, item in found[:_MAX_ITEMS_PER_OUTPUT]:
-        yield item
+    return tuple(item for _, item in found[:_MAX_ITEMS_PER_OUTPUT])
 
 
 def key_lines(message: Message, max_lines: int) -> list[str]:
