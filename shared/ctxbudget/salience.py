@@ -14,8 +14,9 @@ ledger ranks by rarity within the session.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
@@ -55,7 +56,7 @@ _WORD = re.compile(r"\w+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])|\n+")
 _CONSTRAINT = re.compile(
     r"\b(never|always|must(?:n't| not)?|do not|don't|dont|avoid|only use|prefer|preferably|instead of|rather than|"
-    r"not allowed|make sure|required|requirement|should(?:n't| not)?|no more than|at most|at least|"
+    r"not allowed|make sure|required|requirement|should(?:n't| not)?|no more than|at most|at least|without|"
     r"keep .{1,30} under)\b",
     re.IGNORECASE,
 )
@@ -102,6 +103,7 @@ _LEADING_ERROR = re.compile(
     r"|^\s*(?:[\w.]+(?:Error|Exception)|Traceback \(most recent call last\))\b",
     re.IGNORECASE,
 )
+_REPORTED_ERROR = re.compile(r"^\W{0,3}(?:[A-Z]\d{3,4}\s+)?[\w.]*(?:Error|Exception):\s")  # "- E999 SyntaxError: x"
 _EXCEPTION_LINE = re.compile(r"^\s*[\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b(?::.*)?$")
 _EXIT = re.compile(
     r"\b(?:exit(?:ed)?(?: with)?(?: code| status)?|return ?code|returncode|exit_code|status code)"
@@ -122,6 +124,9 @@ _STOP = frozenset(_STOP_WORDS.split())
 
 _MAX_LINE = 240
 _MAX_ITEMS_PER_OUTPUT = 12
+_MAX_RECORDS = 24
+_FRAME_SEP = '", '  # File "a.py", line 3, in f
+_SHORT_OUTPUT_LINES = 40
 _SCAN_CHARS = 400_000
 
 
@@ -183,20 +188,33 @@ def failure_line(message: Message) -> str | None:
     flagged = status == "error" or message.metadata.get("is_error") is True
     if not lines:
         return "the tool reported an error" if flagged else None
-    traceback = next((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")), None)
-    if traceback is not None:
-        last = next((ln for ln in reversed(lines[traceback:]) if _EXCEPTION_LINE.match(ln)), lines[traceback])
-        return clip(last)
-    if _LEADING_ERROR.match(lines[0]):
-        return clip(lines[0])
-    edges = [*lines[:3], *lines[-3:]]
-    for line in edges:
-        if _EXIT.search(line) or _EDGE_ERROR.search(line):
-            return clip(line)
-    for line in lines[-5:]:
-        if _TEST_FAIL.search(line) and not re.search(r"\b0 failed\b", line):
-            return clip(line)
+    found = _traceback_failure(lines) or _structured_failure(lines)
+    if found is not None:
+        return clip(found)
     return clip(lines[0]) if flagged else None
+
+
+def _traceback_failure(lines: list[str]) -> str | None:
+    """A Python traceback's final exception line and the frame it was raised in."""
+    start = next((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")), None)
+    if start is None:
+        return None
+    last = next((ln for ln in reversed(lines[start:]) if _EXCEPTION_LINE.match(ln)), lines[start])
+    frame = next((ln.strip() for ln in reversed(lines[start:]) if ln.lstrip().startswith('File "')), None)
+    where = f" (at {frame.split(_FRAME_SEP, 1)[-1]})" if frame else ""
+    return last.strip() + where
+
+
+def _structured_failure(lines: list[str]) -> str | None:
+    """A leading error line, an exit code or shell error at the edges, a reported error, a failing test summary."""
+    if _LEADING_ERROR.match(lines[0]):
+        return lines[0]
+    checks: list[tuple[list[str], Callable[[str], bool]]] = [
+        ([*lines[:3], *lines[-3:]], lambda ln: bool(_EXIT.search(ln) or _EDGE_ERROR.search(ln))),
+        ([*lines[:6], *lines[-6:]], lambda ln: bool(_REPORTED_ERROR.match(ln))),
+        (lines[-5:], lambda ln: bool(_TEST_FAIL.search(ln)) and not re.search(r"\b0 failed\b", ln)),
+    ]
+    return next((line for window, check in checks for line in window if check(line)), None)
 
 
 def _sentences(text: str) -> list[str]:
@@ -223,10 +241,8 @@ def item_key(kind: SalienceKind, text: str) -> str | None:
     if kind == "artifact":
         match = _PATH.search(text)
         return match.group(0).lower() if match else None
-    if kind == "command":
-        return text.split(" -> ", 1)[0].lower()
-    if kind == "error":
-        return text.split("): ", 1)[0].lower() + ")" if "): " in text else None
+    if kind in ("command", "error"):
+        return text.split(" -> ", 1)[0].lower() if " -> " in text else None
     if kind == "fact":
         body = text.split(" (was: ", 1)[0]
         return _fact_key(body, _label(body))
@@ -268,7 +284,7 @@ def _assistant_items(message: Message, order: int) -> Iterator[Salient]:
 
 
 def _call_label(call: ToolCall) -> str:
-    return f"{call.name}({clip(call.args_json(), 160)})"
+    return f"{call.name} {clip(call.args_json(), 160)}"
 
 
 def _outcome(result: Message | None) -> tuple[str, str | None]:
@@ -295,19 +311,48 @@ def _output_lines(result: Message, label: str, order: int) -> Iterator[Salient]:
         yield replace(item, order=order)
 
 
+def _json_records(text: str, label: str) -> list[Salient]:
+    """The leaves of a JSON tool output whose value is an id, amount, number, email or address, as ``"key": value``."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[" or len(stripped) > _SCAN_CHARS:
+        return []
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return []
+    out: list[Salient] = []
+    stack: list[tuple[str, object]] = [("", data)]
+    while stack and len(out) < _MAX_RECORDS:
+        key, value = stack.pop(0)
+        if isinstance(value, dict):
+            stack.extend((str(k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((key, v) for v in value)
+        elif not isinstance(value, bool) and value is not None and re.search(r"[\d@]", str(value)) and key:
+            shown = f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
+            item_text = clip(f"{label}: {shown}", 180)
+            out.append(Salient("figure", item_text, None, 0, informative_tokens(item_text)))
+    return out
+
+
 @lru_cache(maxsize=512)
 def _scan_output(text: str, label: str) -> tuple[Salient, ...]:
     """:func:`_output_lines` for one text, cached: a cleared marker and the later summary read the same output."""
+    records = _json_records(text, label)
+    if records:
+        return tuple(records)
     found: list[tuple[int, Salient]] = []
     seen: set[str] = set()
-    for line in text[:_SCAN_CHARS].splitlines():
+    lines = text[:_SCAN_CHARS].splitlines()
+    short = len(lines) <= _SHORT_OUTPUT_LINES  # a short listing (search results): its paths are the answer
+    for line in lines:
         stripped = line.strip()
         if not stripped or len(stripped) > 600 or not _CANDIDATE.search(stripped):
             continue
         paths = _PATH.findall(stripped)
         written = _WRITE_VERB.search(stripped) is not None
         if paths and (written or not _REFERENCE.search(stripped)):
-            weight = 2 if (written or _OUTCOME.search(stripped) or _FIGURE.search(stripped)) else 0
+            weight = 2 if (written or _OUTCOME.search(stripped) or _FIGURE.search(stripped)) else int(short)
             if weight == 0:
                 continue
             item = Salient("artifact", clip(stripped), paths[0].lower(), 0, informative_tokens(stripped))
@@ -385,6 +430,6 @@ def _message_items(
         label = labels.get(message.tool_call_id or "", message.name or "tool")
         failed = failure_line(message)
         if failed is not None:
-            text = f"{label}: {failed}"
+            text = f"{label} -> {failed}"
             yield Salient("error", clip(text, 300), label.lower(), order, informative_tokens(text))
         yield from _output_lines(message, message.name or names.get(message.tool_call_id or "", "tool"), order)

@@ -8,6 +8,7 @@ facts stated by the user and file paths and figures planted in the middle of too
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 
@@ -238,6 +239,13 @@ def test_every_message_that_leaves_the_prompt_is_covered_by_the_summary(seed: in
         ("...\n=== 3 failed, 40 passed in 2.1s ===", {}, "3 failed"),
         ("bash: rg: command not found", {}, "command not found"),
         ("quota reached", {"status": "error"}, "quota reached"),
+        ("Your proposed edit has introduced new syntax error(s).\n- E999 SyntaxError: unmatched ']'", {}, "E999"),
+        ("\n".join(["line"] * 20 + ["ValueError: documented in the middle of a file"] + ["line"] * 20), {}, None),
+        (
+            'Traceback (most recent call last):\n  File "/p/pixel.py", line 1563, in _convert\nValueError: bad',
+            {},
+            "ValueError: bad (at line 1563, in _convert)",
+        ),
     ],
 )
 def test_a_tool_result_failed_only_when_its_structure_says_so(text: str, metadata: dict, expected: str | None) -> None:
@@ -248,6 +256,25 @@ def test_a_tool_result_failed_only_when_its_structure_says_so(text: str, metadat
     else:
         assert line is not None
         assert expected in line
+
+
+def test_ids_amounts_and_emails_in_a_json_tool_record_reach_the_ledger() -> None:
+    call = ToolCall(id="u", name="get_user_details", args={"user_id": "omar_davis_3817"})
+    record = {
+        "name": {"first": "Omar", "last": "Davis"},
+        "email": "omar.davis7857@example.com",
+        "address": {"address1": "281 Spruce Street", "city": "Los Angeles"},
+        "payment_methods": [{"source": "credit_card", "last_four": "7803"}],
+        "membership": "gold",
+    }
+    messages = (
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", tool_call_id="u", content=json.dumps(record)),
+    )
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    for expected in ('"last_four": "7803"', "omar.davis7857@example.com", "281 Spruce Street"):
+        assert expected in summary
+    assert "Los Angeles" not in summary  # a plain word value carries no id, amount or number
 
 
 def test_a_later_value_of_the_same_fact_supersedes_the_earlier_one() -> None:
