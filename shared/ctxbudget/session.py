@@ -17,7 +17,17 @@ from typing import Any, Literal
 
 from . import _session_compaction as _compaction
 from . import _session_snapshots as _snapshots
-from ._session_args import check_arguments, resolve_window
+from ._session_args import (
+    check_arguments,
+    check_components,
+    check_context,
+    check_messages,
+    check_subscription,
+    check_text,
+    check_tool_calls,
+    check_type,
+    resolve_window,
+)
 from .archive import Archive
 from .archive_search import ArchiveHit
 from .cognitive import CognitiveContextSession, PackageBinding, check_providers, check_resume
@@ -28,6 +38,7 @@ from .errors import (
     InvalidMessageError,
     InvalidPolicyError,
     SnapshotFormatError,
+    UsageError,
 )
 from .events import (
     CognitiveContextBound,
@@ -94,6 +105,9 @@ class ContextSession:
                 f"cognitive: expected a CognitiveContextSession, got {type(cognitive).__name__}", field="cognitive"
             )
         check_arguments(counter=counter, system_prompt=system_prompt, tools=tools, policy=policy, session_id=session_id)
+        check_components(
+            summarizer=summarizer, registry=registry, compact_instructions=compact_instructions, providers=providers
+        )
         self.memory_recall_suppressed = check_providers(providers, bound=cognitive is not None)
         self.providers = tuple(providers)
         self.session_id = session_id or f"ses_{uuid.uuid4().hex}"
@@ -186,6 +200,7 @@ class ContextSession:
 
     def subscribe(self, listener: Callable[[Event], None], event_type: EventType | None = None) -> Callable[[], None]:
         """Receive events (all, or one type); returns an unsubscribe function."""
+        check_subscription(listener, event_type)
         return self.events.subscribe(listener, event_type)
 
     def trace_events(self) -> list[dict[str, Any]]:
@@ -227,6 +242,7 @@ class ContextSession:
         """Pin the user's goal explicitly; it survives every compaction verbatim."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidMessageError("goal: must be a non-empty string", field="goal")
+        check_text("goal", text, InvalidMessageError)
         with self._lock:
             self._goal, self._goal_id, self._goal_live = text, None, False
             self._emit_update()
@@ -248,6 +264,8 @@ class ContextSession:
         """Pin a fragment of text: sent in every request after the summary, never compacted."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidMessageError("pin: text must be a non-empty string", field="text")
+        if pin_id is not None:
+            check_type("pin_id", pin_id, str, InvalidMessageError)
         message = Message(
             role="user", content=text, metadata={"ctxbudget": "pinned"}, **({"id": pin_id} if pin_id else {})
         )
@@ -278,10 +296,11 @@ class ContextSession:
         self, text: str = "", *, tool_calls: Sequence[ToolCall] = (), interrupted: bool = False
     ) -> Message:
         """Append an assistant reply (``interrupted=True`` for a reply the user aborted) and return it."""
+        check_type("interrupted", interrupted, bool, InvalidMessageError)
         message = Message(
             role="assistant",
             content=text,
-            tool_calls=tuple(tool_calls),
+            tool_calls=check_tool_calls(tool_calls),
             state="interrupted" if interrupted else "complete",
         )
         self.add(message)
@@ -296,13 +315,17 @@ class ContextSession:
         """
         message = Message(role="tool", tool_call_id=tool_call_id, content=content, name=name)
         with self._lock:
-            if tool_call_id not in self._open_calls:
-                open_ids = [call_id for call_id in self._run_calls if call_id in self._open_calls]
-                problem = "was already answered" if tool_call_id in self._run_calls else "answers no open tool call"
-                listed = f"open calls: {', '.join(map(repr, open_ids))}" if open_ids else "no tool call is open"
-                raise InvalidMessageError(f"tool_call_id: {tool_call_id!r} {problem}; {listed}", field="tool_call_id")
+            self._check_answers_open_call(message.tool_call_id or "")
             self.add(message)
             return self._history[-1]
+
+    def _check_answers_open_call(self, call_id: str) -> None:
+        if call_id in self._open_calls:
+            return
+        open_ids = [open_id for open_id in self._run_calls if open_id in self._open_calls]
+        problem = "was already answered" if call_id in self._run_calls else "answers no open tool call"
+        listed = f"open calls: {', '.join(map(repr, open_ids))}" if open_ids else "no tool call is open"
+        raise InvalidMessageError(f"tool_call_id: {call_id!r} {problem}; {listed}", field="tool_call_id")
 
     def _add_one(self, message: Message) -> None:
         if not isinstance(message, Message):
@@ -402,7 +425,12 @@ class ContextSession:
           ``replaced``; live messages that disappear are archived as ``dropped``; messages already compacted away
           are not brought back; new messages are added where they stand.
         * System messages join the leading system block (see :meth:`add`).
+
+        Raises:
+            InvalidMessageError: ``messages`` is not a sequence of :class:`Message` (naming the index of the first
+                item that is not); nothing changes.
         """
+        messages = check_messages(messages)
         with self._lock:
             body: list[Message] = []
             for message in messages:
@@ -709,12 +737,7 @@ class ContextSession:
         summary and pinned content: it is data, counted in the same budget as everything else. Pass no items to
         clear it. Returns the plan (what was included, what was dropped and why).
         """
-        items = list(items)
-        for index, item in enumerate(items):
-            if not isinstance(item, ContextItem):
-                raise InvalidPolicyError(
-                    f"items[{index}]: expected a ContextItem, got {type(item).__name__}", field=f"items[{index}]"
-                )
+        items = check_context(items, config)
         plan = plan_context(items, config or PlannerConfig.balanced(), counter=self.counter)
         with self._lock:
             self.last_plan = plan
@@ -792,6 +815,7 @@ class ContextSession:
 
     def read_archived(self, handle: str, *, offset: int = 0, limit: int | None = 20_000) -> str:
         """Read an archived original back (what a model's read-back tool calls)."""
+        check_type("handle", handle, str, UsageError)
         return self.archive.read(handle, offset=offset, limit=limit)
 
     def search_archive(self, query: str, k: int = 5) -> list[ArchiveHit]:

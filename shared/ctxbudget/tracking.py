@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
 from .errors import InvalidPolicyError
@@ -26,7 +25,9 @@ class ContextState:
     @classmethod
     def of(cls, used_tokens: int, max_tokens: int) -> ContextState:
         """Build a state from raw figures."""
-        used = min(100.0, round(100.0 * used_tokens / max_tokens, 2))
+        # Exact integer arithmetic: a figure far past the window (a bogus report, a huge floor) reads 100%, it
+        # never overflows a float.
+        used = 100.0 if used_tokens >= max_tokens else round(100 * used_tokens / max_tokens, 2)
         return cls(max_tokens, used_tokens, used, round(100.0 - used, 2))
 
     def model_dump(self) -> dict[str, int | float]:
@@ -64,7 +65,9 @@ class ContextWindowTracker:
         """Record the provider's prompt tokens for a request we counted as ``counted``."""
         if reported < 0:
             raise InvalidPolicyError(f"prompt_tokens: must be >= 0, got {reported}", field="prompt_tokens")
-        self.calibration.observe(counted, max(reported, counted))  # never learn to scale our own count down
+        # Learn only ratios >= 1 (never scale our own count down); past 4x the ratio is clamped to 4 anyway, so clamp
+        # the figure first: a bogus astronomic report must not overflow the float division.
+        self.calibration.observe(counted, min(max(reported, counted), 4 * counted))
         self.last_reported = reported
         self.counted_at_report = counted
 
@@ -86,7 +89,7 @@ class ContextWindowTracker:
             if counted >= self.counted_at_report:
                 used = max(used, self.last_reported + counted - self.counted_at_report)
             else:  # the request shrank since the report (history replaced, tools removed): scale it down too
-                used = max(used, math.ceil(self.last_reported * counted / self.counted_at_report))
+                used = max(used, -(-self.last_reported * counted // self.counted_at_report))  # exact ceil
         return used
 
     def state(self, counted: int) -> ContextState:
