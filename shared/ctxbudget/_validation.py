@@ -6,6 +6,7 @@ Public models whose fields a caller fills in (fragments, planner configs) must f
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
 
 from pydantic import ValidationError
@@ -13,7 +14,18 @@ from pydantic_core import ErrorDetails
 
 from .errors import UsageError
 
-__all__ = ["describe_error", "subject_id", "to_usage_error"]
+__all__ = ["describe_error", "short_repr", "subject_id", "to_usage_error"]
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, 80, 80, 40
+
+
+def short_repr(value: Any) -> str:
+    """A bounded ``repr`` for error messages: never deep (a value nested past the recursion limit), never huge."""
+    try:
+        return _REPR.repr(value)
+    except Exception:  # a broken __repr__ must not replace the error being reported
+        return f"<{type(value).__name__}>"
 
 
 def _field_of(error: ErrorDetails) -> str | None:
@@ -31,7 +43,7 @@ def describe_error(error: ErrorDetails) -> str:
     if error["type"] == "value_error":  # our own validators already name the value
         return f"{field}: {message}" if field else message
     got = error.get("input")
-    rendered = f"{got!r}" if not isinstance(got, dict) else "a mapping"
+    rendered = short_repr(got) if not isinstance(got, dict) else "a mapping"
     prefix = f"{field}: " if field else ""
     return f"{prefix}{message} (got {rendered})"
 

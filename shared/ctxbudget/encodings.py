@@ -17,6 +17,7 @@ from typing import Final
 
 import tiktoken
 
+from ._validation import short_repr
 from .errors import EncodingDataError, UnknownModelError
 
 __all__ = ["ENCODING_NAMES", "get_encoding"]
@@ -91,9 +92,9 @@ def get_encoding(name: str) -> tiktoken.Encoding:
         UnknownModelError: ``name`` is not one of :data:`ENCODING_NAMES`.
         EncodingDataError: the bundled file is missing or does not match tiktoken's published hash.
     """
-    if name not in _EXPECTED_SHA256:
+    if not isinstance(name, str) or name not in _EXPECTED_SHA256:
         raise UnknownModelError(
-            f"encoding: {name!r} is not bundled; available: {', '.join(ENCODING_NAMES)}", field="encoding"
+            f"encoding: {short_repr(name)} is not bundled; available: {', '.join(ENCODING_NAMES)}", field="encoding"
         )
     with _lock:
         encoding = _cache.get(name)

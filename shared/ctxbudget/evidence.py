@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .errors import InvalidPolicyError
+from ._validation import short_repr
+from .errors import InvalidPolicyError, UsageError
 from .tokens import TokenCounter
 
 __all__ = ["excerpt"]
@@ -38,13 +39,22 @@ def excerpt(
     archived. The result never exceeds ``max_tokens`` by our counter (the marker is paid for first).
 
     Raises:
-        InvalidPolicyError: ``max_tokens`` below 1, ``head_fraction`` outside [0, 1], or ``text`` does not fit and
-            ``max_tokens`` is too small to hold even the omission marker (the text is never cut silently).
+        InvalidPolicyError: ``max_tokens`` not an int >= 1, ``head_fraction`` not a number in [0, 1], ``handle``
+            not a string, or ``text`` does not fit and ``max_tokens`` is too small to hold even the omission
+            marker (the text is never cut silently).
+        UsageError: ``text`` is not a ``str``.
     """
-    if max_tokens < 1:
-        raise InvalidPolicyError(f"max_tokens: must be >= 1, got {max_tokens}", field="max_tokens")
-    if not 0.0 <= head_fraction <= 1.0:
-        raise InvalidPolicyError(f"head_fraction: must be in [0, 1], got {head_fraction}", field="head_fraction")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise InvalidPolicyError(f"max_tokens: must be an int >= 1, got {short_repr(max_tokens)}", field="max_tokens")
+    real = isinstance(head_fraction, (int, float)) and not isinstance(head_fraction, bool)
+    if not real or not 0.0 <= head_fraction <= 1.0:
+        raise InvalidPolicyError(
+            f"head_fraction: must be a number in [0, 1], got {short_repr(head_fraction)}", field="head_fraction"
+        )
+    if not isinstance(text, str):
+        raise UsageError(f"text: must be a str, got {type(text).__name__}", field="text")
+    if handle is not None and not isinstance(handle, str):
+        raise InvalidPolicyError(f"handle: must be a str or None, got {type(handle).__name__}", field="handle")
     if counter.count_text(text) <= max_tokens:
         return text
     where = f"; full text: {handle}" if handle else ""

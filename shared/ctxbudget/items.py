@@ -6,6 +6,7 @@ whatever it says: it is never rendered with the system role and is always escape
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -13,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ._validation import subject_id, to_usage_error
 from .errors import InvalidFragmentError
 
-__all__ = ["DATA_TRUSTS", "ContextItem", "Lifetime", "Trust", "trust_score"]
+__all__ = ["DATA_TRUSTS", "ContextItem", "Lifetime", "Trust", "checked_items", "trust_score"]
 
 Trust = Literal["system", "developer", "user", "assistant", "memory", "tool", "retrieved", "external"]
 """Where content came from. ``tool``, ``retrieved`` and ``external`` (and ``memory``) are data, never instructions."""
@@ -34,6 +35,21 @@ _TRUST_SCORES: dict[Trust, float] = {
     "retrieved": 0.3,
     "external": 0.1,
 }
+
+
+def checked_items(items: object, field: str = "items") -> list[ContextItem]:
+    """``items`` as a list of :class:`ContextItem`, else an :class:`InvalidFragmentError` naming ``field``."""
+    if isinstance(items, (str, bytes, dict)) or not isinstance(items, Iterable):
+        raise InvalidFragmentError(
+            f"{field}: must be an iterable of ContextItem, got {type(items).__name__}", field=field
+        )
+    listed = list(items)
+    for index, item in enumerate(listed):
+        if not isinstance(item, ContextItem):
+            raise InvalidFragmentError(
+                f"{field}[{index}]: expected a ContextItem, got {type(item).__name__}", field=field
+            )
+    return listed
 
 
 def trust_score(trust: Trust) -> float:

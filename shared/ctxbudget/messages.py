@@ -13,8 +13,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from typing_extensions import Self
 
-from ._validation import subject_id, to_usage_error
+from ._validation import short_repr, subject_id, to_usage_error
 from .errors import InvalidMessageError
 
 __all__ = [
@@ -40,15 +41,68 @@ def new_message_id() -> str:
     return f"msg_{uuid.uuid4().hex}"
 
 
-def _check_utf8(field: str, text: str) -> None:
+def _check_utf8(field: str, text: str, where: str | None = None) -> None:
     """Reject text that cannot be encoded as UTF-8 (a lone surrogate): it could never be sent or persisted."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
+        inside = f" (in {where})" if where is not None and where != field else ""
         raise ValueError(
-            f"{field}: contains an unpaired surrogate {text[exc.start]!r} at index {exc.start}, which is not valid "
-            "Unicode text (decode the source with errors='replace' or fix the producer)"
+            f"{field}: contains an unpaired surrogate {text[exc.start]!r} at index {exc.start}{inside}, which is not "
+            "valid Unicode text (decode the source with errors='replace' or fix the producer)"
         ) from None
+
+
+_MAX_JSON_DEPTH = 100
+"""How deeply metadata, tool-call arguments and block data may nest (a snapshot adds a few levels around them)."""
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _check_json(field: str, value: Any) -> None:
+    """Reject a value that could not be sent or persisted as JSON, naming ``field`` and where inside it.
+
+    Only JSON's own types are allowed (``str``, ``int``, ``float``, ``bool``, ``None``, lists/tuples, and dicts
+    with string keys), text must be valid Unicode, and nesting may not pass :data:`_MAX_JSON_DEPTH`. Iterative,
+    so no depth overflows it.
+    """
+    stack: list[tuple[Any, str, int]] = [(value, field, 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, str):
+            _check_utf8(field, item, path)
+        elif isinstance(item, _JSON_SCALARS):
+            continue
+        elif isinstance(item, (dict, list, tuple)):
+            if depth >= _MAX_JSON_DEPTH:
+                raise ValueError(f"{field}: nested more than {_MAX_JSON_DEPTH} levels deep (at {_shown(path)})")
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if not isinstance(key, str):
+                        shown = f"{type(key).__name__} {short_repr(key)}"
+                        raise ValueError(f"{field}: keys must be strings, got {shown} in {_shown(path)}")
+                    _check_utf8(field, key, f"{path} key")
+                    stack.append((child, f"{path}.{key}", depth + 1))
+            else:
+                stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
+        else:
+            raise ValueError(
+                f"{field}: {_shown(path)} holds a {type(item).__name__!r} value, which is not JSON "
+                "(use str, int, float, bool, None, lists and dicts with string keys)"
+            )
+
+
+def _shown(path: str) -> str:
+    return path if len(path) <= 80 else f"{path[:40]}...{path[-37:]}"
+
+
+def _check_keys(field: str, value: Any) -> Any:
+    """Before validation: objects given as dicts must have string keys (pydantic would raise a raw TypeError)."""
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            if isinstance(item, Mapping) and not all(isinstance(key, str) for key in item):
+                keys = [key for key in item if not isinstance(key, str)]
+                raise ValueError(f"item {index} has a non-string key {short_repr(keys[0])}; keys must be field names")
+    return value
 
 
 class _Checked(BaseModel):
@@ -73,6 +127,20 @@ class _Checked(BaseModel):
                     error.field = head if head.isidentifier() else None
                 raise error from None
 
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        """Pydantic's ``model_validate``; a mapping with a non-string key is an :class:`InvalidMessageError` too.
+
+        (Pydantic hands the mapping to ``__init__`` as keyword arguments, which Python refuses with a raw
+        ``TypeError`` before any validation runs.)
+        """
+        if isinstance(obj, Mapping) and not all(isinstance(key, str) for key in obj):
+            key = next(key for key in obj if not isinstance(key, str))
+            raise InvalidMessageError(
+                f"{cls._kind} (no id): keys must be field names (strings), got {type(key).__name__} {short_repr(key)}"
+            )
+        return super().model_validate(obj, *args, **kwargs)
+
 
 class ToolCall(_Checked):
     """One tool call requested by an assistant message."""
@@ -86,8 +154,9 @@ class ToolCall(_Checked):
 
     @model_validator(mode="after")
     def _check_args_text(self) -> ToolCall:
-        _check_utf8("args", self.args_json())
+        _check_json("args", self.args)
         _check_utf8("name", self.name)
+        _check_utf8("id", self.id)
         return self
 
     def args_json(self) -> str:
@@ -104,6 +173,11 @@ class ContentBlock(_Checked):
     type: str = Field(min_length=1, description="'text' or a provider block type such as 'image_url'.")
     text: str | None = Field(default=None, description="The text of a 'text' block.")
     data: dict[str, Any] = Field(default_factory=dict, description="Everything else the block carries.")
+
+    @model_validator(mode="after")
+    def _check_data(self) -> ContentBlock:
+        _check_json("data", self.data)
+        return self
 
 
 class Message(_Checked):
@@ -124,8 +198,13 @@ class Message(_Checked):
     @classmethod
     def _blocks_to_tuple(cls, value: Any) -> Any:
         if isinstance(value, list):
-            return tuple(value)
-        return value
+            return tuple(_check_keys("content", value))
+        return _check_keys("content", value)
+
+    @field_validator("tool_calls", mode="before")
+    @classmethod
+    def _calls_with_string_keys(cls, value: Any) -> Any:
+        return _check_keys("tool_calls", value)
 
     @model_validator(mode="after")
     def _check_tool_fields(self) -> Message:
@@ -141,8 +220,11 @@ class Message(_Checked):
         _check_utf8("content", self.text)
         if self.name is not None:
             _check_utf8("name", self.name)
+        if self.tool_call_id is not None:
+            _check_utf8("tool_call_id", self.tool_call_id)
+        _check_utf8("id", self.id)
         if self.metadata:
-            _check_utf8("metadata", json.dumps(self.metadata, ensure_ascii=False, default=str))
+            _check_json("metadata", self.metadata)
         return self
 
     @property
@@ -167,14 +249,34 @@ class ToolSchema(_Checked):
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _check_parameters(self) -> ToolSchema:
+        _check_json("parameters", self.parameters)
+        return self
+
     @classmethod
     def from_openai(cls, spec: Mapping[str, Any]) -> ToolSchema:
-        """Build from an OpenAI tool spec (``{"type": "function", "function": {...}}``) or a bare function."""
-        function = spec.get("function", spec)
+        """Build from an OpenAI tool spec (``{"type": "function", "function": {...}}``) or a bare function.
+
+        Raises:
+            InvalidMessageError: ``spec`` is not such a mapping, has no ``name``, or its ``parameters`` is not one.
+        """
+        function = spec.get("function", spec) if isinstance(spec, Mapping) else None
+        if not isinstance(function, Mapping):
+            what = type(function if isinstance(spec, Mapping) else spec).__name__
+            raise InvalidMessageError(f"tool spec: expected an OpenAI tool spec (a mapping), got {what}", field="spec")
+        if function.get("name") is None:
+            raise InvalidMessageError("tool spec: 'name' is missing", field="name")
+        parameters = function.get("parameters") or {}
+        if not isinstance(parameters, Mapping):
+            raise InvalidMessageError(
+                f"tool spec: 'parameters' must be a JSON Schema object, got {type(parameters).__name__}",
+                field="parameters",
+            )
         return cls(
             name=str(function["name"]),
             description=str(function.get("description") or ""),
-            parameters=dict(function.get("parameters") or {}),
+            parameters=dict(parameters),
         )
 
 

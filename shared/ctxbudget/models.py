@@ -117,7 +117,15 @@ class ModelRegistry:
         return sorted(self._models)
 
     def find(self, model: str) -> ModelInfo | None:
-        """Return the entry for ``model`` (exact, else the longest prefix match, ignoring provider prefixes)."""
+        """Return the entry for ``model`` (exact, else the longest prefix match, ignoring provider prefixes).
+
+        Raises:
+            UnknownModelError: ``model`` is not a string (a name can never match it).
+        """
+        if not isinstance(model, str):
+            raise UnknownModelError(
+                f"model: must be a model name (a string), got {type(model).__name__}", field="model"
+            )
         key = model.strip().lower()
         if "/" in key:  # "openai/gpt-4o", "anthropic/claude-sonnet-4-5"
             key = key.rsplit("/", 1)[1]

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ._defaults import default_counter
 from ._validation import to_usage_error
 from .errors import InvalidPolicyError
-from .items import ContextItem, trust_score
+from .items import ContextItem, checked_items, trust_score
 from .render import SEPARATOR, render_item
 from .tokens import TokenCounter
 
@@ -242,10 +242,16 @@ def plan_context(
 
     Returns:
         A :class:`PlanResult`; the same input always gives the same result.
+
+    Raises:
+        InvalidFragmentError: ``items`` is not an iterable of :class:`ContextItem`.
+        InvalidPolicyError: ``config`` is not a :class:`PlannerConfig`.
     """
+    if not isinstance(config, PlannerConfig):
+        raise InvalidPolicyError(f"config: must be a PlannerConfig, got {type(config).__name__}", field="config")
     active = default_counter(counter)
     dropped: list[DroppedItem] = []
-    ranked = [_Ranked(i, item) for i, item in enumerate(items)]
+    ranked = [_Ranked(i, item) for i, item in enumerate(checked_items(items))]
     ranked = _dedupe(ranked, lambda item: item.dedupe_key, dropped)
     if config.dedupe_content:
         ranked = _dedupe(ranked, lambda item: _normalized(item.content), dropped)

@@ -7,6 +7,7 @@ from typing import NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
+from ._validation import short_repr
 from .errors import InvalidPolicyError
 
 __all__ = ["CompactionPolicy"]
@@ -66,7 +67,8 @@ class CompactionPolicy(BaseModel):
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "policy"
             raise InvalidPolicyError(
-                f"{field}: {first['msg'].removeprefix('Value error, ')} (got {first.get('input')!r})", field=field
+                f"{field}: {first['msg'].removeprefix('Value error, ')} (got {short_repr(first.get('input'))})",
+                field=field,
             ) from None
         self._check_ranges()
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from xml.sax.saxutils import escape
 
-from .items import ContextItem
+from .items import ContextItem, checked_items
 
 __all__ = ["SEPARATOR", "escape_attribute", "escape_content", "render_envelope", "render_item", "render_items"]
 
@@ -49,5 +49,9 @@ def render_item(item: ContextItem) -> str:
 
 
 def render_items(items: Iterable[ContextItem]) -> str:
-    """Render items in the given order, envelopes separated by a blank line; ``""`` for no items."""
-    return SEPARATOR.join(render_item(item) for item in items)
+    """Render items in the given order, envelopes separated by a blank line; ``""`` for no items.
+
+    Raises:
+        InvalidFragmentError: ``items`` is not an iterable of :class:`ContextItem`.
+    """
+    return SEPARATOR.join(render_item(item) for item in checked_items(items))

@@ -21,8 +21,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import tiktoken
 
+from ._validation import short_repr
 from .encodings import get_encoding
-from .errors import InvalidPolicyError
+from .errors import InvalidMessageError, InvalidPolicyError, UsageError
 from .messages import Message, ToolCall, ToolSchema
 from .models import DEFAULT_REGISTRY, ModelRegistry
 
@@ -143,6 +144,35 @@ def _block_tokens(message: Message) -> int:
     return total
 
 
+def _not_text(text: object) -> UsageError:
+    return UsageError(f"text: must be a str, got {type(text).__name__} {short_repr(text)}", field="text")
+
+
+def _check_message(message: object) -> None:
+    if not isinstance(message, Message):
+        raise InvalidMessageError(
+            f"message: expected ctxbudget.Message, got {type(message).__name__} {short_repr(message)}", field="message"
+        )
+
+
+def _check_tools(tools: object) -> Sequence[ToolSchema]:
+    """``tools`` as a sequence of :class:`ToolSchema` (a set or generator is listed), else a typed error."""
+    if isinstance(tools, (list, tuple)):
+        listed: Sequence[Any] = tools
+    elif isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
+        raise InvalidMessageError(
+            f"tools: must be a sequence of ToolSchema, got {type(tools).__name__} {short_repr(tools)}", field="tools"
+        )
+    else:
+        listed = list(tools)
+    for index, tool in enumerate(listed):
+        if not isinstance(tool, ToolSchema):
+            raise InvalidMessageError(
+                f"tools[{index}]: expected ctxbudget.ToolSchema, got {type(tool).__name__}", field="tools"
+            )
+    return listed
+
+
 class TiktokenCounter:
     """Exact OpenAI counting with a bundled (offline) tiktoken encoding.
 
@@ -177,7 +207,13 @@ class TiktokenCounter:
         return self._encoding.encode_ordinary(text)
 
     def count_text(self, text: str) -> int:
-        """Tokens in ``text`` (cached for strings over 64 characters)."""
+        """Tokens in ``text`` (cached for strings over 64 characters).
+
+        Raises:
+            UsageError: ``text`` is not a ``str``.
+        """
+        if not isinstance(text, str):
+            raise _not_text(text)
         if len(text) <= 64:
             return len(self._encoding.encode_ordinary(text))
         key = _text_key(text)
@@ -188,7 +224,12 @@ class TiktokenCounter:
         return cached
 
     def count_message(self, message: Message) -> int:
-        """Framing + role + content (+ name) + tool calls, cached by content."""
+        """Framing + role + content (+ name) + tool calls, cached by content.
+
+        Raises:
+            InvalidMessageError: ``message`` is not a :class:`~ctxbudget.Message`.
+        """
+        _check_message(message)
         key = _message_key(message)
         cached = self._messages.get(key)
         if cached is not None:
@@ -221,7 +262,12 @@ class TiktokenCounter:
         )
 
     def count_tools(self, tools: Sequence[ToolSchema]) -> int:
-        """Function-definition billing as OpenAI's cookbook documents it; 0 for no tools."""
+        """Function-definition billing as OpenAI's cookbook documents it; 0 for no tools.
+
+        Raises:
+            InvalidMessageError: ``tools`` is not a sequence of :class:`~ctxbudget.ToolSchema`.
+        """
+        tools = _check_tools(tools)
         if not tools:
             return 0
         return sum(self._count_tool(tool) for tool in tools) + _FUNC_END
@@ -309,11 +355,14 @@ class CharCounter:
         return REPLY_PRIMING
 
     def count_text(self, text: str) -> int:
-        """``ceil(len(text) / chars_per_token)``."""
+        """``ceil(len(text) / chars_per_token)``; a ``text`` that is not a ``str`` is a :class:`UsageError`."""
+        if not isinstance(text, str):
+            raise _not_text(text)
         return math.ceil(len(text) / self.chars_per_token)
 
     def count_message(self, message: Message) -> int:
-        """Framing + content + tool calls."""
+        """Framing + content + tool calls; a non-:class:`~ctxbudget.Message` is an :class:`InvalidMessageError`."""
+        _check_message(message)
         total = TOKENS_PER_MESSAGE + self.count_text(message.text)
         if message.name:
             total += TOKENS_PER_NAME + self.count_text(message.name)
@@ -322,7 +371,8 @@ class CharCounter:
         return total
 
     def count_tools(self, tools: Sequence[ToolSchema]) -> int:
-        """Tokens of each schema's name, description and JSON parameters."""
+        """Tokens of each schema's name, description and JSON parameters (typed error for anything else)."""
+        tools = _check_tools(tools)
         return sum(self.count_text(f"{t.name}:{t.description}:{t.parameters}") + _FUNC_INIT for t in tools)
 
 
@@ -362,5 +412,13 @@ def counter_for_model(model: str, *, registry: ModelRegistry = DEFAULT_REGISTRY)
 
 
 def count_request(counter: TokenCounter, messages: Iterable[Message], tools: Sequence[ToolSchema] = ()) -> int:
-    """Tokens a whole request costs: every message, the tool schemas and the reply priming."""
+    """Tokens a whole request costs: every message, the tool schemas and the reply priming.
+
+    Raises:
+        InvalidMessageError: ``messages`` is not an iterable of messages, or ``tools`` not a sequence of schemas.
+    """
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+        raise InvalidMessageError(
+            f"messages: must be an iterable of ctxbudget.Message, got {type(messages).__name__}", field="messages"
+        )
     return sum(counter.count_message(m) for m in messages) + counter.count_tools(tools) + counter.request_overhead

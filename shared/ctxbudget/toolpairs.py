@@ -49,8 +49,27 @@ class ToolPairProblem(BaseModel):
         return f"message {self.index} ({self.message_id}): {what} (call id {self.call_id!r})"
 
 
+def _checked(messages: Sequence[Message]) -> Sequence[Message]:
+    """``messages`` if it is a sequence of :class:`Message`, else an :class:`InvalidMessageError` naming it."""
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+        raise InvalidMessageError(
+            f"messages: must be a sequence of ctxbudget.Message, got {type(messages).__name__}", field="messages"
+        )
+    for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            raise InvalidMessageError(
+                f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}", field="messages"
+            )
+    return messages
+
+
 def find_tool_pair_problems(messages: Sequence[Message]) -> list[ToolPairProblem]:
-    """Return every pairing problem in ``messages`` under the strict provider rule, in order."""
+    """Return every pairing problem in ``messages`` under the strict provider rule, in order.
+
+    Raises:
+        InvalidMessageError: ``messages`` is not a sequence of :class:`~ctxbudget.Message`.
+    """
+    messages = _checked(messages)
     problems: list[ToolPairProblem] = []
     open_calls: dict[str, int] = {}  # call id -> index of the assistant message in the current run
     answered: set[str] = set()
@@ -103,6 +122,9 @@ def repair_tool_pairs(messages: Sequence[Message]) -> list[Message]:
     Orphaned and duplicate tool results are left out (the caller still holds them; a session archives them), and
     every unanswered call gets a synthetic result saying so, placed right after its run of results. A valid
     sequence comes back unchanged (same message objects).
+
+    Raises:
+        InvalidMessageError: ``messages`` is not a sequence of :class:`~ctxbudget.Message`.
     """
     problems = find_tool_pair_problems(messages)
     if not problems:
@@ -140,7 +162,11 @@ def safe_cut_points(messages: Sequence[Message]) -> list[bool]:
 
     A cut is safe when no tool call made before ``i`` has its result at ``i`` or later; a call that is never
     answered anywhere does not block (it is unanswered either way). ``result[0]`` and ``result[len]`` are True.
+
+    Raises:
+        InvalidMessageError: ``messages`` is not a sequence of :class:`~ctxbudget.Message`.
     """
+    messages = _checked(messages)
     result_index: dict[str, int] = {}
     for index, message in enumerate(messages):
         if message.role == "tool" and message.tool_call_id:

@@ -162,6 +162,8 @@ def load_transcript(path: str | os.PathLike[str], *, key: str | None = None) -> 
     Raises:
         TranscriptError: the file cannot be read, is not UTF-8, not JSON, or a message is malformed.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TranscriptError(f"path: must be a str or os.PathLike, got {type(path).__name__}", field="path")
     file = Path(path)
     # The label is for messages and reports: a file name that is not UTF-8 is shown with \x escapes, not as
     # surrogates that could not be printed or written.
@@ -190,7 +192,12 @@ def parse_transcript(
         source: a label for error messages, usually the path.
         key: for a LlamaIndex chat store, the key to read; ``None`` reads the first.
         jsonl: ``True`` forces JSONL, ``False`` forces one JSON document, ``None`` detects.
+
+    Raises:
+        TranscriptError: the text is not UTF-8, not JSON, or a message is malformed; or an argument has the wrong
+            type (the error names it).
     """
+    _check_arguments(data, source, key, jsonl)
     text = _decode(data, source)
     if jsonl is None:
         jsonl = _looks_like_jsonl(text)
@@ -205,6 +212,18 @@ def parse_transcript(
     except RecursionError:
         raise TranscriptError(f"{source}: {_TOO_DEEP}", field="json") from None
     return _parse_document(document, source, key)
+
+
+def _check_arguments(data: object, source: object, key: object, jsonl: object) -> None:
+    expected = (
+        ("data", data, isinstance(data, (bytes, bytearray, str)), "bytes or str"),
+        ("source", source, isinstance(source, str), "a str"),
+        ("key", key, key is None or isinstance(key, str), "a str or None"),
+        ("jsonl", jsonl, jsonl is None or isinstance(jsonl, bool), "a bool or None"),
+    )
+    for name, value, ok, what in expected:
+        if not ok:
+            raise TranscriptError(f"{name}: must be {what}, got {type(value).__name__}", field=name)
 
 
 def _decode(data: bytes | str, source: str) -> str:
