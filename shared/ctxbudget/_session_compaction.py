@@ -41,7 +41,8 @@ def start(session: ContextSession, trigger: Trigger, instructions: str | None) -
     event = PreCompact(session_id=session.session_id, trigger=trigger, state=session.state, instructions=instructions)
     for hook in session.pre_compact_hooks:
         hook(event)
-    ratio = session.tracker.calibration.ratio if session.tracker.calibration.samples else 1.0
+    # A ratio below 1 (a snapshot from before the reading was floored at our own count) never widens the target.
+    ratio = max(1.0, session.tracker.calibration.ratio) if session.tracker.calibration.samples else 1.0
     return Compaction(
         session._history,
         counter=session.counter,

@@ -357,7 +357,7 @@ class ContextSession:
     def _bound_on_arrival(self, message: Message) -> Message:
         limit = self.policy.tool_output_limit(self.max_tokens)
         before = self.counter.count_message(message)
-        if before <= limit or ARCHIVE_META in message.metadata:
+        if before <= limit or message.metadata.get("pinned") is True or self._archived_original(message) is not None:
             return message
         handle = self.archive.put_message(message, "bounded")
         text = excerpt(message.text, max_tokens=limit, counter=self.counter, handle=handle)
@@ -374,6 +374,18 @@ class ContextSession:
             )
         )
         return bounded
+
+    def _archived_original(self, message: Message) -> Message | None:
+        """The archived original of a live copy this session bounded or cleared, else ``None``.
+
+        The marker in the metadata is only a pointer: it counts when the archive holds an original with the same
+        message id under that handle, so a caller's message that carries the marker is treated as its own original.
+        """
+        handle = message.metadata.get(ARCHIVE_META)
+        if not isinstance(handle, str) or handle not in self.archive:
+            return None
+        original = self.archive.get(handle).message
+        return original if original is not None and original.id == message.id else None
 
     def _reset_pairs(self) -> None:
         """Forget the tool-call pairing state (an empty history, or one about to be re-appended)."""
@@ -452,7 +464,7 @@ class ContextSession:
 
         A message we bounded or cleared is the same when the ids match: its original is in the archive.
         """
-        return given is live or (given.id == live.id and (ARCHIVE_META in live.metadata or given == live))
+        return given is live or (given.id == live.id and (given == live or self._archived_original(live) is not None))
 
     def _rebuild(self, body: list[Message]) -> None:
         live_by_id = {m.id: m for m in self._history}
@@ -692,6 +704,8 @@ class ContextSession:
     # -- compaction --------------------------------------------------------------------------------------------
     def compact(self, instructions: str | None = None) -> ContextCompacted:
         """Compact now (manual trigger), summarizing the older safe prefix; ``instructions`` focus the summary."""
+        if instructions is not None:
+            check_text("instructions", instructions, InvalidMessageError)
         with self._lock:
             result = _compaction.compact_sync(self, "manual", instructions, force=True, raise_errors=True)
             assert result is not None
@@ -699,6 +713,8 @@ class ContextSession:
 
     async def acompact(self, instructions: str | None = None) -> ContextCompacted:
         """Async :meth:`compact`."""
+        if instructions is not None:
+            check_text("instructions", instructions, InvalidMessageError)
         result = await _compaction.compact_async(self, "manual", instructions, force=True, raise_errors=True)
         assert result is not None
         return result

@@ -67,6 +67,13 @@ class Case:
     """What the message must contain, when it names the culprit differently from ``field``."""
 
 
+def with_open_call(target: ContextSession, call_id: str) -> ContextSession:
+    """``target`` with an assistant message whose call ``call_id`` is open (a tool result must answer a call)."""
+    target.add_user("run it")
+    target.add_assistant(tool_calls=[ToolCall(id=call_id, name="cat", args={})])
+    return target
+
+
 def session(**kwargs: Any) -> ContextSession:
     return ContextSession(**{"counter": COUNTER, "session_id": "bad", "max_tokens": 8_000, **kwargs})
 
@@ -475,7 +482,7 @@ CASES: list[Case] = [
     ),
     Case(
         "oversized-tool-output-is-bounded",
-        lambda: session().add_tool_result("c1", "line\n" * 200_000),
+        lambda: with_open_call(session(), "c1").add_tool_result("c1", "line\n" * 200_000),
         None,
         check=lambda message: "ctxbudget_archived" in message.metadata,
     ),

@@ -23,6 +23,7 @@ from ctxbudget import (
     find_tool_pair_problems,
 )
 from ctxbudget.compaction import ARCHIVE_META
+from ctxbudget.errors import InvalidMessageError
 from ctxbudget.salience import failure_line
 from ctxbudget.summarize import ExtractiveSummarizer
 from hypothesis import given, settings
@@ -437,3 +438,10 @@ def test_item_15_ctrl_c_inside_a_summarizer_propagates_and_leaves_history_untouc
     with pytest.raises(KeyboardInterrupt):
         session.compact()
     assert session.history == before
+
+
+def test_compact_instructions_of_the_wrong_type_are_a_typed_error_naming_the_argument() -> None:
+    session = ContextSession(max_tokens=3_000, counter=COUNTER)
+    session.add_user("hello")
+    with pytest.raises(InvalidMessageError, match="instructions"):
+        session.compact(instructions=5)  # type: ignore[arg-type]
