@@ -9,6 +9,7 @@ that every strict provider accepts. Nothing is ever lost: every original that le
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import uuid
@@ -135,6 +136,7 @@ class ContextSession:
         self._goal: str | None = None
         self._goal_id: str | None = None
         self._goal_live = False
+        self._goal_shown: tuple[str, str] | None = None
         self._pinned: list[Message] = []
         self._pinned_ids: set[str] = set()
         self._system_extras: list[Message] = []
@@ -510,8 +512,8 @@ class ContextSession:
         if summary is None and not show_goal:
             return None
         parts = [SUMMARY_HEADER]
-        if show_goal:
-            parts.append(f"User's goal (pinned, verbatim):\n{self._goal}")
+        if show_goal and self._goal is not None:
+            parts.append(self._shown_goal(self._goal))
         if summary:
             parts.append(summary)
         return Message(
@@ -520,6 +522,24 @@ class ContextSession:
             id=f"ctxbudget-summary-{self.session_id}",
             metadata={"ctxbudget": "summary"},
         )
+
+    def _shown_goal(self, goal: str) -> str:
+        """The goal as the summary message shows it: verbatim, or, when it alone would crowd the window (a pasted
+        document as the first message), a head/tail excerpt naming the handle of the full text in the archive.
+        """
+        cached = self._goal_shown
+        if cached is not None and cached[0] is goal:
+            return cached[1]
+        cap = max(64, self.policy.summary_limit(self.max_tokens) // 2)
+        if self.counter.count_text(goal) <= cap:
+            shown = f"User's goal (pinned, verbatim):\n{goal}"
+        else:
+            digest = hashlib.sha256(goal.encode("utf-8")).hexdigest()[:16]
+            handle = self.archive.put_text(f"goal-{digest}", goal, source="goal")
+            text = excerpt(goal, max_tokens=cap, counter=self.counter, handle=handle)
+            shown = f"User's goal (pinned; shortened, the full text is archived at {handle}):\n{text}"
+        self._goal_shown = (goal, shown)
+        return shown
 
     def _fixed_tokens(self) -> int:
         if self._fixed_cache is None:

@@ -445,3 +445,20 @@ def test_compact_instructions_of_the_wrong_type_are_a_typed_error_naming_the_arg
     session.add_user("hello")
     with pytest.raises(InvalidMessageError, match="instructions"):
         session.compact(instructions=5)  # type: ignore[arg-type]
+
+
+def test_a_goal_too_large_for_the_window_is_shown_as_an_excerpt_with_its_full_text_archived() -> None:
+    session = ContextSession(max_tokens=6_000, counter=COUNTER)
+    document = "\n".join(f"Section {i}: the requirement number {i} of the pasted specification." for i in range(1_500))
+    session.add_user("Implement this spec:\n" + document)
+    for i in range(30):
+        session.add_user(f"step {i}: continue with section {i}")
+        session.add_assistant(f"done with section {i}; " + "notes " * 40)
+        request = session.build_request()  # never ContextOverflowError: the goal is bounded like any long item
+        assert request.tokens <= 6_000
+    summary_message = next(m.text for m in request.messages if m.metadata.get("ctxbudget") == "summary")
+    assert "Implement this spec:" in summary_message
+    handle = next(word for word in summary_message.split() if word.startswith("ctx://archive/goal-"))
+    handle = handle.rstrip("):;,")
+    assert session.read_archived(handle, limit=None) == "Implement this spec:\n" + document
+    assert session.goal == "Implement this spec:\n" + document  # the goal itself is unchanged
