@@ -142,10 +142,9 @@ class ContextSession:
         self._system_extras: list[Message] = []
         self._revision = 0  # bumped by every change to the history; async compaction commits only on its own
         self._repaired_cache: tuple[int, list[Message], int] | None = None
-        self._reserve = 0
+        self._reserve, self._last_built = 0, 0
         self._reset_pairs()
         self._unsent_ids: set[str] = set()  # tool results reported as unsent (once each)
-        self._last_built = 0
         self._fixed_cache: int | None = None
         self._prefix_cache: tuple[Message | None, tuple[Message, ...]] | None = None
         self._summary_cache: tuple[tuple[str | None, str | None, bool], Message | None, int] | None = None
@@ -524,8 +523,9 @@ class ContextSession:
         )
 
     def _shown_goal(self, goal: str) -> str:
-        """The goal as the summary message shows it: verbatim, or, when it alone would crowd the window (a pasted
-        document as the first message), a head/tail excerpt naming the handle of the full text in the archive.
+        """The goal as the summary message shows it: verbatim, or an excerpt when it alone would crowd the window.
+
+        A pasted document as the first message is shown as head and tail, naming the handle of its full text.
         """
         cached = self._goal_shown
         if cached is not None and cached[0] is goal:
