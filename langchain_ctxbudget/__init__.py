@@ -3,10 +3,24 @@
 Middleware for ``create_agent``, an LCEL runnable, a budgeted chat history, a document compressor, a chat-model
 summarizer, and a strict fake model for tests.
 
-The public API is listed once, here, in ``__all__``; ``tests/langchain/test_public_api.py`` pins it.
+Needs the ``langchain`` extra (``langchain-core`` and ``langchain``); without it, importing this package raises
+``ModuleNotFoundError`` with the ``pip install "ctxbudget[langchain]"`` line.
+
+The public API is listed once, here, in ``__all__``; ``tests/langchain/test_package.py`` pins it.
 """
 
 from __future__ import annotations
+
+try:  # fail here, with the install line, instead of deep inside a submodule with a bare module name
+    import langchain_core  # noqa: F401
+    from langchain.agents import middleware as _middleware  # noqa: F401  # create_agent middleware: langchain>=1
+except ImportError as exc:
+    _kind = ModuleNotFoundError if isinstance(exc, ModuleNotFoundError) else ImportError
+    raise _kind(
+        f"langchain_ctxbudget needs LangChain (langchain-core and langchain >= 1.0): {exc}; install it with:\n"
+        'pip install "ctxbudget[langchain]"',
+        name=exc.name,
+    ) from exc
 
 from .compressor import BudgetDocumentCompressor, CognitiveRetriever, CompressionReport, DroppedDocument
 from .convert import MessageConverter, from_langchain, to_langchain, tool_schemas, usage_of

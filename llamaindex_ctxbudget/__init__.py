@@ -1,10 +1,21 @@
 """LlamaIndex integration for ctxbudget: budgeted memory, node postprocessing, summarizer, events, test doubles.
 
-Imports only ``llama_index.core`` (install with ``pip install "ctxbudget[llamaindex]"``). The public API is listed
-once, here, in ``__all__``; ``tests/llamaindex/test_public_api.py`` pins it.
+Imports only ``llama_index.core`` (install with ``pip install "ctxbudget[llamaindex]"``; without it, importing
+this package raises ``ModuleNotFoundError`` with that line). The public API is listed once, here, in ``__all__``;
+``tests/llamaindex/test_api.py`` pins it.
 """
 
 from __future__ import annotations
+
+try:  # fail here, with the install line, instead of deep inside a submodule with a bare module name
+    import llama_index.core  # noqa: F401
+except ImportError as exc:
+    _kind = ModuleNotFoundError if isinstance(exc, ModuleNotFoundError) else ImportError
+    raise _kind(
+        f"llamaindex_ctxbudget needs LlamaIndex (llama-index-core): {exc}; install it with:\n"
+        'pip install "ctxbudget[llamaindex]"',
+        name=exc.name,
+    ) from exc
 
 from .cognitive import BINDING_METADATA_KEY, CognitiveBindingPostprocessor, CognitiveRetriever
 from .convert import ChatMessageConverter, from_chat_message, to_chat_message, tool_calls_of, tool_schemas

@@ -47,6 +47,7 @@ def _imports(path: Path) -> set[str]:
 
 # Beyond langchain_core: the middleware API lives in langchain.agents; the demo driver builds a whole agent.
 EXTRA_IMPORTS = {
+    "__init__.py": ("langchain.agents",),  # probes the extra, to fail with the install line
     "middleware.py": ("langchain.agents",),
     "demo.py": ("langchain.agents", "langgraph.checkpoint.memory"),
 }
