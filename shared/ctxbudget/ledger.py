@@ -41,6 +41,7 @@ _SECTION_OF: dict[SalienceKind, str] = {
     "note": "Decisions",
     "artifact": "Files and artifacts",
     "command": "Commands and results",
+    "call": "Commands and results",
     "figure": "Commands and results",
     "error": "Errors",
     "open": "Open items",
@@ -55,7 +56,8 @@ _WEIGHT: dict[SalienceKind, float] = {
     "open": 1.8,
     "figure": 1.5,
     "note": 1.0,
-    "command": 0.8,
+    "command": 1.6,
+    "call": 0.6,
     "request": 0.0,
 }
 _SHARES = {  # the budget each section is sure of before the rest goes to the best items overall
@@ -74,6 +76,7 @@ _LEGACY = {  # sections of summaries written before the ledger (snapshots keep t
 }
 _CONSTRAINT_PREFIX = "Constraint: "
 _DIGITS = re.compile(r"\d")
+_SHELL_CALL = re.compile(r'^\S+ \{[^}]*"(?:command|cmd|script|shell|argv|commands|code)":')
 _LEGACY_SKIP = re.compile(r"^User's goal \(pinned")
 
 
@@ -81,7 +84,9 @@ def _kind_for(section: str, text: str) -> SalienceKind:
     if section == "User facts and constraints":
         return "constraint" if text.startswith(_CONSTRAINT_PREFIX) else "fact"
     if section == "Commands and results":
-        return "command" if " -> " in text else "figure"
+        if " -> " not in text:
+            return "figure"
+        return "command" if _SHELL_CALL.match(text) else "call"
     return {
         "Decisions": "decision",
         "Files and artifacts": "artifact",
@@ -169,7 +174,7 @@ class Ledger:
             norm = " ".join(item.text.lower().split())
             if item.kind != "request" and norm in seen_text:
                 out[seen_text[norm]] = None  # an exact repeat: keep the later position
-            if item.key is not None and item.kind in ("fact", "decision", "artifact", "command", "error"):
+            if item.key is not None and item.kind in ("fact", "decision", "artifact", "command", "call", "error"):
                 slot = (_SECTION_OF[item.kind], item.key)
                 if slot in latest:
                     earlier = out[latest[slot]]
@@ -185,7 +190,7 @@ class Ledger:
     @staticmethod
     def _resolve_errors(items: list[Salient]) -> list[Salient]:
         """An error whose call later succeeded is kept, marked resolved (it explains what was tried)."""
-        succeeded = {i.key: i.order for i in items if i.kind == "command" and " -> ok" in i.text and i.key}
+        succeeded = {i.key: i.order for i in items if i.kind in ("command", "call") and " -> ok" in i.text and i.key}
         return [
             replace(item, text=f"{item.text} (resolved later)")
             if item.kind == "error"

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 SalienceKind = Literal[
-    "fact", "constraint", "request", "decision", "note", "open", "command", "artifact", "figure", "error"
+    "fact", "constraint", "request", "decision", "note", "open", "command", "call", "artifact", "figure", "error"
 ]
 """What an item records; the ledger files each kind under one section."""
 
@@ -55,13 +55,16 @@ _FIGURE = re.compile(
 _WORD = re.compile(r"\w+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])|\n+")
 _CONSTRAINT = re.compile(
-    r"\b(never|always|must(?:n't| not)?|do not|don't|dont|avoid|only use|prefer|preferably|instead of|rather than|"
+    r"\b(never|always|must(?:n't| not)?|do not|don't|dont|cannot|can't|can not|avoid|only use|prefer|preferably|"
+    r"preference|instead of|"
+    r"rather than|use [^.]{1,60}?, not|"
     r"not allowed|make sure|required|requirement|should(?:n't| not)?|no more than|at most|at least|without|"
     r"keep .{1,30} under)\b",
     re.IGNORECASE,
 )
 _DECISION = re.compile(
-    r"\b(decision|decided|decide|we will|we'll|i will|i'll|going with|go with|chose|choose|opted|plan is|"
+    r"\b(decision|decided|decide|we will|we'll|i will|i'll|we need to|we should|going with|go with|chose|choose|"
+    r"opted|plan is|"
     r"switch(?:ed|ing)? to|agreed|settled on|conclusion|root cause)\b",
     re.IGNORECASE,
 )
@@ -85,6 +88,8 @@ _IMPERATIVE = re.compile(
     re.IGNORECASE,
 )
 _RECORD = re.compile(r"""^\s*["']?([A-Za-z][\w .-]{1,40}?)["']?\s*[:=]\s*["']?([^"'{}\[\]]{1,100}?)["']?,?\s*$""")
+_SHELL_ARGS = frozenset({"command", "cmd", "script", "shell", "argv", "commands", "code"})
+"""Argument names that make a tool call a command run (its exact text matters), not a lookup."""
 _CANDIDATE = re.compile(r"[\d.]")  # every path has a dot, every figure and record value a digit
 _REFERENCE = re.compile(r"\.\w{1,8}(?::\d+|::)")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}(?:t[\d:.]+z?)?$")
@@ -241,7 +246,7 @@ def item_key(kind: SalienceKind, text: str) -> str | None:
     if kind == "artifact":
         match = _PATH.search(text)
         return match.group(0).lower() if match else None
-    if kind in ("command", "error"):
+    if kind in ("command", "call", "error"):
         return text.split(" -> ", 1)[0].lower() if " -> " in text else None
     if kind == "fact":
         body = text.split(" (was: ", 1)[0]
@@ -425,7 +430,8 @@ def _message_items(
             outcome, _ = _outcome(by_call.get(call.id))
             label = _call_label(call)
             text = f"{label} -> {outcome}"
-            yield Salient("command", clip(text, 320), label.lower(), order, informative_tokens(text))
+            kind: SalienceKind = "command" if _SHELL_ARGS.intersection(call.args) else "call"
+            yield Salient(kind, clip(text, 320), label.lower(), order, informative_tokens(text))
     elif message.role == "tool":
         label = labels.get(message.tool_call_id or "", message.name or "tool")
         failed = failure_line(message)
