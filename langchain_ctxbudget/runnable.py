@@ -18,11 +18,11 @@ collects the (non-streaming) input and emits one output, so the model after it s
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from typing import Any, cast, overload
 
 from ctxbudget import BuiltRequest, ContextSession
-from ctxbudget.errors import ContextOverflowError
+from ctxbudget.errors import ContextOverflowError, InvalidMessageError
 from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message, ToolSchema
 from ctxbudget.policy import CompactionPolicy
@@ -33,7 +33,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from ._checks import check_common, check_instance, check_tools, check_window
+from ._checks import check_common, check_instance, check_positive_int, check_tools, check_window
 from ._window import resolve_window
 from .convert import MessageConverter, tool_schemas
 from .errors import LangChainContextOverflowError
@@ -72,19 +72,102 @@ def _overflow(used: int, budget: int, window: int) -> LangChainContextOverflowEr
     )
 
 
+@overload
+def fit_messages(
+    messages: Sequence[BaseMessage],
+    *,
+    max_tokens: int,
+    counter: TokenCounter | None = None,
+    policy: CompactionPolicy | None = None,
+    tools: Sequence[Any] = (),
+) -> list[BaseMessage]: ...
+
+
+@overload
 def fit_messages(
     messages: Sequence[Message],
     *,
+    max_tokens: int,
+    counter: TokenCounter | None = None,
+    policy: CompactionPolicy | None = None,
+    tools: Sequence[Any] = (),
+) -> list[Message]: ...
+
+
+def fit_messages(
+    messages: Sequence[BaseMessage] | Sequence[Message],
+    *,
+    max_tokens: int,
+    counter: TokenCounter | None = None,
+    policy: CompactionPolicy | None = None,
+    tools: Sequence[Any] = (),
+) -> list[BaseMessage] | list[Message]:
+    """Stateless fit: bound tool outputs, repair tool pairs, drop the oldest safe prefix until within ``max_tokens``.
+
+    Leading system messages are always kept, nothing past the latest user message is dropped, and a tool call is
+    never separated from its result. The caller still holds everything that was dropped.
+
+    Args:
+        messages: LangChain messages (the result is LangChain messages; none given is modified, and one kept
+            unchanged that has an id comes back as the very object given) or ctxbudget messages (the result is
+            ctxbudget messages); not a mix.
+        max_tokens: the budget for the whole request, tools included.
+        counter: token counter (default exact ``o200k_base``).
+        policy: its tool-output limit bounds oversized tool results (default :class:`~ctxbudget.CompactionPolicy`).
+        tools: tools the model will see (``ToolSchema``, ``BaseTool``, functions or OpenAI dicts); counted.
+
+    Raises:
+        InvalidMessageError: ``messages`` is not a sequence of messages of one kind (the index is named).
+        InvalidPolicyError: ``max_tokens``, ``counter``, ``policy`` or ``tools`` is of the wrong kind.
+        LangChainContextOverflowError: the system messages plus the tail from the latest user message do not fit.
+    """
+    check_positive_int("max_tokens", max_tokens)
+    check_common(counter=counter, policy=policy)
+    schemas: tuple[ToolSchema, ...] = check_tools(tools, _any_tool_schemas)
+    listed, given_langchain = _fit_input(messages)
+    fit_args = (max_tokens, counter or TiktokenCounter(), policy or CompactionPolicy(), schemas)
+    if not given_langchain:
+        return _fit_core(cast("list[Message]", listed), *fit_args)
+    converter = MessageConverter()
+    fitted = _fit_core(converter.to_messages(_stable_ids(cast("list[BaseMessage]", listed))), *fit_args)
+    return [converter.to_langchain(m) for m in fitted]
+
+
+def _any_tool_schemas(tools: Sequence[Any]) -> tuple[ToolSchema, ...]:
+    return tuple(tool if isinstance(tool, ToolSchema) else tool_schemas([tool])[0] for tool in tools)
+
+
+def _fit_input(messages: object) -> tuple[list[BaseMessage] | list[Message], bool]:
+    """The messages as a list, and whether they are LangChain's; a mix or a non-message names the index."""
+    if isinstance(messages, (str, bytes, BaseMessage, Message)) or not isinstance(messages, Iterable):
+        raise InvalidMessageError(
+            f"messages: expected a sequence of LangChain or ctxbudget messages, got {type(messages).__name__}",
+            field="messages",
+        )
+    listed = list(messages)
+    for index, message in enumerate(listed):
+        if not isinstance(message, (BaseMessage, Message)):
+            expected = "a LangChain BaseMessage or a ctxbudget.Message"
+            raise InvalidMessageError(
+                f"messages[{index}]: expected {expected}, got {type(message).__name__}", field=f"messages[{index}]"
+            )
+        if isinstance(message, BaseMessage) != isinstance(listed[0], BaseMessage):
+            kinds = {True: "a LangChain message", False: "a ctxbudget.Message"}
+            first, this = kinds[isinstance(listed[0], BaseMessage)], kinds[isinstance(message, BaseMessage)]
+            raise InvalidMessageError(
+                f"messages[{index}]: {this} after {first} at index 0; pass one kind (convert with from_langchain)",
+                field=f"messages[{index}]",
+            )
+    return listed, bool(listed) and isinstance(listed[0], BaseMessage)
+
+
+def _fit_core(
+    messages: Sequence[Message],
     budget: int,
     counter: TokenCounter,
     policy: CompactionPolicy,
-    tools: Sequence[ToolSchema] = (),
+    tools: Sequence[ToolSchema],
 ) -> list[Message]:
-    """Stateless fit: bound tool outputs, repair tool pairs, drop the oldest safe prefix until within ``budget``.
-
-    Raises:
-        LangChainContextOverflowError: the system messages plus the tail from the latest user message do not fit.
-    """
     head = 0
     while head < len(messages) and messages[head].role == "system":
         head += 1
@@ -157,9 +240,7 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
     # -- fitting -----------------------------------------------------------------------------------------------
     def _stateless(self, messages: list[BaseMessage]) -> list[BaseMessage]:
         converted = self.converter.to_messages(_stable_ids(messages))
-        fitted = fit_messages(
-            converted, budget=self.max_tokens, counter=self.counter, policy=self.policy, tools=self.tools
-        )
+        fitted = _fit_core(converted, self.max_tokens, self.counter, self.policy, self.tools)
         return [self.converter.to_langchain(m) for m in fitted]
 
     def _feed(self, session: ContextSession, messages: list[BaseMessage]) -> list[BaseMessage]:

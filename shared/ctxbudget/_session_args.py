@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import get_args
 
+from ._foreign import check_not_foreign
 from .errors import InvalidMessageError, InvalidPolicyError, UsageError
 from .events import EventType
 from .items import ContextItem
@@ -107,6 +108,7 @@ def _as_list(value: object) -> list[object] | None:
 
 def check_messages(messages: object) -> list[Message]:
     """``messages`` as a list of :class:`Message`; else an error naming the argument, or the index of the culprit."""
+    check_not_foreign("messages", messages, "a sequence of ctxbudget.Message")
     listed = _as_list(messages)
     if listed is None:
         raise InvalidMessageError(
@@ -115,6 +117,7 @@ def check_messages(messages: object) -> list[Message]:
     checked: list[Message] = []
     for index, message in enumerate(listed):
         if not isinstance(message, Message):
+            check_not_foreign(f"messages[{index}]", message, "ctxbudget.Message")
             raise InvalidMessageError(
                 f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}",
                 field=f"messages[{index}]",

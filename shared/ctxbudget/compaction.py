@@ -369,6 +369,7 @@ class Compaction:
                 tail_tokens += self._sizes[cut]
         if cut <= 0 and force:  # everything fits: a manual compaction still summarizes the older part
             cut = len(history) // 2 if floor is None else len(history) - floor
+        cut = min(cut, len(history) - 1)  # the newest message always stays verbatim (as in the reference)
         safe = safe_cut_points(history)
         while cut > 0 and not safe[cut]:
             cut -= 1

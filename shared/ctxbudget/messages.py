@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from typing_extensions import Self
 
+from ._foreign import foreign_problem
 from ._validation import short_repr, subject_id, to_usage_error
 from .errors import InvalidMessageError
 
@@ -105,6 +106,16 @@ def _check_keys(field: str, value: Any) -> Any:
     return value
 
 
+def _refuse_foreign(content: Any) -> None:
+    """A LangChain / LlamaIndex message given as content (or as one of its blocks) names the converter."""
+    items = content if isinstance(content, (list, tuple)) else (content,)
+    for index, item in enumerate(items):
+        where = f"item {index}: " if item is not content else ""
+        problem = foreign_problem(item, "a str or content blocks" if not where else "a content block")
+        if problem is not None:
+            raise ValueError(f"{where}{problem}")
+
+
 class _Checked(BaseModel):
     """Construction fails with :class:`InvalidMessageError` naming the field, never a raw ``ValidationError``.
 
@@ -134,6 +145,9 @@ class _Checked(BaseModel):
         (Pydantic hands the mapping to ``__init__`` as keyword arguments, which Python refuses with a raw
         ``TypeError`` before any validation runs.)
         """
+        problem = foreign_problem(obj, f"a mapping of {cls._kind} fields")
+        if problem is not None:  # a LangChain / LlamaIndex message: point at the converter, not at pydantic
+            raise InvalidMessageError(f"{cls._kind} (no id): {problem}")
         if isinstance(obj, Mapping) and not all(isinstance(key, str) for key in obj):
             key = next(key for key in obj if not isinstance(key, str))
             raise InvalidMessageError(
@@ -197,6 +211,7 @@ class Message(_Checked):
     @field_validator("content", mode="before")
     @classmethod
     def _blocks_to_tuple(cls, value: Any) -> Any:
+        _refuse_foreign(value)
         if isinstance(value, list):
             return tuple(_check_keys("content", value))
         return _check_keys("content", value)

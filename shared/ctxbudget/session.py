@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from . import _session_compaction as _compaction
 from . import _session_snapshots as _snapshots
+from ._foreign import check_not_foreign
 from ._session_args import (
     check_arguments,
     check_components,
@@ -67,6 +68,8 @@ from .tracking import ContextState, ContextWindowTracker
 __all__ = ["ContextSession"]
 
 _NOTICE_PROBE = Message(role="user", content=INTERRUPTED_NOTICE, id="ctxbudget-notice")
+_THEN_ADD = " and pass that to add()"
+"""How a framework message given to ``add_user``/``add_assistant``/``add_tool_result`` gets in instead."""
 
 
 class ContextSession:
@@ -289,6 +292,7 @@ class ContextSession:
 
     def add_user(self, text: str, **metadata: Any) -> Message:
         """Append a user message and return it."""
+        check_not_foreign("text", text, "a str", _THEN_ADD)
         message = Message(role="user", content=text, metadata=metadata)
         self.add(message)
         return message
@@ -298,6 +302,7 @@ class ContextSession:
     ) -> Message:
         """Append an assistant reply (``interrupted=True`` for a reply the user aborted) and return it."""
         check_type("interrupted", interrupted, bool, InvalidMessageError)
+        check_not_foreign("text", text, "a str", _THEN_ADD)
         message = Message(
             role="assistant",
             content=text,
@@ -314,6 +319,7 @@ class ContextSession:
             InvalidMessageError: ``tool_call_id`` answers no open tool call of the latest assistant message (never
                 made, or already answered); the message names the open calls.
         """
+        check_not_foreign("content", content, "a str", _THEN_ADD)
         message = Message(role="tool", tool_call_id=tool_call_id, content=content, name=name)
         with self._lock:
             self._check_answers_open_call(message.tool_call_id or "")
@@ -330,6 +336,7 @@ class ContextSession:
 
     def _add_one(self, message: Message) -> None:
         if not isinstance(message, Message):
+            check_not_foreign("message", message, "ctxbudget.Message", " and add that")
             raise InvalidMessageError(
                 f"message: expected ctxbudget.Message, got {type(message).__name__}", field="message"
             )
