@@ -263,10 +263,17 @@ class ToolSchema(_Checked):
     name: str = Field(min_length=1)
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Kept, never sent as is: e.g. what a provider's tool spec carries beyond these fields "
+        "(OpenAI 'strict', Anthropic 'cache_control'), so ctxbudget.providers gives the spec back exactly.",
+    )
 
     @model_validator(mode="after")
     def _check_parameters(self) -> ToolSchema:
         _check_json("parameters", self.parameters)
+        if self.metadata:
+            _check_json("metadata", self.metadata)
         return self
 
     @classmethod

@@ -1,0 +1,446 @@
+"""Anthropic Messages, both ways: ``system`` apart, content blocks, tool results folded as Anthropic requires.
+
+Reading (:func:`messages_from_anthropic`): ``system`` becomes a system message; a user message's ``tool_result``
+blocks become one tool message each (``is_error`` and ``cache_control`` kept in the extras), its other blocks a user
+message; an assistant message's ``tool_use`` blocks become its tool calls, its ``text``, ``thinking``,
+``redacted_thinking`` and other blocks its content (thinking is kept, and counted, but is not text).
+
+Writing (:func:`messages_to_anthropic`, :func:`to_anthropic_request`): system messages wherever they stand go to
+``system``; consecutive tool results are folded into one user message, as Anthropic requires; messages with no
+content and no tool calls are left out (Anthropic refuses empty content); other providers' reasoning blocks are
+dropped and their images translated. With ``cache_control`` the stable prefix is marked as prompt-cache
+breakpoints: the end of the system prompt (which caches the tools before it), the end of the session's summary,
+pinned and planned context, and the last message.
+
+The round trip is exact: ``to_anthropic_request(messages_from_anthropic(ms, system=s)) == {"system": s,
+"messages": ms}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .._validation import short_repr
+from ..errors import InvalidMessageError, InvalidPolicyError
+from ..messages import ContentBlock, Message, ToolCall, ToolSchema
+from ._common import (
+    anthropic_image_source,
+    as_dict,
+    block_from_part,
+    extras_of,
+    image_url_of,
+    invalid,
+    part_from_block,
+    tool_extras,
+    with_extras,
+)
+
+__all__ = [
+    "ANTHROPIC",
+    "CacheControl",
+    "messages_from_anthropic",
+    "messages_to_anthropic",
+    "to_anthropic_request",
+    "tool_from_anthropic",
+    "tool_to_anthropic",
+]
+
+ANTHROPIC = "anthropic"
+"""The provider-extras key of this format."""
+
+CacheControl = bool | Mapping[str, Any]
+"""``True`` for ``{"type": "ephemeral"}``, a mapping for your own (``{"type": "ephemeral", "ttl": "1h"}``)."""
+
+_RESPONSE_KEYS = ("id", "type", "model", "stop_reason", "stop_sequence", "usage", "container", "context_management")
+"""Fields of a response ``Message`` that a request message does not take."""
+_PREFIX_MARKS = {"summary", "pinned", "context"}
+"""``metadata["ctxbudget"]`` of the session's own prefix messages (after the system prompt)."""
+_TEXT_KEYS = ("cache_control", "citations")
+
+
+# -- reading ---------------------------------------------------------------------------------------------------
+def messages_from_anthropic(messages: Iterable[object], *, system: object = None) -> list[Message]:
+    """Anthropic ``messages`` (dicts or SDK objects, a response ``Message`` too) and ``system`` as our messages.
+
+    Raises:
+        InvalidMessageError: not Anthropic messages (the message names the index and field).
+    """
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+        raise InvalidMessageError(
+            f"messages: must be a list of Anthropic messages, got {type(messages).__name__}", field="messages"
+        )
+    out = _system_from(system)
+    results_open = False  # the previous Anthropic message was a user message ending with tool results
+    for index, item in enumerate(messages):
+        path = f"messages[{index}]"
+        data = as_dict(item, path, response_keys=_RESPONSE_KEYS)
+        converted = _message_from(data, path)
+        if results_open and converted[0].role == "tool":  # would fold into the previous message: say it does not
+            converted[0] = _mark(converted[0], {"new_message": True})
+        out.extend(converted)
+        last = converted[-1]
+        results_open = last.role == "tool"
+    return out
+
+
+def _system_from(system: object) -> list[Message]:
+    if system is None:
+        return []
+    if isinstance(system, str):
+        return [Message(role="system", content=system)]
+    if isinstance(system, list):
+        blocks = tuple(block_from_part(part, f"system[{i}]") for i, part in enumerate(system))
+        return [Message(role="system", content=blocks)]
+    raise invalid("system", f"must be a string or a list of text blocks, got {type(system).__name__}")
+
+
+def _message_from(data: dict[str, Any], path: str) -> list[Message]:
+    role = data.get("role")
+    if role not in ("user", "assistant"):
+        raise invalid(f"{path}.role", f"must be 'user' or 'assistant' (system goes in system=), got {short_repr(role)}")
+    fields = {key: value for key, value in data.items() if key not in {"role", "content"}}
+    content = data.get("content")
+    try:
+        if isinstance(content, str):
+            messages = [Message(role=role, content=content)]
+        elif isinstance(content, list):
+            messages = _user_from(content, path) if role == "user" else [_assistant_from(content, path)]
+        else:
+            raise invalid(f"{path}.content", f"must be a string or a list of blocks, got {type(content).__name__}")
+    except InvalidMessageError as exc:
+        if str(exc).startswith(path):
+            raise
+        raise InvalidMessageError(f"{path}: {exc}", field=exc.field) from None
+    return [_mark(messages[0], {"fields": fields}), *messages[1:]] if fields else messages
+
+
+def _mark(message: Message, extras: Mapping[str, Any]) -> Message:
+    merged = {**extras_of(message, ANTHROPIC), **extras}
+    return message.model_copy(update={"metadata": with_extras(ANTHROPIC, merged, message.metadata)})
+
+
+def _user_from(content: list[Any], path: str) -> list[Message]:
+    """Tool results one message each, runs of other blocks a user message each; later parts marked as joined."""
+    messages: list[Message] = []
+    run: list[ContentBlock] = []
+    for index, part in enumerate(content):
+        where = f"{path}.content[{index}]"
+        block = as_dict(part, where)
+        if block.get("type") != "tool_result":
+            run.append(block_from_part(block, where))
+            continue
+        if run:
+            messages.append(Message(role="user", content=tuple(run)))
+            run = []
+        messages.append(_result_from(block, where))
+    if run or not messages:
+        messages.append(Message(role="user", content=tuple(run)))
+    return [messages[0], *(_mark(m, {"joined": True}) for m in messages[1:])]
+
+
+def _result_from(block: dict[str, Any], path: str) -> Message:
+    extras: dict[str, Any] = {}
+    fields = {k: v for k, v in block.items() if k not in {"type", "tool_use_id", "content"}}
+    if fields:
+        extras["fields"] = fields
+    content = block.get("content")
+    if "content" not in block:
+        extras["content"] = "absent"
+        content = ""
+    elif isinstance(content, list):
+        content = tuple(block_from_part(part, f"{path}.content[{i}]") for i, part in enumerate(content))
+    elif not isinstance(content, str):
+        raise invalid(f"{path}.content", f"must be a string or a list of blocks, got {type(content).__name__}")
+    return Message(
+        role="tool", tool_call_id=block.get("tool_use_id"), content=content, metadata=with_extras(ANTHROPIC, extras)
+    )
+
+
+def _assistant_from(content: list[Any], path: str) -> Message:
+    blocks: list[ContentBlock] = []
+    calls: list[ToolCall] = []
+    positions: list[int] = []
+    call_extras: dict[str, Any] = {}
+    for index, part in enumerate(content):
+        where = f"{path}.content[{index}]"
+        block = as_dict(part, where)
+        if block.get("type") != "tool_use":
+            blocks.append(block_from_part(block, where))
+            continue
+        positions.append(index)
+        fields = {k: v for k, v in block.items() if k not in {"type", "id", "name", "input"}}
+        if not isinstance(block.get("input"), Mapping):
+            raise invalid(f"{where}.input", f"must be an object, got {short_repr(block.get('input'))}")
+        calls.append(ToolCall(id=block.get("id"), name=block.get("name"), args=dict(block["input"])))
+        if fields:
+            call_extras[calls[-1].id] = fields
+    extras: dict[str, Any] = {}
+    if call_extras:
+        extras["calls"] = call_extras
+    if positions != list(range(len(blocks), len(content))):  # tool_use blocks not all at the end
+        extras["tool_use_at"] = positions
+    if not content:
+        extras["content"] = "list"
+    return Message(
+        role="assistant",
+        content=tuple(blocks) if blocks else "",
+        tool_calls=tuple(calls),
+        metadata=with_extras(ANTHROPIC, extras),
+    )
+
+
+def tool_from_anthropic(spec: object) -> ToolSchema:
+    """An Anthropic tool (``{"name", "description", "input_schema"}``) as a :class:`~ctxbudget.ToolSchema`.
+
+    Other keys (``cache_control``, a server tool's ``type``) are kept in its metadata.
+    """
+    data = as_dict(spec, "tool")
+    schema = data.get("input_schema", {})
+    if not isinstance(schema, Mapping):
+        raise invalid("tool.input_schema", f"must be a JSON Schema object, got {type(schema).__name__}")
+    extras: dict[str, Any] = {}
+    fields = {k: v for k, v in data.items() if k not in {"name", "description", "input_schema"}}
+    if fields:
+        extras["fields"] = fields
+    for key in ("description", "input_schema"):
+        if key not in data:
+            extras[key] = "absent"
+    try:
+        return ToolSchema(
+            name=data.get("name"),
+            description=data.get("description", ""),
+            parameters=dict(schema),
+            metadata=with_extras(ANTHROPIC, extras),
+        )
+    except InvalidMessageError as exc:
+        raise InvalidMessageError(f"tool: {exc}", field=exc.field) from None
+
+
+# -- writing ---------------------------------------------------------------------------------------------------
+def tool_to_anthropic(tool: ToolSchema) -> dict[str, Any]:
+    """A :class:`~ctxbudget.ToolSchema` as an Anthropic tool (``input_schema`` defaults to an empty object)."""
+    extras = tool_extras(tool.metadata, ANTHROPIC)
+    out: dict[str, Any] = {"name": tool.name}
+    if extras.get("description") != "absent" or tool.description:
+        out["description"] = tool.description
+    if extras.get("input_schema") != "absent" or tool.parameters:
+        out["input_schema"] = tool.parameters or {"type": "object", "properties": {}}
+    out.update({k: v for k, v in (extras.get("fields") or {}).items() if k not in out})
+    return out
+
+
+def messages_to_anthropic(messages: Iterable[Message]) -> dict[str, Any]:
+    """``{"system": ..., "messages": [...]}`` for ``messages`` (``system`` left out when there is none)."""
+    system: list[Message] = []
+    writer = _Writer()
+    for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            raise InvalidMessageError(
+                f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}", field="messages"
+            )
+        if message.role == "system":
+            system.append(message)
+        else:
+            writer.add(message)
+    request: dict[str, Any] = {}
+    system_value = _system_to(system) if system else None
+    if system_value:
+        request["system"] = system_value
+    request["messages"] = writer.out
+    return request
+
+
+class _Writer:
+    """Appends messages in Anthropic's shape, folding tool results (and the parts of one message) together."""
+
+    def __init__(self) -> None:
+        self.out: list[dict[str, Any]] = []
+        self.results_open = False  # the last entry is a user message of tool results, still open to more
+        self.foldable = False  # the last entry came from the history (never fold into the session's prefix)
+
+    def add(self, message: Message) -> None:
+        extras = extras_of(message, ANTHROPIC)
+        joined = bool(extras.get("joined")) and self.foldable and self.out[-1]["role"] == "user"
+        if message.role == "tool":
+            block = _result_to(message, extras)
+            if joined or (self.results_open and not extras.get("new_message")):
+                self.out[-1]["content"].append(block)
+            else:
+                self.out.append({"role": "user", "content": [block]})
+            self.results_open, self.foldable = True, True
+            return
+        content = _content_to(message, extras)
+        if not content and not message.tool_calls and extras.get("content") != "list":
+            return  # Anthropic refuses empty content: nothing to send
+        self.results_open = False
+        self.foldable = message.metadata.get("ctxbudget") not in _PREFIX_MARKS
+        if joined and isinstance(content, list) and message.role == "user":
+            self.out[-1]["content"].extend(content)
+            return
+        entry: dict[str, Any] = {"role": message.role, "content": content}
+        entry.update({k: v for k, v in (extras.get("fields") or {}).items() if k not in entry})
+        self.out.append(entry)
+
+
+def _content_to(message: Message, extras: Mapping[str, Any]) -> str | list[dict[str, Any]]:
+    if isinstance(message.content, str) and not message.tool_calls:
+        return [] if not message.content and extras.get("content") == "list" else message.content
+    blocks = _blocks_to(message.content)
+    if not message.tool_calls:
+        return blocks
+    call_extras = extras.get("calls") or {}
+    uses = [
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.args, **call_extras.get(call.id, {})}
+        for call in message.tool_calls
+    ]
+    positions = extras.get("tool_use_at")
+    if isinstance(positions, list) and _valid_positions(positions, len(blocks), len(uses)):
+        by_position = dict(zip(positions, uses, strict=True))
+        pending = iter(blocks)
+        return [by_position[i] if i in by_position else next(pending) for i in range(len(blocks) + len(uses))]
+    return [*blocks, *uses]
+
+
+def _valid_positions(positions: list[Any], blocks: int, uses: int) -> bool:
+    """``tool_use_at`` still fits the message: one distinct in-range index per call, in order."""
+    if len(positions) != uses or not all(isinstance(p, int) and 0 <= p < blocks + uses for p in positions):
+        return False
+    return sorted(set(positions)) == positions
+
+
+def _blocks_to(content: str | tuple[ContentBlock, ...]) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        converted = _block_to(block)
+        if converted is not None:
+            blocks.append(converted)
+    return blocks
+
+
+def _block_to(block: ContentBlock) -> dict[str, Any] | None:
+    if block.type == "reasoning":
+        return None  # an OpenAI reasoning item: only OpenAI takes it back
+    if block.type in {"image_url", "input_image"}:
+        image = image_url_of(block)
+        return {"type": "image", "source": anthropic_image_source(image[0])} if image else None
+    if block.type == "text" and block.text is not None:
+        return part_from_block(block, text_keys=_TEXT_KEYS) if block.text else None  # no empty text blocks
+    return part_from_block(block)
+
+
+def _result_to(message: Message, extras: Mapping[str, Any]) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+    if isinstance(message.content, tuple):
+        block["content"] = _blocks_to(message.content)
+    elif message.content or extras.get("content") != "absent":
+        block["content"] = message.content
+    block.update({k: v for k, v in (extras.get("fields") or {}).items() if k not in block})
+    return block
+
+
+def _system_to(system: Sequence[Message]) -> str | list[dict[str, Any]]:
+    if len(system) == 1 and isinstance(system[0].content, str):
+        return system[0].content
+    blocks: list[dict[str, Any]] = []
+    for message in system:
+        blocks.extend(b for b in _blocks_to(message.content) if b.get("type") == "text")
+    return blocks
+
+
+# -- whole requests --------------------------------------------------------------------------------------------
+def to_anthropic_request(
+    messages: Iterable[Message], tools: Sequence[ToolSchema] = (), *, cache_control: CacheControl = False
+) -> dict[str, Any]:
+    """``{"system", "messages", "tools"}``: the arguments of ``client.messages.create`` besides the model.
+
+    ``system`` and ``tools`` are left out when empty; pass ``model`` and ``max_tokens`` yourself.
+
+    Args:
+        messages: the request's messages (a :class:`~ctxbudget.BuiltRequest`'s, or any).
+        tools: the tool schemas.
+        cache_control: mark prompt-cache breakpoints on the stable prefix (see the module docstring); at most
+            four breakpoints are sent, counting those the messages already carry.
+    """
+    listed = list(messages)
+    request = messages_to_anthropic(listed)
+    if tools:
+        request["tools"] = [tool_to_anthropic(tool) for tool in tools]
+    if not isinstance(cache_control, (bool, Mapping)):
+        raise InvalidPolicyError(
+            "cache_control: must be a bool or a mapping such as {'type': 'ephemeral'}, got "
+            f"{short_repr(cache_control)}",
+            field="cache_control",
+        )
+    if cache_control:
+        marker = dict(cache_control) if isinstance(cache_control, Mapping) else {"type": "ephemeral"}
+        _mark_breakpoints(request, listed, marker)
+    return {key: request[key] for key in ("system", "messages", "tools") if key in request}
+
+
+_MAX_BREAKPOINTS = 4
+"""Anthropic accepts at most four ``cache_control`` blocks per request."""
+
+
+def _mark_breakpoints(request: dict[str, Any], messages: Sequence[Message], marker: dict[str, Any]) -> None:
+    """Mark the end of the system prompt (or tools), of the session's prefix, and the last message."""
+    targets: list[dict[str, Any]] = []
+    if "system" in request:
+        if isinstance(request["system"], str):
+            request["system"] = [{"type": "text", "text": request["system"]}]
+        if request["system"]:
+            targets.append(request["system"][-1])
+    elif request.get("tools"):
+        targets.append(request["tools"][-1])
+    sent = request["messages"]
+    prefix = _prefix_length(messages)
+    if 0 < prefix < len(sent):
+        targets.append(_last_block(sent[prefix - 1]))
+    if sent:
+        targets.append(_last_block(sent[-1]))
+    room = _MAX_BREAKPOINTS - _count_breakpoints(request)
+    for target in _unique(targets)[: max(0, room)]:
+        target.setdefault("cache_control", dict(marker))
+
+
+def _prefix_length(messages: Sequence[Message]) -> int:
+    """How many sent messages (system messages are not) the session's summary/pinned/context prefix spans."""
+    count = 0
+    for message in messages:
+        if message.role == "system":
+            continue
+        if message.metadata.get("ctxbudget") not in _PREFIX_MARKS:
+            break
+        count += 1
+    return count
+
+
+def _last_block(entry: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(entry["content"], str):
+        entry["content"] = [{"type": "text", "text": entry["content"]}]
+    return entry["content"][-1] if entry["content"] else entry
+
+
+def _unique(targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    unique: list[dict[str, Any]] = []
+    for target in targets:
+        if all(target is not seen for seen in unique):
+            unique.append(target)
+    return unique
+
+
+def _count_breakpoints(request: Mapping[str, Any]) -> int:
+    """``cache_control`` marks already in the system blocks, tools, message blocks and tool results' blocks."""
+    found = 0
+    stack: list[Any] = [request.get("system"), request.get("tools"), request.get("messages")]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, Mapping):
+            found += "cache_control" in item
+            if isinstance(item.get("content"), list):
+                stack.append(item["content"])
+    return found
