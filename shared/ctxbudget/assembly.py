@@ -21,7 +21,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._defaults import default_counter
-from .errors import BudgetExceededError, DuplicateFragmentError, FragmentLimitError, InvalidPolicyError, PlanAuditError
+from .errors import (
+    BudgetExceededError,
+    DuplicateFragmentError,
+    FragmentLimitError,
+    InvalidFragmentError,
+    InvalidPolicyError,
+    PlanAuditError,
+)
 from .fragments import Fragment
 from .messages import Message
 from .tokens import TokenCounter
@@ -75,6 +82,10 @@ def _check_budget_value(value: object, field: str) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidPolicyError(f"{field}: must be a non-negative integer or None, got {value!r}", field=field)
+    if isinstance(value, int):  # exact: a huge int must not be converted to float
+        if value < 0:
+            raise InvalidPolicyError(f"{field}: must be a non-negative integer or None, got {value!r}", field=field)
+        return
     if not math.isfinite(value) or value < 0 or value != int(value):
         raise InvalidPolicyError(f"{field}: must be a non-negative integer or None, got {value!r}", field=field)
 
@@ -82,6 +93,11 @@ def _check_budget_value(value: object, field: str) -> None:
 def _coerce(fragments: Iterable[FragmentLike]) -> list[Fragment]:
     # Fragment objects are re-validated too: model_copy(update=...) skips validation, and the rule that data never
     # takes an instruction role must hold for whatever a strategy hands us.
+    if isinstance(fragments, (str, bytes, Mapping)) or not isinstance(fragments, Iterable):
+        raise InvalidFragmentError(
+            f"fragments: expected an iterable of Fragment objects or mappings, got {type(fragments).__name__}",
+            field="fragments",
+        )
     result = [Fragment.from_mapping(dict(f) if isinstance(f, Fragment) else f) for f in fragments]
     seen: set[str] = set()
     for fragment in result:

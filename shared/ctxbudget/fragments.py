@@ -102,6 +102,9 @@ class Fragment(BaseModel):
             raise InvalidFragmentError(
                 f"fragment: expected a Fragment or a mapping, got {type(data).__name__}", field="fragment"
             )
+        bad = [key for key in data if not isinstance(key, str)]
+        if bad:
+            raise InvalidFragmentError(f"fragment: field names must be strings, got {bad[0]!r}", field="fragment")
         return cls(**dict(data))
 
     @field_validator("id", "source_id")

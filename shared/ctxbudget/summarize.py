@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import InvalidPolicyError
+from .errors import InvalidMessageError, InvalidPolicyError
 from .ledger import LEDGER_SECTIONS, Ledger, parse_ledger
 from .messages import Message
 from .salience import Salient, salient_items
@@ -66,6 +66,16 @@ class AsyncSummarizer(Protocol):
 
 def render_transcript(messages: Sequence[Message]) -> str:
     """Render messages as an escaped ``<transcript>``: nothing inside can close or forge the envelope."""
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise InvalidMessageError(
+            f"messages: expected a sequence of ctxbudget.Message, got {type(messages).__name__}", field="messages"
+        )
+    for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            raise InvalidMessageError(
+                f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}",
+                field=f"messages[{index}]",
+            )
     parts = ["<transcript>"]
     for message in messages:
         attrs = f'role="{message.role}"'

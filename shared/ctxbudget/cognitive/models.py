@@ -93,6 +93,8 @@ class _WireModel(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise self._wire_error(_describe(type(self).__name__, exc)) from None
+        except TypeError as exc:  # a nested object with non-string keys cannot even be passed as keywords
+            raise self._wire_error(f"{type(self).__name__}: not a JSON object with string keys ({exc})") from None
 
     @model_validator(mode="before")
     @classmethod
@@ -150,6 +152,8 @@ class _WireModel(BaseModel):
             return cls.model_validate(data, strict=True)
         except ValidationError as exc:
             raise cls._wire_error(_describe(cls.__name__, exc)) from None
+        except TypeError as exc:  # a (nested) object with non-string keys
+            raise cls._wire_error(f"{cls.__name__}: not a JSON object with string keys ({exc})") from None
         except CognitiveContextError as exc:
             if cls._wire_error is ResponseDrift and not isinstance(exc, ResponseDrift):
                 raise ResponseDrift(f"{cls.__name__} carries an invalid binding: {exc}") from None

@@ -56,7 +56,7 @@ def relevance_at(position: int) -> float:
     """
     if isinstance(position, bool) or not isinstance(position, int) or position < 0:
         raise UsageError(f"position: must be an integer >= 0, got {position!r}", field="position")
-    return max(0.9, 1.0 - 0.02 * position)
+    return 0.9 if position >= 5 else max(0.9, 1.0 - 0.02 * position)  # no float conversion of a huge int
 
 
 def render_document(document: CitedDocument, position: int, *, truncated: bool = False) -> ContextItem:

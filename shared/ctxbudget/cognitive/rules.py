@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Literal, cast, get_args
 
 from ..errors import (
@@ -19,6 +19,7 @@ from ..errors import (
     InvalidBinding,
     MissingProviderError,
     UnexpectedBindingError,
+    UsageError,
 )
 from .models import PackageBinding
 from .session import CognitiveContextSession
@@ -70,6 +71,11 @@ def check_providers(kinds_or_providers: Iterable[object], *, bound: bool) -> boo
             bound and the list holds a general retrieval or graph provider, or a provider whose kind cannot be
             told (it fails closed: it might be general retrieval).
     """
+    if isinstance(kinds_or_providers, (str, bytes, Mapping)) or not isinstance(kinds_or_providers, Iterable):
+        raise UsageError(
+            f"providers: expected an iterable of provider kinds or providers, got {type(kinds_or_providers).__name__}",
+            field="providers",
+        )
     for index, item in enumerate(kinds_or_providers):
         kind = provider_kind(item)
         label = f"providers[{index}] ({_label(item)})"
