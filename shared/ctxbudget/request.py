@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from .events import ContextCompacted
 from .messages import Message, ToolSchema
+from .providers import to_anthropic_request, to_openai_request, to_responses_request
+from .providers.anthropic import CacheControl
 from .tracking import ContextState
 
 __all__ = ["INTERRUPTED_NOTICE", "BuiltRequest", "PreCompact"]
@@ -82,6 +84,28 @@ class BuiltRequest:
     def state(self) -> ContextState:
         """The window reading for this request."""
         return ContextState.of(self._used_tokens, self._max_tokens)
+
+    def to_openai(self) -> dict[str, Any]:
+        """``{"messages", "tools"}`` for ``client.chat.completions.create(model=..., **request.to_openai())``.
+
+        ``tools`` is left out when there are none (the API refuses an empty list). See
+        :func:`ctxbudget.providers.to_openai_request`.
+        """
+        return to_openai_request(self._messages, self._tools)
+
+    def to_responses(self) -> dict[str, Any]:
+        """``{"input": [...], "tools": [...]}`` for ``client.responses.create(model=..., **request.to_responses())``."""
+        return to_responses_request(self._messages, self._tools)
+
+    def to_anthropic(self, *, cache_control: CacheControl = False) -> dict[str, Any]:
+        """``{"system", "messages", "tools"}`` for ``client.messages.create(model=..., max_tokens=..., **...)``.
+
+        System messages go to ``system``, consecutive tool results are folded into one user message, and
+        ``cache_control=True`` marks prompt-cache breakpoints at the end of the system prompt, of the summary and
+        pinned prefix, and at the last message, so a compaction only invalidates what it changed. See
+        :func:`ctxbudget.providers.to_anthropic_request`.
+        """
+        return to_anthropic_request(self._messages, self._tools, cache_control=cache_control)
 
     def __repr__(self) -> str:
         return (

@@ -58,6 +58,8 @@ from .messages import Message, MessageSequence, ToolCall, ToolSchema
 from .models import DEFAULT_REGISTRY, ModelRegistry
 from .planner import PlannerConfig, PlanResult, plan_context
 from .policy import CompactionPolicy
+from .providers import is_responses_item, messages_from_anthropic, messages_from_openai, messages_from_responses
+from .providers.usage import usage_figures
 from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER, BuiltRequest, PreCompact, insert_interrupted_notice
 from .snapshot import SessionSnapshot
 from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer
@@ -289,6 +291,40 @@ class ContextSession:
             for message in messages:
                 self._add_one(message)
             self._emit_update()
+
+    def add_openai(self, *messages: object) -> list[Message]:
+        """Convert OpenAI messages and add them; return the converted messages.
+
+        Takes Chat Completions messages (dicts, or ``response.choices[0].message``) or Responses items (dicts, or
+        the items of ``response.output``), told apart by the ``type`` every Responses item has. What a message
+        carries beyond our fields is kept in its metadata, so :meth:`BuiltRequest.to_openai` sends it back as given.
+
+        Raises:
+            InvalidMessageError: a message that is not of either format (naming its index and field); nothing is
+                added.
+        """
+        listed = list(messages)
+        responses = any(is_responses_item(item) for item in listed)
+        converted = messages_from_responses(listed) if responses else messages_from_openai(listed)
+        self.add(*converted)
+        return converted
+
+    def add_anthropic(self, *messages: object, system: object = None) -> list[Message]:
+        """Convert Anthropic messages (dicts, or a response ``Message``) and add them; return the converted messages.
+
+        Tool results become tool messages (one per ``tool_result`` block), thinking blocks are kept and counted.
+        ``system`` (a string or text blocks) joins the leading system block, unless it is this session's
+        ``system_prompt`` already; pass it once, when importing a conversation.
+
+        Raises:
+            InvalidMessageError: a message that is not an Anthropic message (naming its index and field); nothing is
+                added.
+        """
+        if system == self._system_prompt:
+            system = None
+        converted = messages_from_anthropic(messages, system=system)
+        self.add(*converted)
+        return converted
 
     def add_user(self, text: str, **metadata: Any) -> Message:
         """Append a user message and return it."""
@@ -604,8 +640,17 @@ class ContextSession:
         else:  # nobody listens: keep the trace, skip building the event (a per-turn hot path)
             self.events.record_usage(seq, self.tracker.used(self.counted_tokens()))
 
-    def record_usage(self, prompt_tokens: int, completion_tokens: int | None = None) -> None:
-        """Record the provider-reported usage of the last built request (calibrates the tracker)."""
+    def record_usage(self, prompt_tokens: int | object, completion_tokens: int | None = None) -> None:
+        """Record the provider-reported usage of the last built request (calibrates the tracker).
+
+        ``prompt_tokens`` is the billed prompt, or the SDK's usage object (or the response holding it): OpenAI's
+        ``CompletionUsage``/``ResponseUsage``, Anthropic's ``Usage`` (input plus cache reads and writes); see
+        :func:`ctxbudget.providers.usage_figures`.
+        """
+        if not isinstance(prompt_tokens, (int, float, str, bytes)) and prompt_tokens is not None:
+            figures = usage_figures(prompt_tokens)
+            prompt_tokens = figures.prompt_tokens
+            completion_tokens = figures.completion_tokens if completion_tokens is None else completion_tokens
         if not isinstance(prompt_tokens, int) or isinstance(prompt_tokens, bool) or prompt_tokens < 0:
             raise InvalidPolicyError(
                 f"prompt_tokens: must be an int >= 0, got {prompt_tokens!r}", field="prompt_tokens"

@@ -408,6 +408,10 @@ def counter_for_model(model: str, *, registry: ModelRegistry = DEFAULT_REGISTRY)
     info = registry.get(model)
     if info.exact:
         return TiktokenCounter(info.encoding)
+    if info.provider == "anthropic":  # Anthropic's block shapes and its documented tool-use system prompt
+        from .providers.anthropic_tokens import AnthropicCounter  # noqa: PLC0415  (that module imports this one)
+
+        return AnthropicCounter(info.name, factor=info.token_factor, encoding=info.encoding)
     return EstimatingCounter(info.token_factor, encoding=info.encoding)
 
 
@@ -415,10 +419,30 @@ def count_request(counter: TokenCounter, messages: Iterable[Message], tools: Seq
     """Tokens a whole request costs: every message, the tool schemas and the reply priming.
 
     Raises:
-        InvalidMessageError: ``messages`` is not an iterable of messages, or ``tools`` not a sequence of schemas.
+        InvalidMessageError: ``messages`` is not an iterable of messages (a provider's message dict is named with
+            the converter that reads it), or ``tools`` not a sequence of schemas.
     """
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
         raise InvalidMessageError(
             f"messages: must be an iterable of ctxbudget.Message, got {type(messages).__name__}", field="messages"
         )
-    return sum(counter.count_message(m) for m in messages) + counter.count_tools(tools) + counter.request_overhead
+    listed = messages if isinstance(messages, Sequence) else list(messages)
+    try:
+        total = sum(counter.count_message(m) for m in listed)
+    except (InvalidMessageError, AttributeError, TypeError):
+        _refuse_provider_dicts(listed)
+        raise
+    return total + counter.count_tools(tools) + counter.request_overhead
+
+
+def _refuse_provider_dicts(messages: Sequence[object]) -> None:
+    """A provider's message dict where a :class:`Message` belongs: name the converter that reads it."""
+    for index, message in enumerate(messages):
+        if isinstance(message, Mapping):
+            raise InvalidMessageError(
+                f"messages[{index}]: a {type(message).__name__} (a provider's message?), not a ctxbudget.Message; "
+                "convert it first: ctxbudget.messages_from_openai(messages) for Chat Completions, "
+                "messages_from_responses(items) for Responses, messages_from_anthropic(messages, system=...) for "
+                "Anthropic",
+                field="messages",
+            ) from None

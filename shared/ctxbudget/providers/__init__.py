@@ -6,8 +6,8 @@
   optional prompt-cache breakpoints) and tools.
 * :mod:`~ctxbudget.providers.anthropic_tokens`: :class:`AnthropicCounter`, the tool-use system prompt table.
 * :mod:`~ctxbudget.providers.usage`: :func:`usage_figures` reads either SDK's usage object.
-* :mod:`~ctxbudget.providers.fake_servers`: loopback servers that answer like each API, for offline tests with
-  the real SDK clients.
+* :mod:`~ctxbudget.providers.fake_servers` (a test double, imported on its own): loopback servers that answer
+  like each API, for offline tests with the real SDK clients.
 
 Reading then writing the same format gives back exactly what was read: what a :class:`~ctxbudget.Message` has no
 field for is kept in ``metadata["provider"][<format>]``. Writing another format converts what it can (text, tool
@@ -40,6 +40,7 @@ from .openai_chat import (
 )
 from .openai_responses import (
     OPENAI_RESPONSES,
+    is_responses_item,
     messages_from_responses,
     messages_to_responses,
     to_responses_request,
@@ -57,6 +58,7 @@ __all__ = [
     "AnthropicCounter",
     "CacheControl",
     "UsageFigures",
+    "is_responses_item",
     "message_from_openai",
     "message_to_openai",
     "messages_from_anthropic",

@@ -34,6 +34,7 @@ from ._common import (
 
 __all__ = [
     "OPENAI_RESPONSES",
+    "is_responses_item",
     "messages_from_responses",
     "messages_to_responses",
     "to_responses_request",
@@ -49,6 +50,12 @@ _ROLES = {"user": "user", "system": "system", "developer": "system", "assistant"
 
 
 # -- reading ---------------------------------------------------------------------------------------------------
+def is_responses_item(item: object) -> bool:
+    """``item`` is a Responses item (it has a ``type``), not a Chat Completions message (which never does)."""
+    kind = item.get("type") if isinstance(item, Mapping) else getattr(item, "type", None)
+    return isinstance(kind, str)
+
+
 def messages_from_responses(items: Iterable[object]) -> list[Message]:
     """Responses ``input`` items (dicts, or a response's ``output`` items) as our messages.
 
