@@ -8,33 +8,125 @@ the result: the request to send next, the cumulative summary and the archive of 
 A document ``compact`` wrote resumes where it left off: its summary, goal and archive seed the session, and the
 messages the session generated (the summary message, synthetic tool results) are left out of the history, so
 compacting it again loses nothing.
+
+Both commands count archived originals the same way (:func:`archived_originals`): the transcript messages whose
+original is in the session's archive after the compaction, each once, whatever the reason (bounded on arrival,
+cleared, shortened or summarized by compaction, or dropped as an orphaned result no request can carry). *Bounded on
+arrival* are the tool outputs over the per-output limit (``CompactionPolicy.max_tool_output_tokens``, by default
+min(8,000, window / 8) tokens) that were cut to a head and tail excerpt as they were read into the session, before
+any compaction; their full text is archived, so they are among the archived originals.
+
+The long steps report how far they are to a :class:`Progress` callback (the CLI draws rich bars from it):
+``reading`` (bytes), ``parsing`` (messages, total unknown until done), ``counting`` (messages measured into the
+session, oversized tool outputs bounded) and ``compacting`` (messages of the history: those summarized so far).
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
 from .archive import ArchiveEntry
 from .events import ContextCompacted
 from .messages import Message
+from .policy import CompactionPolicy
 from .session import ContextSession
 from .snapshot import SessionSnapshot, TrackerSnapshot
-from .tokens import count_request
+from .summarize import ExtractiveSummarizer, SummaryRequest
+from .tokens import TokenCounter, count_request
 from .toolpairs import find_tool_pair_problems
 from .tracking import ContextState
-from .transcripts import COMPACTED_FORMAT, CompactedState, Transcript
+from .transcripts import COMPACTED_FORMAT, CompactedState, Transcript, load_transcript
 
-__all__ = ["COMPACTED_FORMAT", "compact_transcript", "inspect_transcript", "originals_from_compacted", "session_for"]
+__all__ = [
+    "COMPACTED_FORMAT",
+    "STEPS",
+    "Progress",
+    "archived_originals",
+    "compact_transcript",
+    "inspect_transcript",
+    "no_progress",
+    "originals_from_compacted",
+    "read_transcript",
+    "session_for",
+]
 
 _SESSION_ID = "ctxbudget-cli"
+_READ_CHUNK = 1 << 20  # bytes read between two progress reports
+_ADD_BATCH = 250  # messages added to the session between two progress reports
+
+STEPS = ("reading", "parsing", "counting", "compacting")
+"""The steps :class:`Progress` hears about, in order (``inspect`` and ``compact`` run all four)."""
+
+
+class Progress(Protocol):
+    """Told how far a long step is: ``completed`` of ``total`` (``None`` while unknown), with a short live note."""
+
+    def __call__(self, step: str, completed: int, total: int | None, detail: str = "") -> None:
+        """Report ``step`` (one of :data:`STEPS`) at ``completed`` of ``total``."""
+
+
+def no_progress(step: str, completed: int, total: int | None, detail: str = "") -> None:
+    """A :class:`Progress` that reports nowhere."""
+
+
+def read_transcript(path: Path, *, key: str | None = None, progress: Progress = no_progress) -> Transcript:
+    """:func:`~ctxbudget.transcripts.load_transcript`, reporting the bytes read, then the messages parsed.
+
+    The file is streamed once for the byte count (nothing kept) and read again by ``load_transcript`` from the
+    page cache, so every error is exactly ``load_transcript``'s.
+    """
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            done = 0
+            progress("reading", 0, size)
+            while chunk := handle.read(_READ_CHUNK):
+                done += len(chunk)
+                progress("reading", done, max(size, done))
+    except OSError:
+        pass  # load_transcript reports it, naming the file
+    progress("parsing", 0, None)
+    transcript = load_transcript(path, key=key)
+    count = len(transcript.messages)
+    progress("parsing", count, count)
+    return transcript
+
+
+def archived_originals(entries: Iterable[ArchiveEntry]) -> int:
+    """How many distinct messages have their original in ``entries`` (the one archived count the CLI reports)."""
+    return len({entry.message.id for entry in entries if entry.message is not None})
+
+
+class _ReportingSummarizer(ExtractiveSummarizer):
+    """The session's default offline summarizer, telling how many messages each chunk it summarizes holds."""
+
+    def __init__(self, counter: TokenCounter, on_chunk: Callable[[int], None]) -> None:
+        super().__init__(counter)
+        self._on_chunk = on_chunk
+
+    def summarize(self, request: SummaryRequest) -> str:
+        """Report the chunk, then build the ledger as :class:`ExtractiveSummarizer` does."""
+        self._on_chunk(len(request.messages))
+        return super().summarize(request)
 
 
 def session_for(
-    transcript: Transcript, *, model: str | None, max_tokens: int | None, compact_instructions: str | None = None
+    transcript: Transcript,
+    *,
+    model: str | None,
+    max_tokens: int | None,
+    compact_instructions: str | None = None,
+    policy: CompactionPolicy | None = None,
+    progress: Progress = no_progress,
 ) -> tuple[ContextSession, list[Message]]:
-    """Build a session holding ``transcript``; returns it and the leading system messages it took as its prompt."""
+    """Build a session holding ``transcript``; returns it and the leading system messages it took as its prompt.
+
+    Adding the messages measures each one and bounds oversized tool outputs: the ``counting`` step.
+    """
     messages = list(transcript.messages)
     lead = 0
     while lead < len(messages) and messages[lead].role == "system":
@@ -47,11 +139,46 @@ def session_for(
         tools=transcript.tools,
         session_id=_SESSION_ID,
         compact_instructions=compact_instructions,
+        policy=policy,
     )
+    history = messages[lead:]
+    progress("counting", 0, len(history))
     if transcript.compacted is not None:
-        return _resumed(session, transcript.compacted, messages[lead:]), system
-    session.add(*messages[lead:])
+        session = _resumed(session, transcript.compacted, history)
+    else:
+        for start in range(0, len(history), _ADD_BATCH):
+            session.add(*history[start : start + _ADD_BATCH])
+            progress("counting", min(start + _ADD_BATCH, len(history)), len(history))
+    progress("counting", len(history), len(history))
     return session, system
+
+
+def _compact(session: ContextSession, progress: Progress) -> tuple[ContextCompacted, list[Message]]:
+    """Compact ``session`` now and build the next request; returns the event and the messages sent after the prompt.
+
+    A message of the history the request leaves out (an orphaned result a strict provider would reject) is
+    archived as ``dropped``: never lost. The ``compacting`` step counts the history's messages summarized so far.
+    """
+    total = len(session.history)
+    summarized = 0
+
+    def on_chunk(messages: int) -> None:
+        nonlocal summarized
+        summarized = min(total, summarized + messages)
+        progress("compacting", summarized, total, "summarizing into the ledger")
+
+    if type(session.summarizer) is ExtractiveSummarizer:  # the default: the same ledger, reported chunk by chunk
+        session.summarizer = _ReportingSummarizer(session.counter, on_chunk)
+    progress("compacting", 0, total, "clearing old tool outputs")
+    event = session.compact()
+    request = session.build_request()
+    sent = list(request.messages[1:] if session.system_prompt else request.messages)
+    sent_ids = {m.id for m in sent}
+    for message in session.history:
+        if message.id not in sent_ids:
+            session.archive.put_message(message, "dropped")
+    progress("compacting", total, total, "done")
+    return event, sent
 
 
 def _resumed(fresh: ContextSession, state: CompactedState, messages: list[Message]) -> ContextSession:
@@ -86,10 +213,20 @@ def _resumed(fresh: ContextSession, state: CompactedState, messages: list[Messag
 
 
 def inspect_transcript(
-    transcript: Transcript, *, model: str | None = "gpt-4o", max_tokens: int | None = None, top: int = 10
+    transcript: Transcript,
+    *,
+    model: str | None = "gpt-4o",
+    max_tokens: int | None = None,
+    top: int = 10,
+    policy: CompactionPolicy | None = None,
+    progress: Progress = no_progress,
 ) -> dict[str, Any]:
-    """Report window usage by role and tool, the largest items, tool-pair problems and a trial compaction."""
-    session, _ = session_for(transcript, model=model, max_tokens=max_tokens)
+    """Report window usage by role and tool, the largest items, tool-pair problems and a trial compaction.
+
+    The trial is the compaction ``compact`` would run (same policy, same steps), so its ``archived`` count is the
+    one ``compact`` reports for the same file.
+    """
+    session, _ = session_for(transcript, model=model, max_tokens=max_tokens, policy=policy, progress=progress)
     counter = session.counter
     sizes = [counter.count_message(m) for m in transcript.messages]
     used = count_request(counter, transcript.messages, transcript.tools)
@@ -117,7 +254,7 @@ def inspect_transcript(
         "largest": _largest(transcript.messages, sizes, top),
         "tool_pairs": {"problems": len(problems), "details": [p.describe() for p in problems[:50]]},
         "late_system_messages": [i for i, m in enumerate(transcript.messages) if m.role == "system" and i > 0][:50],
-        "compaction": _trial_compaction(session, would_trigger=used >= policy.threshold * window),
+        "compaction": _trial_compaction(session, would_trigger=used >= policy.threshold * window, progress=progress),
     }
 
 
@@ -169,13 +306,23 @@ def _largest(messages: tuple[Message, ...], sizes: list[int], top: int) -> list[
     ]
 
 
-def _trial_compaction(session: ContextSession, *, would_trigger: bool) -> dict[str, Any]:
-    bounded = sum(1 for entry in session.archive if entry.reason == "bounded")
+def _trial_compaction(session: ContextSession, *, would_trigger: bool, progress: Progress) -> dict[str, Any]:
+    bounded = _bounded_on_arrival(session)
     try:
-        event = session.compact()
+        event, _ = _compact(session, progress)
     except Exception as exc:  # a failed trial is part of the report, not a crash
         return {"would_auto_trigger": would_trigger, "bounded_on_arrival": bounded, "error": f"{exc}"}
-    return {"would_auto_trigger": would_trigger, "bounded_on_arrival": bounded, **_event_json(event), "error": None}
+    return {
+        "would_auto_trigger": would_trigger,
+        "bounded_on_arrival": bounded,
+        **_event_json(event, session),
+        "error": None,
+    }
+
+
+def _bounded_on_arrival(session: ContextSession) -> int:
+    """Tool outputs bounded as they were added (before any compaction): their originals are archived as such."""
+    return archived_originals(entry for entry in session.archive if entry.reason == "bounded")
 
 
 def _state_json(state: ContextState) -> dict[str, Any]:
@@ -187,13 +334,13 @@ def _state_json(state: ContextState) -> dict[str, Any]:
     }
 
 
-def _event_json(event: ContextCompacted) -> dict[str, Any]:
+def _event_json(event: ContextCompacted, session: ContextSession) -> dict[str, Any]:
     return {
         "trigger": event.trigger,
         "tiers": list(event.tiers),
         "before": _state_json(event.before),
         "after": _state_json(event.after),
-        "archived": len(event.receipt),
+        "archived": archived_originals(session.archive),
         "summary_chars": len(event.summary or ""),
     }
 
@@ -204,6 +351,8 @@ def compact_transcript(
     model: str | None = "gpt-4o",
     max_tokens: int | None = None,
     instructions: str | None = None,
+    policy: CompactionPolicy | None = None,
+    progress: Progress = no_progress,
 ) -> dict[str, Any]:
     """Compact ``transcript`` and return the document ``ctxbudget compact`` writes.
 
@@ -212,14 +361,16 @@ def compact_transcript(
     message of the transcript. Raises :class:`~ctxbudget.errors.CompactionError` or
     :class:`~ctxbudget.errors.ContextOverflowError` when compaction cannot make the history fit.
     """
-    session, system = session_for(transcript, model=model, max_tokens=max_tokens, compact_instructions=instructions)
-    event = session.compact()
-    request = session.build_request()
-    sent = list(request.messages[1:] if session.system_prompt else request.messages)
-    sent_ids = {m.id for m in sent}
-    for message in session.history:  # orphaned results a strict provider would reject: archived, never lost
-        if message.id not in sent_ids:
-            session.archive.put_message(message, "dropped")
+    session, system = session_for(
+        transcript,
+        model=model,
+        max_tokens=max_tokens,
+        compact_instructions=instructions,
+        policy=policy,
+        progress=progress,
+    )
+    bounded = _bounded_on_arrival(session)
+    event, sent = _compact(session, progress)
     messages = [*system, *sent]
     return {
         "format": COMPACTED_FORMAT,
@@ -233,7 +384,7 @@ def compact_transcript(
         "summary": session.summary,
         "goal": session.goal,
         "archive": [entry.model_dump(mode="json") for entry in session.archive.entries()],
-        "compaction": _event_json(event),
+        "compaction": {**_event_json(event, session), "bounded_on_arrival": bounded},
     }
 
 

@@ -16,9 +16,10 @@ imports a framework. Both drivers replay the same script (:func:`simulated_turns
 from __future__ import annotations
 
 import importlib
+import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from .errors import UsageError
@@ -38,12 +39,14 @@ __all__ = [
     "Driver",
     "SimulatedStep",
     "SimulatedTurn",
+    "Stage",
     "TurnReport",
     "core_driver",
     "default_driver",
     "driver_named",
     "run_demo",
     "simulated_turns",
+    "stages",
 ]
 
 DRIVER_NAMES = ("core", "langchain")
@@ -151,6 +154,45 @@ class DemoResult:
             and self.rejected_requests == 0
             and self.originals_recovered == self.originals_total
         )
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A run of consecutive turns folded into one row of the demo's final table."""
+
+    first_turn: int
+    last_turn: int
+    model_calls: int
+    """Requests sent to the model during these turns."""
+    tokens_sent: int
+    """Those requests' tokens, together."""
+    largest_request: int
+    """The biggest of those requests, in tokens."""
+    used_at_end: float
+    """Percentage of the window the history fills after the last turn."""
+    compactions: int
+    bounded: int
+    """Tool outputs bounded as they arrived."""
+
+
+def stages(reports: Sequence[TurnReport], count: int = 10) -> list[Stage]:
+    """``reports`` cut into at most ``count`` runs of consecutive turns of equal length (the last may be shorter)."""
+    size = max(1, math.ceil(len(reports) / count))
+    return [_stage(reports[start : start + size]) for start in range(0, len(reports), size)]
+
+
+def _stage(reports: Sequence[TurnReport]) -> Stage:
+    sizes = [tokens for report in reports for tokens in report.request_tokens]
+    return Stage(
+        first_turn=reports[0].turn,
+        last_turn=reports[-1].turn,
+        model_calls=len(sizes),
+        tokens_sent=sum(sizes),
+        largest_request=max(sizes, default=0),
+        used_at_end=reports[-1].used_percentage,
+        compactions=sum(len(report.compactions) for report in reports),
+        bounded=sum(len(report.bounded) for report in reports),
+    )
 
 
 Driver = Callable[[DemoConfig, Callable[[TurnReport], None]], DemoResult]

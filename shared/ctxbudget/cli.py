@@ -2,15 +2,23 @@
 
 Commands::
 
-    ctxbudget inspect TRANSCRIPT [--model gpt-4o] [--max-tokens N] [--key KEY] [--top N] [--json]
-    ctxbudget compact TRANSCRIPT -o OUT [--in-place] [--model gpt-4o] [--max-tokens N] [--key KEY] [--instructions TEXT]
-    ctxbudget demo [--turns N] [--max-tokens N] [--driver core|langchain] [--quiet]
+    ctxbudget --version
+    ctxbudget inspect TRANSCRIPT [--model gpt-4o] [--max-tokens N] [--key KEY] [--target F] [--keep-recent N]
+                                 [--top N] [--json] [--progress | --no-progress]
+    ctxbudget compact TRANSCRIPT -o OUT [--in-place] [--model gpt-4o] [--max-tokens N] [--key KEY] [--target F]
+                                 [--keep-recent N] [--instructions TEXT] [--progress | --no-progress]
+    ctxbudget demo [--turns N] [--max-tokens N] [--driver core|langchain] [--quiet | --verbose]
+                   [--progress | --no-progress]
 
 Transcripts are OpenAI chat JSON, JSONL, LangChain message dumps or LlamaIndex chat stores
-(see :mod:`ctxbudget.transcripts`). ``compact`` writes atomically (a temporary file renamed over ``OUT``), so a
-failure leaves nothing behind; ``OUT`` may be the transcript itself only with ``--in-place``. Compacting a file
-``compact`` wrote carries its summary and archive forward: every original stays recoverable. Output uses ``rich``
-(``pip install "ctxbudget[cli]"``); ``inspect --json`` does not.
+(see :mod:`ctxbudget.transcripts`). ``--target`` and ``--keep-recent`` set the compaction policy
+(:class:`~ctxbudget.policy.CompactionPolicy` ``target`` and ``keep_recent_messages``). ``inspect`` runs the
+compaction ``compact`` would, so both report the same number of archived originals (defined in
+:mod:`ctxbudget._analysis`). Progress bars go to stderr, when it is a terminal or ``--progress`` forces them
+(:mod:`ctxbudget._cli_progress`); never to stdout. ``compact`` writes atomically (a temporary file renamed over
+``OUT``), so a failure leaves nothing behind; ``OUT`` may be the transcript itself only with ``--in-place``.
+Compacting a file ``compact`` wrote carries its summary and archive forward: every original stays recoverable.
+Output uses ``rich`` (``pip install "ctxbudget[cli]"``); ``inspect --json`` does not.
 
 Exit codes:
     0  success.
@@ -30,20 +38,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._analysis import compact_transcript, inspect_transcript
+from ._analysis import Progress, compact_transcript, inspect_transcript, no_progress, read_transcript
 from ._demo import (
     DRIVER_NAMES,
     DemoConfig,
-    DemoResult,
     Driver,
     TurnReport,
     core_driver,
     default_driver,
     driver_named,
     run_demo,
+    stages,
 )
-from .errors import CtxBudgetError, UsageError
-from .transcripts import Transcript, load_transcript
+from .errors import CtxBudgetError, InvalidPolicyError, UsageError
+from .policy import CompactionPolicy
+from .transcripts import Transcript
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
@@ -64,6 +73,7 @@ transcripts: OpenAI chat JSON (a list, or {"messages": [...]}), JSONL (one messa
 messages_to_dict / dumpd dumps, LlamaIndex SimpleChatStore JSON ({"store": {key: [...]}}; --key picks one).
 """
 _INSTALL = 'rich is not installed; the ctxbudget CLI needs it: pip install "ctxbudget[cli]"'
+_POLICY_FLAGS = {"target": "--target", "keep_recent_messages": "--keep-recent"}
 
 
 def _rich() -> Any:
@@ -90,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     inspect = commands.add_parser(
         "inspect", help="report window usage of a transcript", epilog=_EPILOG, formatter_class=parser.formatter_class
@@ -120,8 +131,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="core: a bare ContextSession; langchain: create_agent + ContextBudgetMiddleware "
         "(default: langchain when installed, else core)",
     )
-    demo.add_argument("--quiet", action="store_true", help="only the final summary table")
+    detail = demo.add_mutually_exclusive_group()
+    detail.add_argument("--quiet", action="store_true", help="only the final summary table, no progress")
+    detail.add_argument("--verbose", action="store_true", help="also one line per turn, and every compaction")
+    _progress_arg(demo)
     return parser
+
+
+def _version() -> str:
+    from . import __version__  # noqa: PLC0415 - the package is fully imported by the time the parser is built
+
+    return __version__
+
+
+def _progress_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr (never stdout); default: only when stderr is a terminal",
+    )
 
 
 def _positive(text: str) -> int:
@@ -139,6 +168,47 @@ def _transcript_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="gpt-4o", help="model whose window and tokenizer to use (default gpt-4o)")
     parser.add_argument("--max-tokens", type=_positive, help="the prompt budget; default: the model's input window")
     parser.add_argument("--key", help="LlamaIndex chat store key to read (default: the first)")
+    parser.add_argument(
+        "--target",
+        metavar="FRACTION",
+        help="compact down to this fraction of the window, in (0, 0.8] (default 0.6)",
+    )
+    parser.add_argument(
+        "--keep-recent",
+        metavar="N",
+        help="keep at least the N most recent messages out of the summary (default: sized by tokens)",
+    )
+    _progress_arg(parser)
+
+
+def _policy(args: argparse.Namespace) -> CompactionPolicy | None:
+    """The compaction policy ``--target`` / ``--keep-recent`` ask for; ``None`` for the defaults.
+
+    Raises:
+        InvalidPolicyError: a value that is not a number, or out of range; the message names the flag.
+    """
+    changes: dict[str, object] = {}
+    if args.target is not None:
+        changes["target"] = _number("--target", "target", args.target, float, "a fraction such as 0.5")
+    if args.keep_recent is not None:
+        changes["keep_recent_messages"] = _number(
+            "--keep-recent", "keep_recent_messages", args.keep_recent, int, "a whole number of messages"
+        )
+    if not changes:
+        return None
+    try:
+        return CompactionPolicy(**changes)
+    except InvalidPolicyError as exc:
+        field = exc.field or "policy"
+        flag = _POLICY_FLAGS.get(field, field)
+        raise InvalidPolicyError(f"{flag}: {str(exc).removeprefix(f'{field}: ')}", field=field) from None
+
+
+def _number(flag: str, field: str, text: str, kind: type[float] | type[int], what: str) -> float | int:
+    try:
+        return kind(text)
+    except ValueError:
+        raise InvalidPolicyError(f"{flag}: expected {what}, got {text!r}", field=field) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -167,14 +237,29 @@ def _error(message: str, code: int) -> int:
     return code
 
 
-def _load(args: argparse.Namespace) -> Transcript:
-    return load_transcript(args.transcript, key=args.key)
+def _bars(args: argparse.Namespace) -> contextlib.AbstractContextManager[Progress]:
+    """Progress bars on stderr for the long steps, when wanted (see :mod:`ctxbudget._cli_progress`)."""
+    try:
+        from ._cli_progress import step_bars  # noqa: PLC0415 - imports rich
+    except ImportError as exc:  # without rich, `inspect --json` still runs, without bars
+        if args.progress:
+            raise ImportError(_INSTALL) from exc
+        return contextlib.nullcontext(no_progress)
+    return step_bars(args.progress)
+
+
+def _load(args: argparse.Namespace, progress: Progress) -> Transcript:
+    return read_transcript(args.transcript, key=args.key, progress=progress)
 
 
 # -- inspect -------------------------------------------------------------------------------------------------------
 def _inspect(args: argparse.Namespace) -> int:
-    transcript = _load(args)
-    report = inspect_transcript(transcript, model=args.model, max_tokens=args.max_tokens, top=args.top)
+    policy = _policy(args)
+    with _bars(args) as progress:
+        transcript = _load(args, progress)
+        report = inspect_transcript(
+            transcript, model=args.model, max_tokens=args.max_tokens, top=args.top, policy=policy, progress=progress
+        )
     if args.json:
         text = json.dumps(report, indent=2, ensure_ascii=False)
         _utf8(text, "the report")  # checked before anything is printed
@@ -229,10 +314,15 @@ def _print_trial(console: Any, trial: dict[str, Any], window: dict[str, Any]) ->
         console.print(f"[red]A compaction now would fail: {trial['error']}[/]")
         return
     console.print(
-        f"A compaction now: tiers {' -> '.join(trial['tiers'])}, {trial['before']['used_tokens']:,} -> "
-        f"{trial['after']['used_tokens']:,} tokens, {trial['archived']:,} originals archived "
-        f"({trial['bounded_on_arrival']} oversized tool outputs bounded on arrival)."
+        f"A compaction now (what `ctxbudget compact` would do): tiers {' -> '.join(trial['tiers'])}, "
+        f"{trial['before']['used_tokens']:,} -> {trial['after']['used_tokens']:,} tokens, "
+        f"{_archived(trial['archived'], trial['bounded_on_arrival'])}."
     )
+
+
+def _archived(archived: int, bounded: int) -> str:
+    """The one archived count, worded the same by ``inspect`` and ``compact``."""
+    return f"{archived:,} archived originals (of them {bounded:,} oversized tool outputs bounded on arrival)"
 
 
 def _usage_line(used: int, window: int) -> Any:
@@ -261,24 +351,23 @@ def _compact(args: argparse.Namespace) -> int:
             f"-o: {str(output)!r} is the transcript being compacted; pass --in-place to replace it", field="output"
         )
     console = _console()
-    from rich.progress import Progress, SpinnerColumn, TextColumn  # noqa: PLC0415 - optional dependency
-
-    columns = (SpinnerColumn(), TextColumn("{task.description}"))
-    with Progress(*columns, console=_console(stderr=True), transient=True) as progress:
-        task = progress.add_task("reading transcript", total=3)
-        transcript = _load(args)
-        progress.update(task, advance=1, description=f"compacting {len(transcript.messages):,} messages")
+    policy = _policy(args)
+    with _bars(args) as progress:
+        transcript = _load(args, progress)
         document = compact_transcript(
-            transcript, model=args.model, max_tokens=args.max_tokens, instructions=args.instructions
+            transcript,
+            model=args.model,
+            max_tokens=args.max_tokens,
+            instructions=args.instructions,
+            policy=policy,
+            progress=progress,
         )
-        progress.update(task, advance=1, description=f"writing {output}")
-        _write_atomic(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-        progress.update(task, advance=1)
+    _write_atomic(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     info = document["compaction"]
     console.print(
-        f"[green]Wrote {output}[/]: {len(document['messages']):,} messages ({document['tokens']:,} tokens), "
-        f"{len(document['archive']):,} archived originals; tiers {' -> '.join(info['tiers'])}, "
-        f"{info['before']['used_tokens']:,} -> {info['after']['used_tokens']:,} tokens."
+        f"[green]Wrote {output}[/]: {len(document['messages']):,} messages ({document['tokens']:,} tokens); "
+        f"tiers {' -> '.join(info['tiers'])}, {info['before']['used_tokens']:,} -> "
+        f"{info['after']['used_tokens']:,} tokens; {_archived(info['archived'], info['bounded_on_arrival'])}."
     )
     return EXIT_OK
 
@@ -322,6 +411,8 @@ def _write_atomic(path: Path, text: str) -> None:
 # -- demo ----------------------------------------------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
     console = _console()
+    from ._cli_demo import TURN_HEADER, stage_table, summary_table, turn_line, turn_progress  # noqa: PLC0415 - rich
+
     config = DemoConfig(turns=args.turns, max_tokens=args.max_tokens)
     driver: Driver = default_driver() if args.driver is None else driver_named(args.driver)
     if not args.quiet:
@@ -330,25 +421,27 @@ def _demo(args: argparse.Namespace) -> int:
             f"[bold]ctxbudget demo[/] ({name} driver): a {config.turns}-turn coding-agent session in a "
             f"{config.max_tokens:,}-token window, offline: simulated model, strict provider checks on every call"
         )
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # noqa: PLC0415
-
-    columns = (TextColumn("simulating"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=_console(stderr=True), transient=True, disable=not args.quiet) as progress:
-        task = progress.add_task("turns", total=config.turns)
+    if args.verbose:
+        console.print(f"[dim]{TURN_HEADER}[/]")
+    reports: list[TurnReport] = []
+    with turn_progress(config, args.progress, quiet=args.quiet) as advance:
 
         def on_turn(report: TurnReport) -> None:
-            progress.advance(task)
-            if not args.quiet:
-                _print_turn(console, report)
+            reports.append(report)
+            advance(report)
+            if args.verbose:
+                _print_turn(console, report, turn_line)
 
         result = run_demo(config, on_turn=on_turn, driver=driver)
-    console.print(_summary_table(result))
+    if not args.quiet:
+        console.print(stage_table(stages(reports), config.max_tokens))
+    console.print(summary_table(result))
     if not result.ok:
         return _error("the demo broke an invariant (see the summary table)", EXIT_FAILURE)
     return EXIT_OK
 
 
-def _print_turn(console: Any, report: TurnReport) -> None:
+def _print_turn(console: Any, report: TurnReport, turn_line: Any) -> None:
     for bounded in report.bounded:
         console.print(
             f"  [cyan]tool output bounded[/]: {bounded.tokens_before:,} -> {bounded.tokens_after:,} tokens, "
@@ -357,58 +450,9 @@ def _print_turn(console: Any, report: TurnReport) -> None:
     for event in report.compactions:
         console.print(
             f"  [magenta]compaction ({event.trigger})[/]: {' -> '.join(event.tiers)}, "
-            f"{event.before.used_tokens:,} -> {event.after.used_tokens:,} tokens, {len(event.receipt)} archived"
+            f"{event.before.used_tokens:,} -> {event.after.used_tokens:,} tokens"
         )
-    console.print(_turn_line(report))
-
-
-def _turn_line(report: TurnReport) -> Any:
-    """``turn  12 ━━━━╸   58.8% 11,752 / 20,000 · calls 15.2k 11.8k``: usage after the turn, each request's size."""
-    from rich.progress_bar import ProgressBar  # noqa: PLC0415 - optional dependency
-    from rich.table import Table  # noqa: PLC0415 - optional dependency
-
-    used, window = report.used_tokens, report.max_tokens
-    pct = 100.0 * used / window
-    style = "green" if pct < 60 else "yellow" if pct < 80 else "red"
-    calls = " ".join(f"{tokens / 1000:.1f}k" for tokens in report.request_tokens)
-    grid = Table.grid(padding=(0, 1))
-    grid.add_row(
-        f"turn {report.turn:>3}",
-        ProgressBar(total=window, completed=min(used, window), width=20, complete_style=style),
-        f"[{style}]{pct:5.1f}%[/]",
-        f"{used:,} / {window:,}",
-        f"[dim]· calls {calls}[/]",
-    )
-    return grid
-
-
-def _summary_table(result: DemoResult) -> Any:
-    from rich.table import Table  # noqa: PLC0415 - optional dependency
-
-    table = Table(title="ctxbudget demo summary", title_justify="left")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    table.add_row("driver", result.driver)
-    table.add_row("turns", f"{result.turns:,}")
-    table.add_row("model calls", f"{result.model_calls:,}")
-    table.add_row("window", f"{result.max_tokens:,} tokens")
-    total = sum(result.compactions.values())
-    table.add_row("compactions", f"{total:,}")
-    for tier, count in sorted(result.compactions.items()):
-        table.add_row(f"  ending in tier '{tier}'", f"{count:,}")
-    table.add_row("tool outputs bounded on arrival", f"{result.bounded_outputs:,}")
-    table.add_row("max usage", f"{result.max_usage_percentage:.2f}%")
-    pairs_style = "green" if result.orphaned_pairs == 0 else "red"
-    table.add_row("orphaned tool pairs sent", f"[{pairs_style}]{result.orphaned_pairs}[/]")
-    rejected_style = "green" if result.rejected_requests == 0 else "red"
-    table.add_row("requests rejected by the model", f"[{rejected_style}]{result.rejected_requests}[/]")
-    everything = result.originals_recovered == result.originals_total
-    label = "all" if everything else "NOT all"
-    table.add_row(
-        "originals recoverable",
-        f"[{'green' if everything else 'red'}]{result.originals_recovered:,}/{result.originals_total:,} ({label})[/]",
-    )
-    return table
+    console.print(turn_line(report))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from ctxbudget._analysis import COMPACTED_FORMAT, originals_from_compacted
 from ctxbudget.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, main
+from ctxbudget.policy import CompactionPolicy
 from ctxbudget.transcripts import load_transcript
 
 from .conftest import long_session, openai_messages, write, write_jsonl
@@ -189,10 +190,11 @@ def test_demo_quiet(capsys: pytest.CaptureFixture[str]) -> None:
     assert "compactions" in out
 
 
-def test_demo_prints_every_turn_and_each_compaction(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--turns", "16", "--max-tokens", "20000"]) == EXIT_OK
+def test_demo_verbose_prints_every_turn_and_each_compaction(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--turns", "16", "--max-tokens", "20000", "--verbose"]) == EXIT_OK
     out = capsys.readouterr().out
-    assert out.count("turn ") >= 16
+    assert "Each turn line: the window used after the turn" in out  # the per-turn columns are explained first
+    assert sum(line.startswith("turn ") for line in out.splitlines()) == 16
     assert "compaction (auto)" in out
     assert "tool output bounded" in out
 
@@ -227,3 +229,125 @@ def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
     failed = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
     assert failed.returncode == EXIT_USAGE
     assert "line 2: field 'role'" in failed.stderr
+
+
+def _session_with_big_outputs(tmp_path: Path) -> Path:
+    """A long session with two tool outputs over the per-output limit (bounded on arrival) and one orphaned result."""
+    rows = long_session(40)
+    for turn, at in ((90, 9), (91, 30)):
+        call = f"big_{turn}"
+        rows[at * 4 + 1 : at * 4 + 1] = [
+            {"role": "user", "content": f"Run the whole test suite ({turn})."},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": call, "type": "function", "function": {"name": "run_tests", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": call, "content": "".join(f"test_{i} PASSED\n" for i in range(4000))},
+            {"role": "assistant", "content": "All tests pass."},
+        ]
+    rows.append({"role": "tool", "tool_call_id": "ghost", "content": "lost result"})
+    return write_jsonl(tmp_path / "long.jsonl", rows)
+
+
+def test_inspect_and_compact_report_the_same_archived_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One definition: distinct transcript messages whose original is in the archive after the compaction."""
+    source = _session_with_big_outputs(tmp_path)
+    trial = _inspect_json(source, capsys, "--max-tokens", "40000")["compaction"]
+    out = tmp_path / "compacted.json"
+    assert main(["compact", str(source), "-o", str(out), "--max-tokens", "40000"]) == EXIT_OK
+    printed = " ".join(capsys.readouterr().out.split())
+    document = json.loads(out.read_text(encoding="utf-8"))
+    distinct = {entry["message"]["id"] for entry in document["archive"] if entry.get("message")}
+    assert trial["bounded_on_arrival"] == document["compaction"]["bounded_on_arrival"] == 2
+    assert trial["archived"] == document["compaction"]["archived"] == len(distinct) > 2
+    assert any(entry["reason"] == "dropped" for entry in document["archive"])  # the orphan counts in both
+    assert f"{len(distinct):,} archived originals (of them 2 oversized tool outputs bounded on arrival)" in printed
+    assert main(["inspect", str(source), "--max-tokens", "40000"]) == EXIT_OK
+    assert f"{len(distinct):,} archived originals (of them 2" in " ".join(capsys.readouterr().out.split())
+
+
+def test_target_and_keep_recent_set_the_compaction_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = write(tmp_path / "long.json", long_session(40))
+    default = _inspect_json(source, capsys, "--max-tokens", "40000")["compaction"]
+    lower = _inspect_json(source, capsys, "--max-tokens", "40000", "--target", "0.3")["compaction"]
+    assert default["after"]["used_percentage"] <= 60.0
+    assert lower["after"]["used_tokens"] < default["after"]["used_tokens"]
+    assert lower["after"]["used_percentage"] <= 31.0  # compaction aims at the target
+    policies: list[CompactionPolicy | None] = []
+
+    def spy(*args: Any, policy: CompactionPolicy | None = None, **kwargs: Any) -> dict[str, Any]:
+        policies.append(policy)
+        return {"note": "spied"}
+
+    monkeypatch.setattr("ctxbudget.cli.inspect_transcript", spy)
+    for extra in ([], ["--target", "0.25", "--keep-recent", "9"], ["--keep-recent", "3"]):
+        assert main(["inspect", str(source), "--json", *extra]) == EXIT_OK
+    assert policies == [
+        None,
+        CompactionPolicy(target=0.25, keep_recent_messages=9),
+        CompactionPolicy(keep_recent_messages=3),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [
+        ("--target", "abc", "--target: expected a fraction such as 0.5, got 'abc'"),
+        ("--target", "0", "--target: must be a fraction in (0, 1], got 0.0"),
+        ("--target", "0.9", "--target: must be <= threshold (0.8), got 0.9"),
+        ("--target", "nan", "--target: must be a fraction in (0, 1], got nan"),
+        ("--keep-recent", "0", "--keep-recent: must be >= 1, got 0"),
+        ("--keep-recent", "2.5", "--keep-recent: expected a whole number of messages, got '2.5'"),
+    ],
+)
+def test_bad_policy_flags_exit_2_naming_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, expected: str
+) -> None:
+    source = write(tmp_path / "t.json", openai_messages())
+    for argv in (["inspect", str(source), "--json"], ["compact", str(source), "-o", str(tmp_path / "o.json")]):
+        assert main([*argv, flag, value]) == EXIT_USAGE
+        captured = capsys.readouterr()
+        assert captured.err == f"ctxbudget: error: {expected}\n"
+        assert captured.out == ""
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    import ctxbudget
+
+    assert main(["--version"]) == EXIT_OK
+    assert capsys.readouterr().out == f"ctxbudget {ctxbudget.__version__}\n"
+    assert ctxbudget.__version__ == version("ctxbudget")
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write(tmp_path / "long.json", long_session(10))
+    assert main(["inspect", str(source), "--json"]) == EXIT_OK
+    assert capsys.readouterr().err == ""
+    assert main(["compact", str(source), "-o", str(tmp_path / "c.json")]) == EXIT_OK
+    assert capsys.readouterr().err == ""
+
+
+def test_forced_progress_goes_to_stderr_with_counts_and_never_into_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = write(tmp_path / "long.json", long_session(40))  # 161 messages: a system prompt and 160 to count
+    assert main(["inspect", str(source), "--json", "--progress", "--max-tokens", "40000"]) == EXIT_OK
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["transcript"]["messages"] == 161  # stdout is the JSON alone
+    for step in ("reading", "parsing", "counting", "compacting"):
+        assert step in captured.err
+    assert "161/161 messages" in captured.err  # parsed
+    assert "160/160 messages" in captured.err  # counted into the session, then compacted
+    assert " MB" in captured.err
+    assert main(["compact", str(source), "-o", str(tmp_path / "c.json"), "--progress"]) == EXIT_OK
+    captured = capsys.readouterr()
+    assert "compacting" in captured.err
+    assert "compacting" not in captured.out
+    assert main(["inspect", str(source), "--json", "--no-progress"]) == EXIT_OK
+    assert capsys.readouterr().err == ""

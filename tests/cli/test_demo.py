@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from ctxbudget._demo import DemoConfig, TurnReport, core_driver, default_driver, driver_named, run_demo
+from ctxbudget._demo import DemoConfig, TurnReport, core_driver, default_driver, driver_named, run_demo, stages
 from ctxbudget.cli import EXIT_FAILURE, EXIT_OK, main
 from ctxbudget.events import ContextCompacted, ToolOutputBounded
 
@@ -23,7 +23,7 @@ def _row(out: str, label: str) -> str:
 def test_langchain_driver_demo_exits_0_with_no_orphans_and_everything_recoverable(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    argv = ["demo", "--driver", "langchain", "--turns", "8", "--max-tokens", "12000"]
+    argv = ["demo", "--driver", "langchain", "--turns", "8", "--max-tokens", "12000", "--verbose"]
     assert main(argv) == EXIT_OK
     out = capsys.readouterr().out
     assert "(langchain driver)" in out
@@ -39,7 +39,7 @@ def test_langchain_driver_demo_exits_0_with_no_orphans_and_everything_recoverabl
     assert int(_row(out, "tool outputs bounded on arrival")) > 0
     assert "compaction (auto)" in out
     assert "tool output bounded" in out
-    assert out.count("· calls ") == 8  # one line per turn, listing every model call's request size
+    assert out.count("· requests ") == 8  # one line per turn, listing every model call's request size
 
 
 def test_the_default_driver_is_langchain_when_installed(capsys: pytest.CaptureFixture[str]) -> None:
@@ -103,3 +103,65 @@ def test_without_the_middleware_the_strict_model_rejects_the_session() -> None:
     assert result.turns < config.turns  # the run stopped at the rejected turn
     assert result.compactions == {}
     assert result.originals_recovered == result.originals_total  # nothing was compacted, so nothing was lost
+
+
+def _stage_rows(out: str) -> list[list[str]]:
+    """The body rows of the stage table, as cells."""
+    table = out[out.index("The session by stage") : out.index("ctxbudget demo summary")]
+    return [[cell.strip() for cell in line.split("│")[1:-1]] for line in table.splitlines() if line.startswith("│")]
+
+
+def test_the_final_tables_have_their_columns_explained_in_a_legend(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--driver", "core", "--turns", "20", "--max-tokens", "12000"]) == EXIT_OK
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "turn  1" not in out  # no per-turn lines by default
+    header = next(line for line in out.splitlines() if line.startswith("┃ turns"))
+    columns = [cell.strip() for cell in header.split("┃")[1:-1]]
+    assert columns == ["turns", "calls", "sent", "largest", "used", "compactions", "bounded"]
+    legend = out[out.index("└", out.index("The session by stage")) : out.index("ctxbudget demo summary")]
+    explained = [line.split()[0] for line in legend.splitlines()[1:] if line and not line.startswith(" ")]
+    assert explained == columns  # every column, in order, explained under the table
+    assert "what a provider bills as input" in legend
+    assert "12,000-token window" in legend
+    rows = _stage_rows(out)
+    assert [row[0] for row in rows] == [f"{first}-{first + 1}" for first in range(1, 21, 2)]
+    assert sum(int(row[1]) for row in rows) == int(_row(out, "model calls"))
+    assert sum(int(row[5]) for row in rows) == int(_row(out, "compactions"))
+    assert sum(int(row[6]) for row in rows) == int(_row(out, "tool outputs bounded on arrival"))
+    assert all(int(row[3].replace(",", "")) <= 12_000 for row in rows)
+    summary_legend = out[out.index("└", out.index("ctxbudget demo summary")) :]
+    for term in ("ending in tier", "max usage", "orphaned pairs", "rejected", "recoverable"):
+        assert term in summary_legend
+    # Not a terminal: a few plain progress lines on stderr, none on stdout.
+    lines = captured.err.splitlines()
+    assert lines[0].startswith("demo: turn 2/20: ")
+    assert lines[-1].startswith("demo: turn 20/20: ")
+    assert len(lines) == 10
+    assert "demo: turn" not in out
+
+
+def test_demo_progress_can_be_forced_onto_stderr_and_quiet_has_none(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--driver", "core", "--turns", "6", "--progress"]) == EXIT_OK
+    captured = capsys.readouterr()
+    assert "simulating" in captured.err
+    assert "6/6\x1b[0m turns" in captured.err  # forced: drawn as on a terminal
+    assert "simulating" not in captured.out
+    assert main(["demo", "--driver", "core", "--turns", "6", "--quiet"]) == EXIT_OK
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert "The session by stage" not in captured.out
+    assert "ctxbudget demo summary" in captured.out
+
+
+def test_stages_fold_the_turns_without_losing_any() -> None:
+    reports: list[TurnReport] = []
+    result = run_demo(DemoConfig(turns=23, max_tokens=12_000), on_turn=reports.append, driver=core_driver)
+    rows = stages(reports)
+    assert [(row.first_turn, row.last_turn) for row in rows] == [(t, min(t + 2, 23)) for t in range(1, 24, 3)]
+    assert sum(row.model_calls for row in rows) == result.model_calls
+    assert sum(row.bounded for row in rows) == result.bounded_outputs
+    assert sum(row.compactions for row in rows) == sum(result.compactions.values())
+    assert max(row.largest_request for row in rows) <= 12_000
+    assert rows[-1].used_at_end == reports[-1].used_percentage
+    assert stages([]) == []

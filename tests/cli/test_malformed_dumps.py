@@ -47,7 +47,7 @@ SHAPES = [
 
 @pytest.mark.parametrize(("document", "expected"), SHAPES)
 def test_parse_raises_a_transcript_error_naming_the_field(document: Any, expected: str) -> None:
-    with pytest.raises(TranscriptError, match="field|must be") as info:
+    with pytest.raises(TranscriptError, match=r"field|must be") as info:
         parse_transcript(json.dumps(document), source="t.json")
     assert expected in str(info.value)
 
