@@ -35,11 +35,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxbudget import BuiltRequest, ContextSession
+from ctxbudget._session_args import resolve_window
 from ctxbudget.archive import HANDLE_PREFIX, ArchiveEntry
 from ctxbudget.errors import InvalidPolicyError, SnapshotError, SnapshotStoreError
 from ctxbudget.events import Event
 from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message, MessageSequence, ToolSchema, new_message_id
+from ctxbudget.models import DEFAULT_REGISTRY
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.snapshot import SessionSnapshot
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
@@ -80,9 +82,10 @@ class BudgetedMemory(BaseMemory):
     chat_store_key: str = DEFAULT_CHAT_STORE_KEY
     """The conversation's key in ``chat_store``."""
     model: str | None = None
-    """Model name: picks the window (unless ``max_tokens``) and the token counter."""
+    """Model name (``gpt-4o``, ``openai:gpt-4o``, ...): picks the window (unless ``max_tokens``) and the counter."""
     max_tokens: int | None = None
-    """Prompt budget in tokens; default: the model's window minus its output reserve, else 128,000."""
+    """Prompt budget in tokens, at most the model's window; default: the model's window minus its output reserve.
+    A new session needs ``model`` or ``max_tokens``: there is no default window."""
     system_prompt: str | None = None
     """Sent first by every ``get()``; never compacted."""
     tools: list[ToolSchema] = Field(default_factory=list)
@@ -154,8 +157,9 @@ class BudgetedMemory(BaseMemory):
 
         Args:
             chat_history: messages to start with (``set`` semantics: they become the live history).
-            model: model name (window and counter from the registry).
-            max_tokens: prompt budget; overrides the model's window.
+            model: model name (window and counter from the registry); ``openai:gpt-4o`` and
+                ``openai/gpt-4o`` forms are accepted.
+            max_tokens: prompt budget; overrides the model's window minus its output reserve, never above the window.
             system_prompt: sent first by every ``get()``.
             tools: LlamaIndex tools or schemas the LLM is given; their schemas are counted.
             policy: compaction policy.
@@ -166,7 +170,15 @@ class BudgetedMemory(BaseMemory):
             session_id: stable session id.
             compact_instructions: text added to every compaction prompt.
             reserve_tokens: tokens the framework adds that this memory cannot see.
+
+        Raises:
+            UsageError: neither ``model`` nor ``max_tokens`` is given and the store holds no session to resume.
+            UnknownModelError: ``model`` is not registered and ``max_tokens`` is not given (names the nearest).
+            InvalidPolicyError: ``max_tokens`` is above the model's context window.
+            SystemPromptTooLargeError: the system prompt and tools alone exceed the window.
         """
+        if model is not None or max_tokens is not None:  # checked even when a stored session is resumed
+            resolve_window(model, max_tokens, DEFAULT_REGISTRY)
         memory = cls(
             chat_store=chat_store or SimpleChatStore(),
             chat_store_key=chat_store_key,

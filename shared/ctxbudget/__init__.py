@@ -6,9 +6,6 @@ live in ``langchain_ctxbudget`` and ``llamaindex_ctxbudget``; test doubles in :m
 
 from __future__ import annotations
 
-from ._session_args import (
-    DEFAULT_WINDOW,
-)
 from .archive import (
     HANDLE_PREFIX,
     Archive,
@@ -81,6 +78,7 @@ from .errors import (
     SnapshotStoreError,
     SourceError,
     SummarizerError,
+    SystemPromptTooLargeError,
     TranscriptError,
     UnexpectedBindingError,
     UnknownModelError,
@@ -256,7 +254,6 @@ __all__ = [
     "COGNITIVE_CONTEXT_BOUND",
     "DATA_TRUSTS",
     "DEFAULT_REGISTRY",
-    "DEFAULT_WINDOW",
     "ENCODING_NAMES",
     "FRAGMENT_ROLES",
     "HANDLE_PREFIX",
@@ -369,6 +366,7 @@ __all__ = [
     "Summarizer",
     "SummarizerError",
     "SummaryRequest",
+    "SystemPromptTooLargeError",
     "TiktokenCounter",
     "TokenCounter",
     "ToolCall",

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import get_args
 
 from ._foreign import check_not_foreign
-from .errors import InvalidMessageError, InvalidPolicyError, UsageError
+from .errors import InvalidMessageError, InvalidPolicyError, SystemPromptTooLargeError, UsageError
 from .events import EventType
 from .items import ContextItem
 from .messages import Message, ToolCall, ToolSchema
@@ -14,10 +14,9 @@ from .models import ModelRegistry
 from .planner import PlannerConfig
 from .policy import CompactionPolicy
 from .summarize import AsyncSummarizer, Summarizer
-from .tokens import TokenCounter
+from .tokens import EstimatingCounter, TiktokenCounter, TokenCounter, counter_for_model
 
 __all__ = [
-    "DEFAULT_WINDOW",
     "check_arguments",
     "check_components",
     "check_context",
@@ -26,11 +25,11 @@ __all__ = [
     "check_text",
     "check_tool_calls",
     "check_type",
+    "check_window_fits",
+    "resolve_budget",
+    "resolve_counter",
     "resolve_window",
 ]
-
-DEFAULT_WINDOW = 128_000
-"""The window used when neither ``max_tokens`` nor a known ``model`` is given."""
 
 
 def check_arguments(
@@ -169,11 +168,89 @@ def check_subscription(listener: object, event_type: object) -> None:
 
 
 def resolve_window(model: str | None, max_tokens: int | None, registry: ModelRegistry) -> int:
-    """The prompt budget: ``max_tokens`` when given (validated), else the model's input budget, else the default."""
-    if max_tokens is not None:
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
-            raise InvalidPolicyError(f"max_tokens: must be an int > 0, got {max_tokens!r}", field="max_tokens")
-        return max_tokens
-    if model is not None:
+    """The prompt budget: ``max_tokens`` when given (never above the model's window), else the model's input budget.
+
+    ``max_tokens`` may exceed the model's input budget (the reply then gets less than the registry's output reserve)
+    but never its context window. An unregistered ``model`` is fine with ``max_tokens`` (its tokens are estimated).
+
+    Raises:
+        InvalidPolicyError: ``max_tokens`` is not an int > 0, or is above the model's context window.
+        UnknownModelError: ``model`` is not registered and ``max_tokens`` is not given ("did you mean" included).
+        UsageError: neither ``model`` nor ``max_tokens`` is given (``field="max_tokens"``): there is no default window.
+    """
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0):
+        raise InvalidPolicyError(f"max_tokens: must be an int > 0, got {max_tokens!r}", field="max_tokens")
+    info = registry.find(model) if model is not None else None
+    if max_tokens is None:
+        if model is None:
+            raise UsageError(
+                "max_tokens: no window given; pass model='gpt-4o' (its window comes from the model registry) or "
+                "max_tokens=N (the prompt budget in tokens). ctxbudget does not guess a window.",
+                field="max_tokens",
+            )
         return registry.get(model).input_budget
-    return DEFAULT_WINDOW
+    if info is not None and max_tokens > info.context_window:
+        raise InvalidPolicyError(
+            f"max_tokens: {max_tokens:,} is over the {info.context_window:,}-token context window of {model!r} "
+            f"(registered as {info.name!r}; its prompt budget is {info.input_budget:,} once the "
+            f"{info.max_output_tokens:,}-token output reserve is set aside); pass max_tokens <= "
+            f"{info.context_window:,}, or leave it out to use {info.input_budget:,}",
+            field="max_tokens",
+        )
+    return max_tokens
+
+
+def resolve_counter(model: str | None, registry: ModelRegistry) -> TokenCounter:
+    """The default counter: the model's (exact for OpenAI families); an estimate for a model the registry lacks.
+
+    Without a model, tokens are counted with ``o200k_base`` (exact for gpt-4o and later OpenAI models).
+    """
+    if model is None:
+        return TiktokenCounter()
+    if registry.find(model) is None:
+        return EstimatingCounter()
+    return counter_for_model(model, registry=registry)
+
+
+def resolve_budget(
+    *,
+    model: str | None,
+    max_tokens: int | None,
+    counter: TokenCounter | None,
+    system_prompt: str | None,
+    tools: Sequence[ToolSchema],
+    registry: ModelRegistry,
+) -> tuple[int, TokenCounter]:
+    """The session's window and counter, once the system prompt and tools are known to fit the window.
+
+    See :func:`resolve_window`, :func:`resolve_counter` and :func:`check_window_fits` for the rules and errors.
+    """
+    window = resolve_window(model, max_tokens, registry)
+    chosen = counter or resolve_counter(model, registry)
+    check_window_fits(chosen, system_prompt, tools, window)
+    return window, chosen
+
+
+def check_window_fits(
+    counter: TokenCounter, system_prompt: str | None, tools: Sequence[ToolSchema], window: int
+) -> None:
+    """Refuse a system prompt that, with the tool schemas and the reply priming, alone exceeds ``window``.
+
+    Raises:
+        SystemPromptTooLargeError: the figures are in the message and on the error.
+    """
+    system = counter.count_message(Message(role="system", content=system_prompt, id="sys")) if system_prompt else 0
+    schemas = counter.count_tools(tools)
+    fixed = system + schemas + counter.request_overhead
+    if fixed <= window:
+        return
+    field = "system_prompt" if system_prompt else "tools"
+    raise SystemPromptTooLargeError(
+        f"{field}: the system prompt ({system:,} tokens), tool schemas ({schemas:,}) and reply priming "
+        f"({counter.request_overhead:,}) come to {fixed:,} tokens, over the {window:,}-token window "
+        f"(max_tokens) before any message; shorten the {field.replace('_', ' ')} or raise max_tokens "
+        f"(counted with {counter.name})",
+        field=field,
+        prompt_tokens=fixed,
+        max_tokens=window,
+    )

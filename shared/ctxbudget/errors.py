@@ -9,6 +9,7 @@ Caller mistakes and runtime failures live on separate branches, so ``except Usag
     │   │   └── DuplicateFragmentError     two fragments share an id
     │   ├── FragmentLimitError             a fragment is over its own max_chars / max_tokens
     │   ├── BudgetExceededError            the assembled total is over the budget
+    │   │   └── SystemPromptTooLargeError  a session's system prompt and tools alone exceed its window
     │   ├── PlanAuditError                 a candidate plan changed a fragment that is not mutable
     │   ├── InvalidPolicyError             a budget, threshold or policy value is out of range
     │   ├── UnknownModelError              a model name the registry cannot resolve
@@ -68,6 +69,7 @@ __all__ = [
     "SnapshotStoreError",
     "SourceError",
     "SummarizerError",
+    "SystemPromptTooLargeError",
     "TranscriptError",
     "UnexpectedBindingError",
     "UnknownModelError",
@@ -107,6 +109,22 @@ class BudgetExceededError(UsageError):
     """The assembled total is over the budget; nothing is truncated silently."""
 
 
+class SystemPromptTooLargeError(BudgetExceededError):
+    """The system prompt (with the tool schemas every request carries) alone does not fit the window.
+
+    No request could ever be built, so the session refuses it up front instead of failing on every turn.
+
+    Attributes:
+        prompt_tokens: tokens of the system prompt, the tool schemas and the reply priming together.
+        max_tokens: the window they do not fit.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None, prompt_tokens: int, max_tokens: int) -> None:
+        super().__init__(message, field=field)
+        self.prompt_tokens = prompt_tokens
+        self.max_tokens = max_tokens
+
+
 class PlanAuditError(UsageError):
     """A candidate plan dropped or changed a fragment that was not declared mutable."""
 
@@ -116,7 +134,19 @@ class InvalidPolicyError(UsageError):
 
 
 class UnknownModelError(UsageError):
-    """The model registry cannot resolve a model name, and no window was given."""
+    """The model registry cannot resolve a model name, and no window was given.
+
+    Attributes:
+        model: the name that was looked up (``None`` when the error is about something else, e.g. an encoding).
+        suggestions: the nearest registered names, best first (may be empty).
+    """
+
+    def __init__(
+        self, message: str, *, field: str | None = None, model: str | None = None, suggestions: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message, field=field)
+        self.model = model
+        self.suggestions = suggestions
 
 
 class InvalidMessageError(UsageError):

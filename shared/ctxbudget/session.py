@@ -28,7 +28,8 @@ from ._session_args import (
     check_text,
     check_tool_calls,
     check_type,
-    resolve_window,
+    check_window_fits,
+    resolve_budget,
 )
 from .archive import Archive
 from .archive_search import ArchiveHit
@@ -63,7 +64,7 @@ from .providers.usage import usage_figures
 from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER, BuiltRequest, PreCompact, insert_interrupted_notice
 from .snapshot import SessionSnapshot
 from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer
-from .tokens import TiktokenCounter, TokenCounter, counter_for_model
+from .tokens import TokenCounter
 from .toolpairs import repair_tool_pairs
 from .tracking import ContextState, ContextWindowTracker
 
@@ -78,10 +79,13 @@ class ContextSession:
     """A framework-neutral conversation held inside a token budget.
 
     Args:
-        model: model name for the window and counter (see :mod:`ctxbudget.models`).
-        max_tokens: the prompt budget; overrides the model's window minus its output reserve.
-        counter: token counter; default: exact for OpenAI models, calibrated estimate for others.
-        system_prompt: always sent first, never compacted.
+        model: model name for the window and counter (see :mod:`ctxbudget.models`; ``openai:gpt-4o``,
+            ``openai/gpt-4o`` and Bedrock ids are accepted).
+        max_tokens: the prompt budget; overrides the model's window minus its output reserve, and may not exceed
+            the model's context window. One of ``model`` and ``max_tokens`` is required: there is no default window.
+        counter: token counter; default: exact for OpenAI models, a calibrated estimate for others (and for a model
+            the registry lacks, which then needs ``max_tokens``), exact ``o200k_base`` when no model is named.
+        system_prompt: always sent first, never compacted; with ``tools`` it must fit ``max_tokens``.
         tools: tool schemas exposed to the model (counted in every request).
         policy: compaction policy.
         summarizer: sync or async summarizer; default :class:`ExtractiveSummarizer` (offline).
@@ -118,9 +122,13 @@ class ContextSession:
         self.providers = tuple(providers)
         self.session_id = session_id or f"ses_{uuid.uuid4().hex}"
         self.model = model
-        self.max_tokens = resolve_window(model, max_tokens, registry)
-        self.counter: TokenCounter = counter or (
-            counter_for_model(model, registry=registry) if model and registry.find(model) else TiktokenCounter()
+        self.max_tokens, self.counter = resolve_budget(
+            model=model,
+            max_tokens=max_tokens,
+            counter=counter,
+            system_prompt=system_prompt,
+            tools=tools,
+            registry=registry,
         )
         self.policy = policy or CompactionPolicy()
         self.summarizer: Summarizer | AsyncSummarizer = summarizer or ExtractiveSummarizer(self.counter)
@@ -172,6 +180,7 @@ class ContextSession:
     @system_prompt.setter
     def system_prompt(self, value: str | None) -> None:
         check_arguments(counter=None, system_prompt=value, tools=(), policy=None, session_id=None)
+        check_window_fits(self.counter, value, self._tools, self.max_tokens)
         with self._lock:
             self._system_prompt = value
             self._invalidate_prefix()
@@ -185,6 +194,7 @@ class ContextSession:
     @tools.setter
     def tools(self, value: Sequence[ToolSchema]) -> None:
         check_arguments(counter=None, system_prompt=None, tools=value, policy=None, session_id=None)
+        check_window_fits(self.counter, self._system_prompt, value, self.max_tokens)
         with self._lock:
             self._tools = tuple(value)
             self._invalidate_prefix()
@@ -876,7 +886,7 @@ class ContextSession:
         except InvalidPolicyError as exc:
             raise SnapshotFormatError(f"snapshot.policy.{exc.field}: {exc}", field=f"policy.{exc.field}") from exc
         session = cls(
-            model=snap.model if snap.model and registry.find(snap.model) else None,
+            model=snap.model,
             max_tokens=snap.max_tokens,
             counter=counter,
             system_prompt=snap.system_prompt,

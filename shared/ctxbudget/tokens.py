@@ -61,7 +61,12 @@ _FUNC_INIT_BY_ENCODING = {"o200k_base": 7, "cl100k_base": 10}
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """Counts tokens the way a provider bills them. Implementations must never raise on user text."""
+    """Counts tokens the way a provider bills them. Implementations must never raise on user text.
+
+    The bundled counters also say whether their counts are exact (``exact``: ``True`` only for
+    :class:`TiktokenCounter`); it is not part of the protocol, so a counter without it still qualifies and is
+    taken as an estimate.
+    """
 
     @property
     def name(self) -> str:
@@ -193,6 +198,11 @@ class TiktokenCounter:
         return f"tiktoken:{self._encoding.name}"
 
     @property
+    def exact(self) -> bool:
+        """``True``: these are the encoding's own counts (exact for the OpenAI models that use it)."""
+        return True
+
+    @property
     def request_overhead(self) -> int:
         """Reply priming, per request."""
         return REPLY_PRIMING
@@ -310,8 +320,13 @@ class EstimatingCounter:
 
     @property
     def name(self) -> str:
-        """``estimate:<encoding>x<factor>``."""
+        """``estimate:<encoding>x<factor>``: says it is an estimate."""
         return f"estimate:{self._base.name.split(':', 1)[1]}x{self.factor:g}"
+
+    @property
+    def exact(self) -> bool:
+        """``False``: another tokenizer's counts, scaled; calibration from reported usage corrects them."""
+        return False
 
     @property
     def request_overhead(self) -> int:
@@ -348,6 +363,11 @@ class CharCounter:
     def name(self) -> str:
         """``chars/<n>``."""
         return f"chars/{self.chars_per_token:g}"
+
+    @property
+    def exact(self) -> bool:
+        """``False``: a character-based estimate."""
+        return False
 
     @property
     def request_overhead(self) -> int:
@@ -404,7 +424,14 @@ class Calibration:
 
 
 def counter_for_model(model: str, *, registry: ModelRegistry = DEFAULT_REGISTRY) -> TokenCounter:
-    """Return the right counter for ``model``: exact tiktoken for OpenAI families, an estimate otherwise."""
+    """Return the right counter for ``model``: exact tiktoken for OpenAI families, an estimate otherwise.
+
+    The counter's ``exact`` property and its name (``tiktoken:...`` or ``estimate:...``) say which it is.
+
+    Raises:
+        UnknownModelError: ``model`` is not in ``registry`` (with "did you mean" suggestions); for a model the
+            registry lacks, use ``EstimatingCounter()`` (``o200k_base``, factor 1) or register the model.
+    """
     info = registry.get(model)
     if info.exact:
         return TiktokenCounter(info.encoding)

@@ -82,7 +82,7 @@ def test_messages_after_the_last_snapshot_are_replayed() -> None:
 def test_plain_llamaindex_history_is_adopted() -> None:
     store = SimpleChatStore()
     store.set_messages("bob", [ChatMessage(role="user", content="hi"), ChatMessage(role="assistant", content="hey")])
-    memory = BudgetedMemory.from_defaults(chat_store=store, chat_store_key="bob")
+    memory = BudgetedMemory.from_defaults(max_tokens=8_000, chat_store=store, chat_store_key="bob")
     assert [m.content for m in memory.get()] == ["hi", "hey"]
 
 

@@ -77,7 +77,7 @@ def test_a_bound_session_rejects_general_retrieval_and_suppresses_memory_recall(
         bound(providers=["graph"])
     session, _ = bound(providers=["instructions", "skills"])
     assert session.memory_recall_suppressed
-    assert not ContextSession(providers=["retrieval", "memory"]).memory_recall_suppressed
+    assert not ContextSession(max_tokens=8_000, providers=["retrieval", "memory"]).memory_recall_suppressed
 
 
 def test_a_cognitive_provider_in_the_generic_list_is_rejected() -> None:
@@ -88,7 +88,7 @@ def test_a_cognitive_provider_in_the_generic_list_is_rejected() -> None:
 
 def test_an_unbound_session_cannot_retrieve_knowledge() -> None:
     with pytest.raises(CognitiveContextError, match="not bound"):
-        ContextSession().retrieve_knowledge("anything")
+        ContextSession(max_tokens=8_000).retrieve_knowledge("anything")
 
 
 class Tampering:
@@ -146,6 +146,6 @@ def test_resume_requires_the_identical_binding(tmp_path: Path) -> None:
     )
     assert resumed.retrieve_knowledge("citations")
 
-    unbound = ContextSession(counter=COUNTER).snapshot().to_json()
+    unbound = ContextSession(max_tokens=8_000, counter=COUNTER).snapshot().to_json()
     with pytest.raises(UnexpectedBindingError):
         ContextSession.restore(unbound, counter=COUNTER, cognitive=CognitiveContextSession(folder.binding(), folder))

@@ -7,7 +7,7 @@ import random
 
 import pytest
 from ctxbudget import INTERRUPTED_NOTICE, ContextSession, PreCompact
-from ctxbudget.errors import CompactionError, ContextOverflowError, InvalidMessageError, InvalidPolicyError
+from ctxbudget.errors import CompactionError, ContextOverflowError, InvalidMessageError, InvalidPolicyError, UsageError
 from ctxbudget.events import ContextCompacted, Event
 from ctxbudget.messages import Message, ToolCall, ToolSchema
 from ctxbudget.policy import CompactionPolicy
@@ -40,10 +40,12 @@ class Recorder:
 
 
 # -- window and counting -------------------------------------------------------------------------------------------
-def test_window_comes_from_the_caller_else_the_registry_else_a_default() -> None:
+def test_window_comes_from_the_caller_else_the_registry_and_is_never_guessed() -> None:
     assert ContextSession(max_tokens=1234).max_tokens == 1234
     assert ContextSession(model="gpt-4o").max_tokens == 128_000 - 16_384
-    assert ContextSession().max_tokens == 128_000
+    with pytest.raises(UsageError, match="no window given") as info:  # was a silent 128,000 whatever the model
+        ContextSession()
+    assert info.value.field == "max_tokens"
 
 
 @pytest.mark.parametrize("bad", [0, -5, True, 1.5, "100"])
