@@ -87,6 +87,11 @@ class AnthropicCounter(EstimatingCounter):
         return f"estimate:anthropic:{self._base.name.split(':', 1)[1]}x{self.factor:g}"
 
     @property
+    def exact(self) -> bool:
+        """``False``: Claude's tokenizer is not public; calibration from reported usage corrects the estimate."""
+        return False
+
+    @property
     def tool_prompt_tokens(self) -> int:
         """The tool-use system prompt Anthropic adds when a request has tools."""
         return tool_use_system_prompt_tokens(self.model, self.tool_choice)
