@@ -59,7 +59,7 @@ def message_from_openai(message: object, *, path: str = "message") -> Message:
     role = data.get("role")
     if role == "function":
         raise invalid(f"{path}.role", "the legacy 'function' role is not supported; send tool results as role 'tool'")
-    if role not in _ROLES:
+    if not isinstance(role, str) or role not in _ROLES:
         raise invalid(f"{path}.role", f"must be one of {sorted(_ROLES)}, got {short_repr(role)}")
     extras: dict[str, Any] = {}
     if role == "developer":

@@ -104,7 +104,7 @@ def _other_from(item: dict[str, Any], path: str) -> Message:
 
 def _message_from(item: dict[str, Any], path: str) -> Message:
     role = item.get("role")
-    if role not in _ROLES:
+    if not isinstance(role, str) or role not in _ROLES:
         raise invalid(f"{path}.role", f"must be one of {sorted(_ROLES)}, got {short_repr(role)}")
     extras: dict[str, Any] = {}
     if role == "developer":
@@ -204,11 +204,19 @@ def tool_from_responses(spec: object) -> ToolSchema:
         return ToolSchema(
             name=data.get("name"),
             description=data.get("description") or "",
-            parameters=dict(data.get("parameters") or {}),
+            parameters=_schema(data.get("parameters")),
             metadata=with_extras(OPENAI_RESPONSES, extras),
         )
     except InvalidMessageError as exc:
         raise InvalidMessageError(f"tool: {exc}", field=exc.field) from None
+
+
+def _schema(value: object) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise invalid("tool.parameters", f"must be a JSON Schema object, got {type(value).__name__}")
+    return dict(value)
 
 
 # -- writing ---------------------------------------------------------------------------------------------------
