@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ._anthropic_cache import MAX_BREAKPOINTS, count_breakpoints
+
 __all__ = ["Problem", "anthropic_problem", "openai_chat_problem", "responses_problem"]
 
 Problem = tuple[str, str] | None
 """``None``, or ``(kind, message)`` with kind ``"orphaned"`` or ``"malformed"``."""
-
-_MAX_CACHE_BREAKPOINTS = 4
 
 
 def openai_chat_problem(body: Mapping[str, Any]) -> Problem:
@@ -87,11 +87,11 @@ def anthropic_problem(body: Mapping[str, Any]) -> Problem:
         problem = _anthropic_message_problem(messages, index, message)
         if problem is not None:
             return problem
-    found = _breakpoints(body)
-    if found > _MAX_CACHE_BREAKPOINTS:
+    found = count_breakpoints(body)
+    if found > MAX_BREAKPOINTS:
         return (
             "malformed",
-            f"A maximum of {_MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found {found}.",
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {found}.",
         )
     return None
 
@@ -140,17 +140,3 @@ def _anthropic_message_problem(messages: list[Any], index: int, message: Any) ->
 def _blocks(message: object) -> list[Mapping[str, Any]]:
     content = message.get("content") if isinstance(message, Mapping) else None
     return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
-
-
-def _breakpoints(body: Mapping[str, Any]) -> int:
-    found = 0
-    stack: list[Any] = [body.get("system"), body.get("tools"), body.get("messages")]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, Mapping):
-            found += "cache_control" in item
-            if isinstance(item.get("content"), list):
-                stack.append(item["content"])
-    return found
