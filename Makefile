@@ -22,8 +22,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The Redis store suite runs against CTXBUDGET_REDIS_URL when it is set (.ci/run starts its own server and sets
+# it), else against a private loopback redis-server started for this run and stopped after it, when one is
+# installed; else it is reported as skipped in one line saying how to run it (.ci/redis.sh run).
 pytest: $(STAMP)
-	$(BIN)/pytest -n 2 -q
+	bash .ci/redis.sh run $(BIN)/pytest -n 2 -q
 
 test: lint typecheck pytest
 
@@ -33,8 +36,8 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
 
-# A loopback redis-server on 127.0.0.1:6390 for the Redis store tests; then run them with
-# CTXBUDGET_REDIS_URL=redis://127.0.0.1:6390/0 (.ci/run does all of this itself).
+# A loopback redis-server on 127.0.0.1:6390 for running the Redis store tests by hand, with
+# CTXBUDGET_REDIS_URL=redis://127.0.0.1:6390/0 (`make test` and .ci/run start one themselves).
 .PHONY: redis-up redis-down
 redis-up:
 	bash .ci/redis.sh start

@@ -3,6 +3,12 @@
 # It listens on 127.0.0.1:6390 (not the default port, so it never collides with a developer's redis), keeps
 # nothing on disk, and is safe to run twice: `start` reuses a server that already answers, `stop` stops only
 # the server `start` launched and is a no-op otherwise.
+#
+# `bash .ci/redis.sh run CMD...` (what `make test` does) runs CMD with CTXBUDGET_REDIS_URL set, never installing
+# anything: a URL already set (.ci/run sets one) is used as it is, so no second server is started; otherwise, when
+# redis-server is installed, a private one is started on a free loopback port for CMD alone and stopped after it,
+# whatever CMD's outcome; otherwise CMD runs without one, CTXBUDGET_REDIS_MISSING saying why (the tests then
+# report the Redis suite as skipped in one line saying how to run it). CMD's exit status is returned.
 set -euo pipefail
 
 PORT=6390
@@ -29,6 +35,10 @@ start() {
         echo "redis: already answering on 127.0.0.1:$PORT"
         return
     fi
+    launch
+}
+
+launch() {
     redis-server --save '' --appendonly no --daemonize yes --pidfile "$PIDFILE" \
         --bind 127.0.0.1 --port "$PORT"
     local waited=0
@@ -66,11 +76,44 @@ stop() {
     echo "redis: stopped on 127.0.0.1:$PORT"
 }
 
+free_port() {
+    # A port nothing listens on: the first of a random run of 50 above 20000 that refuses a connection.
+    local base=$((20000 + RANDOM % 40000)) port
+    for port in $(seq "$base" $((base + 49))); do
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "$port"
+            return
+        fi
+    done
+    echo "redis: no free loopback port in $base-$((base + 49))" >&2
+    exit 1
+}
+
+run() {
+    if [ -n "${CTXBUDGET_REDIS_URL:-}" ]; then
+        "$@"
+        return
+    fi
+    if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+        CTXBUDGET_REDIS_MISSING="redis-server is not installed" "$@"
+        return
+    fi
+    PORT="$(free_port)"
+    PIDFILE="/tmp/ctxbudget-redis-$PORT.pid"
+    trap 'stop >/dev/null' EXIT
+    launch >/dev/null
+    CTXBUDGET_REDIS_URL="redis://127.0.0.1:$PORT/0" "$@"
+}
+
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
+    run)
+        shift
+        run "$@"
+        ;;
     *)
-        echo "usage: $0 start|stop" >&2
+        echo "usage: $0 start|stop|run CMD..." >&2
         exit 2
         ;;
 esac

@@ -1,7 +1,8 @@
 """Fixtures shared by every suite: a Redis server on loopback, when ``CTXBUDGET_REDIS_URL`` names one.
 
-``.ci/run`` starts redis-server on 127.0.0.1:6390 and sets the variable; without it the Redis tests are skipped,
-saying how to run them.
+``.ci/run`` starts redis-server on 127.0.0.1:6390 and sets the variable; ``make test`` starts a private one when
+redis-server is installed. Without the variable every test marked ``redis`` is skipped from one place, so ``-ra``
+reports the whole Redis suite as one line saying how to run it.
 """
 
 from __future__ import annotations
@@ -13,10 +14,20 @@ from collections.abc import Iterator
 import pytest
 
 REDIS_URL_ENV = "CTXBUDGET_REDIS_URL"
+REDIS_MISSING_ENV = "CTXBUDGET_REDIS_MISSING"
+"""Set by ``make test`` (``.ci/redis.sh run``) when it could not start a server: why not."""
 REDIS_SKIP = (
-    f"{REDIS_URL_ENV} is not set: run `bash .ci/redis.sh start` and "
-    f"`export {REDIS_URL_ENV}=redis://127.0.0.1:6390/0` (.ci/run does both)"
+    f"Redis suite: {os.environ.get(REDIS_MISSING_ENV) or f'{REDIS_URL_ENV} is not set'}; `make test` starts a "
+    f"loopback redis-server itself when one is installed (e.g. apt-get install redis-server), or run "
+    f"`bash .ci/redis.sh start` and `export {REDIS_URL_ENV}=redis://127.0.0.1:6390/0` (.ci/run does both)"
 )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a ``redis`` test without a server here, before its fixtures: one skip location, one summary line."""
+    if item.get_closest_marker("redis") is not None and not os.environ.get(REDIS_URL_ENV):
+        pytest.skip(REDIS_SKIP)
 
 
 @pytest.fixture

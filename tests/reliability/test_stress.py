@@ -237,7 +237,8 @@ def test_sqlite_processes(tmp_path: Path) -> None:
         )
         for w in range(PROCESSES)
     ]
-    failures = [child.communicate(timeout=120)[1] for child in children if child.wait(timeout=120) != 0]
+    errors = [child.communicate(timeout=120)[1] for child in children]  # also closes each stderr pipe
+    failures = [error for child, error in zip(children, errors, strict=True) if child.returncode != 0]
     figures.seconds = time.perf_counter() - began
     figures.appends = PROCESSES * APPENDS
     done.set()
