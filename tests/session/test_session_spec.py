@@ -580,7 +580,7 @@ def test_the_extractive_summary_keeps_its_structure_when_one_statement_alone_is_
     statement = "Migrate the billing service to Postgres 16 without downtime. " * 40
     first = summarizer.summarize(SummaryRequest(messages=(Message(role="user", content=statement),), max_tokens=120))
     assert COUNTER.count_text(first) <= 120
-    assert first.startswith("## User facts and constraints\n- Migrate")
+    assert first.startswith("## User facts and constraints\n- Constraint: Migrate")  # "without downtime"
     assert "## Latest request" in first
     later = summarizer.summarize(
         SummaryRequest(
@@ -590,7 +590,7 @@ def test_the_extractive_summary_keeps_its_structure_when_one_statement_alone_is_
         )
     )
     assert COUNTER.count_text(later) <= 120
-    assert later.startswith("## User facts and constraints\n- Migrate")  # cumulative: the earlier fact stays
+    assert later.startswith("## User facts and constraints\n- Constraint: Migrate")  # cumulative: it stays
     assert "read replica db-2" in later.split("## Latest request")[1]
 
 
