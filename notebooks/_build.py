@@ -1,21 +1,42 @@
 """Build the example notebooks from this file, so they are reproducible and reviewed as code.
 
-Run ``.venv/bin/python notebooks/_build.py`` from the repository root; it writes ``notebooks/NN_*.ipynb`` without
-outputs. Every notebook follows the same sections: overview, setup, instantiation, usage, use within a chain or
-agent, API reference. All run offline (fake or strict test models, the extractive summarizer); how to swap in a
-real model is shown in markdown only. ``tests/notebooks/test_notebooks.py`` executes them all.
+Run ``.venv/bin/python notebooks/_build.py`` from the repository root (name notebooks to build only those): it
+writes ``notebooks/NN_*.ipynb`` and executes each top to bottom in a kernel of this interpreter, so the committed
+notebooks carry their outputs, plots inline as PNG, and a reader on the repository page sees every result.
+``--no-execute`` writes them without outputs. Every notebook follows the same sections: overview, setup,
+instantiation, usage, use within a chain or agent, API reference. All run offline (fake or strict test models, the
+extractive summarizer); how to swap in a real model is shown in markdown only.
+
+``tests/notebooks/test_notebooks.py`` checks that the committed sources are what this file builds, re-executes every
+notebook and compares each code cell's outputs with the committed ones (text after :func:`normalise` hides what
+changes from run to run: timings, memory addresses, random ids, paths; images by presence), so committed outputs
+can never go stale or missing. ``jupyter nbconvert --to notebook --execute notebooks/01_quickstart.ipynb`` runs one
+by hand (the dev extra installs nbconvert).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import re
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import nbformat
+from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+REGENERATE = ".venv/bin/python notebooks/_build.py"
+"""The command that rebuilds and re-executes the notebooks (append names to rebuild only those)."""
+TIMEOUT = 300
+"""Seconds one cell may run."""
 Cell = tuple[str, str]  # ("md" | "code", source)
 
 
@@ -489,7 +510,7 @@ print("messages kept (all):", len(memory.get_all()))
 assert llm.max_request_tokens <= WINDOW
 assert len(memory.get_all()) == 120
 assert memory.session.summary is not None
-print(memory.session.summary[:400])
+print(memory.session.summary)  # the ledger of the turns taken out of the prompt
 """),
         md("""
 ### A query engine with a token budget for retrieved nodes
@@ -549,7 +570,7 @@ async def run_agent() -> None:
 
 await run_agent()
 print("requests:", len(agent_llm.requests), "| largest:", agent_llm.max_request_tokens, "tokens")
-print("messages kept:", len(agent_memory.get_all()), "| archived originals:", len(agent_memory.session.archive))
+print("messages kept:", len(agent_memory.get_all()), "| archive entries:", len(agent_memory.session.archive))
 assert agent_llm.max_request_tokens <= 6_000
 assert len(agent_memory.get_all()) == 12 * 5
 """),
@@ -592,16 +613,14 @@ pip install "ctxbudget[langchain]" matplotlib
 ```
 """),
         code("""
-import tempfile
-from pathlib import Path
+%matplotlib inline
+from typing import Annotated
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.tools import tool
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from ctxbudget.policy import CompactionPolicy
@@ -618,16 +637,19 @@ from langchain_ctxbudget import (
         md("## Instantiation"),
         code("""
 @tool
-def search(query: str) -> str:
+def search(query: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
     \"\"\"Search the corpus and return every matching line.\"\"\"
-    return "\\n".join(f"{query}: match {i}, value={i * 7 % 101}" for i in range(400))
+    lines = "\\n".join(f"{query}: match {i}, value={i * 7 % 101}" for i in range(400))
+    return ToolMessage(lines, tool_call_id=tool_call_id, name="search", id=f"result-{tool_call_id}")  # a stable id
 
 
 WINDOW = 8_000
 model = StrictFakeChatModel(max_input_tokens=WINDOW, respond=ToolLoop("search", parallel=2))
 middleware = ContextBudgetMiddleware(policy=CompactionPolicy(keep_recent_messages=6))
-agent = create_agent(model, tools=[search], middleware=[middleware], checkpointer=InMemorySaver(),
+checkpointer = InMemorySaver()
+agent = create_agent(model, tools=[search], middleware=[middleware], checkpointer=checkpointer,
                      system_prompt="You are a careful research assistant.")
+print("tools the model sees:", [search.name, *(t.name for t in middleware.tools)])
 
 
 class CompactionLog(BaseCallbackHandler):
@@ -649,7 +671,8 @@ config = {"configurable": {"thread_id": "research"}, "callbacks": [log]}
 usage, marks = [], []
 for turn in range(40):
     seen = len(log.events)
-    agent.invoke({"messages": [{"role": "user", "content": f"Question {turn}: what does item {turn} say?"}]}, config)
+    question = {"role": "user", "content": f"Question {turn}: what does item {turn} say?", "id": f"question-{turn}"}
+    agent.invoke({"messages": [question]}, config)
     usage.append(middleware.session("research").state.used_percentage)
     if len(log.events) > seen:
         marks.append(turn)
@@ -659,17 +682,73 @@ for request in model.requests:
     assert find_tool_pair_problems([from_langchain(m.model_copy()) for m in request.messages]) == []
     assert request.tokens <= WINDOW
 """),
-        md("### Events, the summary and the archive"),
+        md("""
+### Events and the summary ledger
+
+Every compaction is a `ctxbudget.context_compacted` custom event (tiers, usage before and after). The older turns
+it took out of the prompt are folded into one cumulative summary, kept in the agent state: a ledger with fixed
+sections (*User facts and constraints*, *Decisions*, *Files and artifacts*, *Commands and results*, *Errors*,
+*Open items*, *Latest request*), built offline from the messages themselves; every bullet stays short and the
+figures are kept verbatim. The user's first request (the goal) is pinned separately and never summarized away.
+"""),
         code("""
 first = log.events[0]
 print("first compaction:", first["tiers"], first["before"]["used_tokens"], "->", first["after"]["used_tokens"])
 state = agent.get_state(config).values
-print(state[SUMMARY_KEY][:500])
+
+
+def show_ledger(summary, bullets=3):
+    \"\"\"Each section of a ledger with its first bullets (the rest counted).\"\"\"
+    for section in summary.split("\\n## "):
+        heading, *items = section.strip().removeprefix("## ").splitlines()
+        items = [item for item in items if item.strip()]
+        print(f"## {heading} ({len(items)} bullet{'' if len(items) == 1 else 's'})")
+        for item in items[:bullets]:
+            print(item[:110])
+        if len(items) > bullets:
+            print(f"  ... {len(items) - bullets} more")
+
+
+show_ledger(state[SUMMARY_KEY])
+"""),
+        md("""
+### The archive, and searching it
+
+Nothing is lost: every original that left the prompt is in the state's archive (`archived_messages`), readable by
+handle. `search_archived` ranks the archive for a query (exact keywords, identifiers, paths), best first.
+"""),
+        code("""
 archived = archived_messages(state)
 questions = {m.text for m in archived if m.role == "user"} | {
     m.text for m in state["messages"] if m.type == "human"}
 assert {f"Question {t}: what does item {t} say?" for t in range(40)} <= questions  # nothing lost
 print(len(archived), "archived originals in the state")
+for hit in middleware.search_archived("Question 7", k=3, state=state):
+    print(f"{hit.reason:<10} {hit.role:<5} {hit.handle}  {hit.text[:60]!r}")
+"""),
+        md("""
+The model has the same reach. The middleware adds two tools to every request: `search_archive` (the ranked hits,
+each with its `ctx://archive/` handle and an excerpt) and `read_archived_output` (the full original by handle).
+Here a scripted model, resuming the same thread, searches for an early question, then reads the best hit back.
+"""),
+        code("""
+def reader(messages):
+    last = messages[-1]
+    if isinstance(last, ToolMessage) and last.name == "search_archive":
+        handle = next(word for word in last.text.split() if word.startswith("ctx://archive/"))
+        return AIMessage("", tool_calls=[{"name": "read_archived_output", "args": {"handle": handle}, "id": "read-1"}])
+    return AIMessage(f"Found it: {last.text.splitlines()[0]}")
+
+
+search_call = {"name": "search_archive", "args": {"query": "Question 3 item 3", "k": 2}, "id": "search-1"}
+recall = StrictFakeChatModel(max_input_tokens=WINDOW, responses=[AIMessage("", tool_calls=[search_call])],
+                             respond=reader)
+agent_2 = create_agent(recall, tools=[search], middleware=[middleware], checkpointer=checkpointer,
+                       system_prompt="You are a careful research assistant.")
+result = agent_2.invoke({"messages": [{"role": "user", "content": "What did I ask about item 3?"}]}, config)
+for message in result["messages"][-5:]:
+    calls = ", ".join(f"{call['name']}({call['args']})" for call in getattr(message, "tool_calls", []))
+    print(f"[{message.type}]", calls or message.text[:300])
 """),
         md("### Window usage per turn"),
         code("""
@@ -683,9 +762,7 @@ axes.set_ylabel("% of the window")
 axes.set_ylim(0, 100)
 axes.legend(loc="lower right")
 figure.tight_layout()
-path = Path(tempfile.gettempdir()) / "ctxbudget_langchain_window_usage.png"
-figure.savefig(path, dpi=110)
-print("saved", path)
+plt.show()
 """),
         md("""
 ## Use within a chain/agent
@@ -753,15 +830,11 @@ pip install "ctxbudget[langchain,llamaindex]" matplotlib
 Everything runs offline: the encodings ship with ctxbudget, and no model is called except the fake summarizer.
 """),
         code("""
+%matplotlib inline
 import random
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from langchain.agents.middleware import SummarizationMiddleware
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -1001,7 +1074,7 @@ print(len(rows), "approaches replayed over", 2 * TURNS, "requests each")
 columns = list(rows[0])
 lines = ["| " + " | ".join(columns) + " |", "|---|" + "---:|" * (len(columns) - 1)]
 for row in rows:
-    cells = [row["approach"]] + [f"{row[c]:,.3f}" if isinstance(row[c], float) else f"{row[c]:,}"
+    cells = [row["approach"]] + [f"{row[c]:,.3f} ms" if isinstance(row[c], float) else f"{row[c]:,}"
                                  for c in columns[1:]]
     lines.append("| " + " | ".join(cells) + " |")
 print("\\n".join(lines))
@@ -1038,9 +1111,7 @@ axes.set_ylabel("ms per turn (log scale)")
 axes.set_title(f"Per-turn cost, {WINDOW:,}-token window")
 axes.legend(fontsize=8)
 figure.tight_layout()
-path = Path(tempfile.gettempdir()) / "ctxbudget_side_by_side.png"
-figure.savefig(path, dpi=110)
-print("saved", path)
+plt.show()
 """),
         md("""
 ## Use within a chain/agent
@@ -1055,6 +1126,7 @@ from typing import Annotated
 
 from langchain.agents import create_agent
 from langchain_core.exceptions import ContextOverflowError
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -1063,16 +1135,20 @@ from langchain_ctxbudget import ContextBudgetMiddleware, StrictFakeChatModel, St
 OUTPUTS = {r.tool_call_id: r.text for _, _, results, _ in SESSION for r in results}
 
 
+def output(tool_call_id, name):  # the session's own result, under the session's own message id
+    return ToolMessage(OUTPUTS[tool_call_id], tool_call_id=tool_call_id, name=name, id=f"result-{tool_call_id}")
+
+
 @tool
-def read_file(path: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+def read_file(path: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
     \"\"\"Read a file from the repository.\"\"\"
-    return OUTPUTS[tool_call_id]
+    return output(tool_call_id, "read_file")
 
 
 @tool
-def run_tests(path: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+def run_tests(path: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> ToolMessage:
     \"\"\"Run the test suite for a path.\"\"\"
-    return OUTPUTS[tool_call_id]
+    return output(tool_call_id, "run_tests")
 
 
 def run_agent(middleware):
@@ -1125,12 +1201,156 @@ NOTEBOOKS: dict[str, Callable[[], list[Cell]]] = {
 }
 
 
-def main(names: list[str]) -> None:
-    for name, cells in NOTEBOOKS.items():
-        if names and name not in names:
-            continue
-        nbformat.write(build(cells()), HERE / name)
-        print("wrote", HERE / name)
+# -- executing and comparing ---------------------------------------------------------------------------------------
+SEEDED_IDS = """
+# Run by the kernel before the first cell (notebooks/_build.py, tests/notebooks): the ids ctxbudget and LangChain
+# make come from seeded sequences. Ids appear in archive handles, which compacted messages carry, so their token
+# counts would otherwise change from run to run by a few tokens, and with them every figure printed after a
+# compaction. Ids other libraries make (LlamaIndex's instrumentation spans, often from concurrent tasks) stay random
+# and do not shift the sequence.
+import random as _random
+import sys as _sys
+import uuid as _uuid
+
+_ids = _random.Random(16)
+_run_ids = _random.Random(7)
+_random_uuid4 = _uuid.uuid4
+_SEEDED = {"ctxbudget", "langchain_ctxbudget", "llamaindex_ctxbudget", "langchain", "langchain_core", "langgraph"}
+
+
+def _uuid4():
+    if _sys._getframe(1).f_globals.get("__name__", "").split(".")[0] in _SEEDED:
+        return _uuid.UUID(int=_ids.getrandbits(128), version=4)
+    return _random_uuid4()
+
+
+_uuid.uuid4 = _uuid4
+_order = iter(range(1, 1 << 48))
+
+
+def _uuid7(*args, **kwargs):
+    # Time-ordered as a real uuid7: a counter where the milliseconds go, then version 7, the variant, random bits.
+    bits = (next(_order) << 80) | (0x7 << 76) | (_run_ids.getrandbits(12) << 64) | (0x2 << 62)
+    return _uuid.UUID(int=bits | _run_ids.getrandbits(62))
+
+
+try:
+    import langchain_core.utils.uuid as _lc_uuid  # LangChain's run ids (uuid7), used as message ids
+except ImportError:
+    pass
+else:
+    _lc_uuid._uuid_utils_uuid7 = _uuid7
+"""
+
+
+@contextmanager
+def kernel_env() -> Iterator[None]:
+    """A ``python3`` kernel spec running this interpreter, found before any system-wide one; plots drawn inline.
+
+    The kernel runs :data:`SEEDED_IDS` first, so a notebook prints the same figures at every run.
+    """
+    saved = {name: os.environ.get(name) for name in ("JUPYTER_PATH", "MPLBACKEND")}
+    with tempfile.TemporaryDirectory(prefix="ctxbudget-jupyter-") as root:
+        spec = Path(root) / "kernels" / "python3"
+        spec.mkdir(parents=True)
+        startup = Path(root) / "seeded_ids.py"
+        startup.write_text(SEEDED_IDS)
+        argv = [
+            sys.executable,
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+            f"--IPKernelApp.exec_files={startup}",
+        ]
+        spec.joinpath("kernel.json").write_text(
+            json.dumps({"argv": argv, "display_name": "Python 3 (ctxbudget venv)", "language": "python"})
+        )
+        os.environ["JUPYTER_PATH"] = root
+        os.environ.pop("MPLBACKEND", None)  # a backend from the environment (Agg) would keep plots out of the cells
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def execute(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Run every cell of ``notebook`` in place (inside :func:`kernel_env`), from the notebooks folder."""
+    client = NotebookClient(
+        notebook,
+        kernel_name="python3",
+        timeout=TIMEOUT,
+        allow_errors=False,
+        record_timing=False,  # no per-cell timestamps: they would change the file at every run
+        coalesce_streams=True,
+        resources={"metadata": {"path": str(HERE)}},
+    )
+    client.execute()
+    notebook.metadata.pop("widgets", None)
+    return notebook
+
+
+_VOLATILE = (
+    (re.compile(r"\b\d[\d,]*(?:\.\d+)?\s?(?:ms|µs|us|ns)\b"), "<time>"),  # timings
+    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|sec|seconds)\b"), "<time>"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<timestamp>"),
+    (re.compile(r"0x[0-9a-fA-F]{6,}"), "0x<address>"),
+    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),  # run and message ids
+    (re.compile(re.escape(str(ROOT))), "<repo>"),
+    (re.compile(re.escape(tempfile.gettempdir()) + r"/[^\s'\"]*"), "<tmp>"),
+    (re.compile(re.escape(sys.prefix)), "<venv>"),
+)
+
+
+def normalise(text: str) -> str:
+    """``text`` with what changes from run to run replaced by placeholders (see the module docstring)."""
+    for pattern, placeholder in _VOLATILE:
+        text = pattern.sub(placeholder, text)
+    return text
+
+
+def outputs_of(cell: Any) -> list[tuple[str, str]]:
+    """A code cell's outputs as comparable pairs: ``(kind, normalised text)``; an image is ``(mime, "<image>")``."""
+    found: list[tuple[str, str]] = []
+    for output in cell.get("outputs", []):
+        kind = output["output_type"]
+        if kind == "stream":
+            text = normalise(output["text"])
+            if found and found[-1][0] == f"stream:{output['name']}":  # a stream split by flushing: one text
+                found[-1] = (found[-1][0], found[-1][1] + text)
+            else:
+                found.append((f"stream:{output['name']}", text))
+        elif kind == "error":
+            found.append(("error", f"{output['ename']}: {normalise(output['evalue'])}"))
+        else:
+            data = output.get("data", {})
+            found += [(mime, "<image>") for mime in sorted(data) if mime.startswith("image/")]
+            if "text/plain" in data and not any(mime.startswith("image/") for mime in data):
+                found.append(("text/plain", normalise(data["text/plain"])))
+    return found
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description="Build (and execute) the example notebooks.")
+    parser.add_argument("names", nargs="*", help=f"notebooks to build (default: all of {', '.join(NOTEBOOKS)})")
+    parser.add_argument("--no-execute", action="store_true", help="write the notebooks without outputs")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.names) - set(NOTEBOOKS))
+    if unknown:
+        parser.error(f"unknown notebooks: {', '.join(unknown)}")
+    with kernel_env():
+        for name, cells in NOTEBOOKS.items():
+            if args.names and name not in args.names:
+                continue
+            notebook = build(cells())
+            if not args.no_execute:
+                execute(notebook)
+            nbformat.write(notebook, HERE / name)
+            print("wrote", HERE / name, "(executed)" if not args.no_execute else "(no outputs)")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,22 @@
-"""Every notebook in notebooks/ runs top to bottom, offline, in a kernel from this virtualenv."""
+"""The notebooks are committed executed, exactly as notebooks/_build.py builds them, and their outputs are current.
+
+Each notebook is re-executed offline in a kernel of this virtualenv; every code cell's outputs must match the
+committed ones once what changes from run to run (timings, memory addresses, random ids, paths) is normalised, and
+images must be where they were. A failure names the notebook, the cell and the command that regenerates them.
+"""
 
 from __future__ import annotations
 
-import json
-import sys
+import copy
+import difflib
+import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
@@ -21,50 +28,100 @@ SECTIONS = (
     "## Use within a chain/agent",
     "## API reference",
 )
+WITH_PLOTS = {"02_langchain_agent.ipynb", "05_side_by_side.ipynb"}
+
+
+def _load_builder() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("notebooks_build", NOTEBOOKS / "_build.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BUILD = _load_builder()
+STALE = f"stale: regenerate the notebooks with `{BUILD.REGENERATE} {{name}}` and commit them"
 
 
 @pytest.fixture(scope="module")
-def kernel_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """A ``python3`` kernel spec that runs this interpreter, found before any system-wide one."""
-    root = tmp_path_factory.mktemp("jupyter")
-    spec = root / "kernels" / "python3"
-    spec.mkdir(parents=True)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    spec.joinpath("kernel.json").write_text(
-        json.dumps({"argv": argv, "display_name": "Python 3 (ctxbudget venv)", "language": "python"})
-    )
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("JUPYTER_PATH", str(root))
-        patch.setenv("MPLBACKEND", "Agg")
+def kernel_env() -> Iterator[None]:
+    with BUILD.kernel_env():
         yield
 
 
-def test_there_are_notebooks() -> None:
-    assert [p.name for p in PATHS][:1] == ["01_quickstart.ipynb"]
+def _code(notebook: Any) -> list[tuple[int, Any]]:
+    return [(index, cell) for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+
+
+def test_every_notebook_is_built_and_committed() -> None:
+    assert [p.name for p in PATHS] == list(BUILD.NOTEBOOKS)
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
-def test_notebook_is_committed_without_outputs_and_has_the_sections(path: Path) -> None:
-    notebook = nbformat.read(path, as_version=4)
-    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    assert all(cell.outputs == [] and cell.execution_count is None for cell in code)
-    headings = [line for cell in notebook.cells if cell.cell_type == "markdown" for line in cell.source.splitlines()]
-    found = [h for h in headings if h in SECTIONS]
-    assert found == list(SECTIONS)
-
-
-@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
-def test_notebook_runs(path: Path, kernel_env: None) -> None:
-    notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        notebook,
-        kernel_name="python3",
-        timeout=120,
-        allow_errors=False,
-        resources={"metadata": {"path": str(NOTEBOOKS)}},
+def test_committed_sources_are_what_the_builder_writes(path: Path) -> None:
+    committed = nbformat.read(path, as_version=4)
+    built = BUILD.build(BUILD.NOTEBOOKS[path.name]())
+    assert [(c.cell_type, c.source) for c in committed.cells] == [(c.cell_type, c.source) for c in built.cells], (
+        f"{path.name}: its cells differ from notebooks/_build.py; " + STALE.format(name=path.name)
     )
-    client.execute()
-    executed = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    assert all(cell.execution_count is not None for cell in executed)
-    errors = [o for cell in executed for o in cell.outputs if o.output_type == "error"]
-    assert errors == []
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_notebook_is_committed_executed_with_the_sections(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    code = _code(notebook)
+    counts = [cell.execution_count for _, cell in code]
+    assert counts == list(range(1, len(code) + 1)), f"{path.name}: not executed top to bottom; " + STALE.format(
+        name=path.name
+    )
+    assert all(o.output_type != "error" for _, cell in code for o in cell.outputs)
+    assert any(cell.outputs for _, cell in code)
+    images = [o for _, cell in code for o in cell.outputs if "image/png" in o.get("data", {})]
+    assert bool(images) == (path.name in WITH_PLOTS), f"{path.name}: inline plots expected in {sorted(WITH_PLOTS)}"
+    headings = [line for cell in notebook.cells if cell.cell_type == "markdown" for line in cell.source.splitlines()]
+    assert [h for h in headings if h in SECTIONS] == list(SECTIONS)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_notebook_runs_and_its_committed_outputs_are_current(path: Path, kernel_env: None) -> None:
+    committed = nbformat.read(path, as_version=4)
+    fresh = BUILD.execute(copy.deepcopy(committed))
+    problems = []
+    for (index, old), (_, new) in zip(_code(committed), _code(fresh), strict=True):
+        before, after = BUILD.outputs_of(old), BUILD.outputs_of(new)
+        if before != after:
+            diff = difflib.unified_diff(_lines(before), _lines(after), "committed", "re-executed", lineterm="", n=1)
+            problems.append(f"cell {index} ({old.get('id')}):\n" + "\n".join(list(diff)[:40]))
+    assert not problems, f"{path.name}: committed outputs are {STALE.format(name=path.name)}\n" + "\n".join(problems)
+
+
+def _lines(outputs: list[tuple[str, str]]) -> list[str]:
+    return [f"[{kind}] {line}" for kind, text in outputs for line in text.splitlines()]
+
+
+def test_normalise_hides_what_changes_between_runs() -> None:
+    text = (
+        f"median 12.345 ms, took 3.2 s, at 2025-01-03T10:00:00Z, <object at 0x7f3a2b1c9d80>, "
+        f"ctx://archive/a75ac6d2-8864-418c-a358-03d524907c13.summarized in {NOTEBOOKS}/x.png"
+    )
+    assert BUILD.normalise(text) == (
+        "median <time>, took <time>, at <timestamp>, <object at 0x<address>>, ctx://archive/<uuid>.summarized in "
+        "<repo>/notebooks/x.png"
+    )
+    assert BUILD.normalise("5 turns, 40 steps, 8,000 tokens, 3 seconds") == "5 turns, 40 steps, 8,000 tokens, <time>"
+
+
+def test_outputs_compare_text_and_images_by_presence() -> None:
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="took 1.5 ms\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="done\n"),  # a stream split by flushing
+        nbformat.v4.new_output("display_data", data={"image/png": "AAAA", "text/plain": "<Figure size 9x4>"}),
+        nbformat.v4.new_output("execute_result", data={"text/plain": "42"}, execution_count=1),
+    ]
+    assert BUILD.outputs_of(cell) == [
+        ("stream:stdout", "took <time>\ndone\n"),
+        ("image/png", "<image>"),
+        ("text/plain", "42"),
+    ]
