@@ -16,102 +16,44 @@ arrival* are the tool outputs over the per-output limit (``CompactionPolicy.max_
 min(8,000, window / 8) tokens) that were cut to a head and tail excerpt as they were read into the session, before
 any compaction; their full text is archived, so they are among the archived originals.
 
-The long steps report how far they are to a :class:`Progress` callback (the CLI draws rich bars from it):
-``reading`` (bytes), ``parsing`` (messages, total unknown until done), ``counting`` (messages measured into the
-session, oversized tool outputs bounded) and ``compacting`` (messages of the history: those summarized so far).
+The long steps report how far they are to a :class:`~ctxbudget._progress.Progress` callback (the CLI draws rich
+bars from it; see :mod:`ctxbudget._progress` for the steps).
 """
 
 from __future__ import annotations
 
-import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
-from typing import Any, Protocol
+from collections.abc import Iterable, Sequence
+from typing import Any
 
+from ._progress import Progress, compaction_progress, no_progress
 from .archive import ArchiveEntry
 from .events import ContextCompacted
 from .messages import Message
 from .policy import CompactionPolicy
 from .session import ContextSession
 from .snapshot import SessionSnapshot, TrackerSnapshot
-from .summarize import ExtractiveSummarizer, SummaryRequest
-from .tokens import TokenCounter, count_request
+from .tokens import count_request
 from .toolpairs import find_tool_pair_problems
 from .tracking import ContextState
-from .transcripts import COMPACTED_FORMAT, CompactedState, Transcript, load_transcript
+from .transcripts import COMPACTED_FORMAT, CompactedState, Transcript
 
 __all__ = [
     "COMPACTED_FORMAT",
-    "STEPS",
-    "Progress",
     "archived_originals",
     "compact_transcript",
     "inspect_transcript",
-    "no_progress",
     "originals_from_compacted",
-    "read_transcript",
     "session_for",
 ]
 
 _SESSION_ID = "ctxbudget-cli"
-_READ_CHUNK = 1 << 20  # bytes read between two progress reports
 _ADD_BATCH = 250  # messages added to the session between two progress reports
-
-STEPS = ("reading", "parsing", "counting", "compacting")
-"""The steps :class:`Progress` hears about, in order (``inspect`` and ``compact`` run all four)."""
-
-
-class Progress(Protocol):
-    """Told how far a long step is: ``completed`` of ``total`` (``None`` while unknown), with a short live note."""
-
-    def __call__(self, step: str, completed: int, total: int | None, detail: str = "") -> None:
-        """Report ``step`` (one of :data:`STEPS`) at ``completed`` of ``total``."""
-
-
-def no_progress(step: str, completed: int, total: int | None, detail: str = "") -> None:
-    """A :class:`Progress` that reports nowhere."""
-
-
-def read_transcript(path: Path, *, key: str | None = None, progress: Progress = no_progress) -> Transcript:
-    """:func:`~ctxbudget.transcripts.load_transcript`, reporting the bytes read, then the messages parsed.
-
-    The file is streamed once for the byte count (nothing kept) and read again by ``load_transcript`` from the
-    page cache, so every error is exactly ``load_transcript``'s.
-    """
-    try:
-        with path.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            done = 0
-            progress("reading", 0, size)
-            while chunk := handle.read(_READ_CHUNK):
-                done += len(chunk)
-                progress("reading", done, max(size, done))
-    except OSError:
-        pass  # load_transcript reports it, naming the file
-    progress("parsing", 0, None)
-    transcript = load_transcript(path, key=key)
-    count = len(transcript.messages)
-    progress("parsing", count, count)
-    return transcript
 
 
 def archived_originals(entries: Iterable[ArchiveEntry]) -> int:
     """How many distinct messages have their original in ``entries`` (the one archived count the CLI reports)."""
     return len({entry.message.id for entry in entries if entry.message is not None})
-
-
-class _ReportingSummarizer(ExtractiveSummarizer):
-    """The session's default offline summarizer, telling how many messages each chunk it summarizes holds."""
-
-    def __init__(self, counter: TokenCounter, on_chunk: Callable[[int], None]) -> None:
-        super().__init__(counter)
-        self._on_chunk = on_chunk
-
-    def summarize(self, request: SummaryRequest) -> str:
-        """Report the chunk, then build the ledger as :class:`ExtractiveSummarizer` does."""
-        self._on_chunk(len(request.messages))
-        return super().summarize(request)
 
 
 def session_for(
@@ -157,27 +99,16 @@ def _compact(session: ContextSession, progress: Progress) -> tuple[ContextCompac
     """Compact ``session`` now and build the next request; returns the event and the messages sent after the prompt.
 
     A message of the history the request leaves out (an orphaned result a strict provider would reject) is
-    archived as ``dropped``: never lost. The ``compacting`` step counts the history's messages summarized so far.
+    archived as ``dropped``: never lost.
     """
-    total = len(session.history)
-    summarized = 0
-
-    def on_chunk(messages: int) -> None:
-        nonlocal summarized
-        summarized = min(total, summarized + messages)
-        progress("compacting", summarized, total, "summarizing into the ledger")
-
-    if type(session.summarizer) is ExtractiveSummarizer:  # the default: the same ledger, reported chunk by chunk
-        session.summarizer = _ReportingSummarizer(session.counter, on_chunk)
-    progress("compacting", 0, total, "clearing old tool outputs")
-    event = session.compact()
-    request = session.build_request()
+    with compaction_progress(session, progress):
+        event = session.compact()
+        request = session.build_request()
     sent = list(request.messages[1:] if session.system_prompt else request.messages)
     sent_ids = {m.id for m in sent}
     for message in session.history:
         if message.id not in sent_ids:
             session.archive.put_message(message, "dropped")
-    progress("compacting", total, total, "done")
     return event, sent
 
 

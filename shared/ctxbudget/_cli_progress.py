@@ -2,8 +2,9 @@
 
 Bars are drawn when stderr is a terminal, or when ``--progress`` forces them (then even into a pipe or a file, as a
 terminal would see them); ``--no-progress`` turns them off. They never go to stdout, so ``inspect --json`` output
-stays clean. Each step shows its counts: ``reading 72.9/72.9 MB``, ``parsing 51,001 messages``, ``counting
-51,000/51,000 messages``, ``compacting 40,210/51,000 messages``, with a live note and the time spent.
+stays clean. Each step (see :mod:`ctxbudget._progress`) shows its counts: ``reading 72.9/72.9 MB``, ``parsing
+51,001 messages``, ``counting 51,000/51,000 messages``, ``clearing 3,120/12,750 tool outputs``, ``summarizing
+40,210/51,000 messages``, with the time spent and a live note.
 
 This module imports rich at the top: the CLI imports it only when it draws bars.
 """
@@ -19,12 +20,12 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TaskID, Tex
 from rich.table import Column
 from rich.text import Text
 
-from ._analysis import Progress as ProgressSink
-from ._analysis import no_progress
+from ._progress import Progress as ProgressSink
+from ._progress import no_progress
 
 __all__ = ["StepBars", "step_bars", "wanted"]
 
-_UNITS = {"reading": "MB"}
+_UNITS = {"reading": "MB", "clearing": "tool outputs"}
 """The unit each step counts in; the others count messages."""
 
 
@@ -78,11 +79,11 @@ def step_bars(forced: bool | None) -> Iterator[ProgressSink]:
         yield no_progress
         return
     console = Console(stderr=True, highlight=False, force_terminal=True if forced else None)
-    detail = Column(no_wrap=True, overflow="ellipsis", max_width=max(8, console.width - 66))  # the rest: 66 columns
+    detail = Column(no_wrap=True, overflow="ellipsis", max_width=max(8, console.width - 68))  # the rest: 68 columns
     columns = (
-        TextColumn("{task.description:<10}"),
-        BarColumn(bar_width=20),
-        _CountColumn(table_column=Column(no_wrap=True, min_width=22)),
+        TextColumn("{task.description:<11}"),
+        BarColumn(bar_width=16),
+        _CountColumn(table_column=Column(no_wrap=True, min_width=26)),
         TimeElapsedColumn(),
         TextColumn("[dim]{task.fields[detail]}[/]", table_column=detail),
     )

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._analysis import Progress, compact_transcript, inspect_transcript, no_progress, read_transcript
+from ._analysis import compact_transcript, inspect_transcript
 from ._demo import (
     DRIVER_NAMES,
     DemoConfig,
@@ -50,6 +50,7 @@ from ._demo import (
     run_demo,
     stages,
 )
+from ._progress import Progress, no_progress, read
 from .errors import CtxBudgetError, InvalidPolicyError, UsageError
 from .policy import CompactionPolicy
 from .transcripts import Transcript
@@ -249,7 +250,7 @@ def _bars(args: argparse.Namespace) -> contextlib.AbstractContextManager[Progres
 
 
 def _load(args: argparse.Namespace, progress: Progress) -> Transcript:
-    return read_transcript(args.transcript, key=args.key, progress=progress)
+    return read(args.transcript, key=args.key, progress=progress)
 
 
 # -- inspect -------------------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -337,17 +338,23 @@ def test_forced_progress_goes_to_stderr_with_counts_and_never_into_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = write(tmp_path / "long.json", long_session(40))  # 161 messages: a system prompt and 160 to count
-    assert main(["inspect", str(source), "--json", "--progress", "--max-tokens", "40000"]) == EXIT_OK
+    argv = ["inspect", str(source), "--json", "--progress", "--max-tokens", "40000", "--target", "0.3"]
+    assert main(argv) == EXIT_OK
     captured = capsys.readouterr()
-    assert json.loads(captured.out)["transcript"]["messages"] == 161  # stdout is the JSON alone
-    for step in ("reading", "parsing", "counting", "compacting"):
+    report = json.loads(captured.out)  # stdout is the JSON alone
+    assert report["compaction"]["tiers"] == ["clear", "summarize", "truncate"]
+    for step in ("reading", "parsing", "counting", "clearing", "summarizing"):
         assert step in captured.err
     assert "161/161 messages" in captured.err  # parsed
-    assert "160/160 messages" in captured.err  # counted into the session, then compacted
+    assert "160/160 messages" in captured.err  # counted into the session, then summarized
     assert " MB" in captured.err
+    cleared = re.findall(r"(\d+)/(\d+) tool outputs", captured.err)
+    assert cleared[-1][0] == cleared[-1][1] != "0"  # closed at the number cleared
+    assert ("0", "40") in cleared  # opened at the 40 tool outputs that could be
     assert main(["compact", str(source), "-o", str(tmp_path / "c.json"), "--progress"]) == EXIT_OK
     captured = capsys.readouterr()
-    assert "compacting" in captured.err
-    assert "compacting" not in captured.out
+    assert "160/160 messages" in captured.err
+    assert "clearing" in captured.err
+    assert "clearing" not in captured.out
     assert main(["inspect", str(source), "--json", "--no-progress"]) == EXIT_OK
     assert capsys.readouterr().err == ""
