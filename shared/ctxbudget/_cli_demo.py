@@ -25,7 +25,7 @@ from ._cli_progress import wanted
 from ._demo import DemoConfig, DemoResult, Stage, TurnReport
 from .policy import CompactionPolicy
 
-__all__ = ["TURN_HEADER", "stage_table", "summary_table", "turn_line", "turn_progress"]
+__all__ = ["TURN_HEADER", "print_turn", "stage_table", "summary_table", "turn_line", "turn_progress"]
 
 _CHECKPOINTS = 10
 """Plain progress lines printed when stderr is not a terminal."""
@@ -103,6 +103,21 @@ def turn_progress(config: DemoConfig, forced: bool | None, *, quiet: bool) -> It
     with Progress(*columns, console=console, transient=not forced) as progress:
         task = progress.add_task("turns", total=config.turns, note="")
         yield lambda report: progress.update(task, advance=1, note=tally.add(report))
+
+
+def print_turn(console: Any, report: TurnReport) -> None:
+    """One turn for ``--verbose``: the outputs bounded and the compactions during it, then its :func:`turn_line`."""
+    for bounded in report.bounded:
+        console.print(
+            f"  [cyan]tool output bounded[/]: {bounded.tokens_before:,} -> {bounded.tokens_after:,} tokens, "
+            "original archived"
+        )
+    for event in report.compactions:
+        console.print(
+            f"  [magenta]compaction ({event.trigger})[/]: {' -> '.join(event.tiers)}, "
+            f"{event.before.used_tokens:,} -> {event.after.used_tokens:,} tokens"
+        )
+    console.print(turn_line(report))
 
 
 def turn_line(report: TurnReport) -> Any:

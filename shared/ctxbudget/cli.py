@@ -267,79 +267,10 @@ def _inspect(args: argparse.Namespace) -> int:
         print(text)
         return EXIT_OK
     console = _console()
-    from rich.table import Table  # noqa: PLC0415 - optional dependency
+    from ._cli_inspect import print_report  # noqa: PLC0415 - imports rich
 
-    window = report["window"]
-    console.print(
-        f"[bold]{transcript.source}[/] ({report['transcript']['format']}, {len(transcript.messages):,} messages) "
-        f"for [bold]{args.model}[/] ({report['counter']})"
-    )
-    console.print(_usage_line(window["used_tokens"], window["max_tokens"]))
-    console.print(
-        _table(Table, "By role", ("role", "messages", "tokens"), _rows(report["by_role"], "messages", "tokens"))
-    )
-    if report["by_tool"]:
-        rows = _rows(report["by_tool"], "calls", "results", "result_tokens")
-        console.print(_table(Table, "By tool", ("tool", "calls", "results", "result tokens"), rows))
-    largest = [
-        (str(i["index"]), i["role"], i["tool"] or "", f"{i['tokens']:,}", i["preview"]) for i in report["largest"]
-    ]
-    console.print(_table(Table, "Largest items", ("#", "role", "tool", "tokens", "preview"), largest))
-    pairs = report["tool_pairs"]
-    style = "green" if pairs["problems"] == 0 else "red"
-    console.print(f"[{style}]Orphaned tool pairs: {pairs['problems']}[/]")
-    for detail in pairs["details"][:10]:
-        console.print(f"  [red]- {detail}[/]")
-    _print_trial(console, report["compaction"], window)
+    print_report(console, transcript, report, args.model)
     return EXIT_OK
-
-
-def _rows(section: dict[str, dict[str, int]], *columns: str) -> list[tuple[str, ...]]:
-    return [(name, *(f"{values[c]:,}" for c in columns)) for name, values in section.items()]
-
-
-def _table(table_cls: Any, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
-    table = table_cls(title=title, title_justify="left")
-    for index, header in enumerate(headers):
-        table.add_column(header, justify="left" if index == 0 or header in ("preview", "role", "tool") else "right")
-    for row in rows:
-        table.add_row(*row)
-    return table
-
-
-def _print_trial(console: Any, trial: dict[str, Any], window: dict[str, Any]) -> None:
-    trigger = "would" if trial["would_auto_trigger"] else "would not"
-    pct = 100.0 * window["used_tokens"] / window["max_tokens"]
-    console.print(f"At {pct:.1f}% auto-compaction {trigger} trigger (threshold {window['threshold_tokens']:,} tokens).")
-    if trial["error"]:
-        console.print(f"[red]A compaction now would fail: {trial['error']}[/]")
-        return
-    console.print(
-        f"A compaction now (what `ctxbudget compact` would do): tiers {' -> '.join(trial['tiers'])}, "
-        f"{trial['before']['used_tokens']:,} -> {trial['after']['used_tokens']:,} tokens, "
-        f"{_archived(trial['archived'], trial['bounded_on_arrival'])}."
-    )
-
-
-def _archived(archived: int, bounded: int) -> str:
-    """The one archived count, worded the same by ``inspect`` and ``compact``."""
-    return f"{archived:,} archived originals (of them {bounded:,} oversized tool outputs bounded on arrival)"
-
-
-def _usage_line(used: int, window: int) -> Any:
-    _rich()
-    from rich.progress_bar import ProgressBar  # noqa: PLC0415 - optional dependency
-    from rich.table import Table  # noqa: PLC0415 - optional dependency
-
-    grid = Table.grid(padding=(0, 1))
-    pct = 100.0 * used / window
-    style = "green" if pct < 60 else "yellow" if pct < 80 else "red"
-    grid.add_row(
-        ProgressBar(total=window, completed=min(used, window), width=32, complete_style=style),
-        f"[{style}]{pct:5.1f}%[/]",
-        f"{used:,} / {window:,} tokens",
-    )
-    return grid
 
 
 # -- compact -------------------------------------------------------------------------------------------------------
@@ -352,6 +283,8 @@ def _compact(args: argparse.Namespace) -> int:
             f"-o: {str(output)!r} is the transcript being compacted; pass --in-place to replace it", field="output"
         )
     console = _console()
+    from ._cli_inspect import archived_phrase  # noqa: PLC0415 - imports rich
+
     policy = _policy(args)
     with _bars(args) as progress:
         transcript = _load(args, progress)
@@ -368,7 +301,7 @@ def _compact(args: argparse.Namespace) -> int:
     console.print(
         f"[green]Wrote {output}[/]: {len(document['messages']):,} messages ({document['tokens']:,} tokens); "
         f"tiers {' -> '.join(info['tiers'])}, {info['before']['used_tokens']:,} -> "
-        f"{info['after']['used_tokens']:,} tokens; {_archived(info['archived'], info['bounded_on_arrival'])}."
+        f"{info['after']['used_tokens']:,} tokens; {archived_phrase(info['archived'], info['bounded_on_arrival'])}."
     )
     return EXIT_OK
 
@@ -412,7 +345,7 @@ def _write_atomic(path: Path, text: str) -> None:
 # -- demo ----------------------------------------------------------------------------------------------------------
 def _demo(args: argparse.Namespace) -> int:
     console = _console()
-    from ._cli_demo import TURN_HEADER, stage_table, summary_table, turn_line, turn_progress  # noqa: PLC0415 - rich
+    from ._cli_demo import TURN_HEADER, print_turn, stage_table, summary_table, turn_progress  # noqa: PLC0415
 
     config = DemoConfig(turns=args.turns, max_tokens=args.max_tokens)
     driver: Driver = default_driver() if args.driver is None else driver_named(args.driver)
@@ -431,7 +364,7 @@ def _demo(args: argparse.Namespace) -> int:
             reports.append(report)
             advance(report)
             if args.verbose:
-                _print_turn(console, report, turn_line)
+                print_turn(console, report)
 
         result = run_demo(config, on_turn=on_turn, driver=driver)
     if not args.quiet:
@@ -440,20 +373,6 @@ def _demo(args: argparse.Namespace) -> int:
     if not result.ok:
         return _error("the demo broke an invariant (see the summary table)", EXIT_FAILURE)
     return EXIT_OK
-
-
-def _print_turn(console: Any, report: TurnReport, turn_line: Any) -> None:
-    for bounded in report.bounded:
-        console.print(
-            f"  [cyan]tool output bounded[/]: {bounded.tokens_before:,} -> {bounded.tokens_after:,} tokens, "
-            "original archived"
-        )
-    for event in report.compactions:
-        console.print(
-            f"  [magenta]compaction ({event.trigger})[/]: {' -> '.join(event.tiers)}, "
-            f"{event.before.used_tokens:,} -> {event.after.used_tokens:,} tokens"
-        )
-    console.print(turn_line(report))
 
 
 if __name__ == "__main__":  # pragma: no cover
