@@ -583,7 +583,7 @@ class ContextSession:
         cached = self._goal_shown
         if cached is not None and cached[0] is goal:
             return cached[1]
-        cap = max(64, self.policy.summary_limit(self.max_tokens) // 2)
+        cap = max(256, self.max_tokens // 4)  # a quarter of the window, like the newest tool outputs kept whole
         if self.counter.count_text(goal) <= cap:
             shown = f"User's goal (pinned, verbatim):\n{goal}"
         else:
