@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 import difflib
 import importlib.util
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -125,3 +127,17 @@ def test_outputs_compare_text_and_images_by_presence() -> None:
         ("image/png", "<image>"),
         ("text/plain", "42"),
     ]
+
+
+def test_the_dev_extra_installs_what_jupyter_nbconvert_execute_needs(tmp_path: Path, kernel_env: None) -> None:
+    pyproject = (NOTEBOOKS.parent / "pyproject.toml").read_text(encoding="utf-8")
+    dev = pyproject.split("\ndev = [", 1)[1].split("\n]", 1)[0]
+    for package in ("nbconvert", "nbclient", "nbformat", "ipykernel", "matplotlib"):
+        assert f'"{package}>=' in dev, f"the dev extra lacks {package}"
+    jupyter = Path(sys.executable).with_name("jupyter")
+    source = NOTEBOOKS / "01_quickstart.ipynb"
+    argv = [str(jupyter), "nbconvert", "--to", "notebook", "--execute", "--output-dir", str(tmp_path), str(source)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    executed = nbformat.read(tmp_path / source.name, as_version=4)
+    assert all(cell.execution_count is not None for _, cell in _code(executed))
