@@ -199,11 +199,12 @@ class Compaction:
         self._summary_memo: tuple[tuple[str | None, bool], int] | None = None
         self.out = CompactionOutcome(history=list(history), summary=summary)
         self._sizes = [counter.count_message(m) for m in self.out.history]
+        self._history_tokens = sum(self._sizes)  # kept in step with _sizes: total() runs once per step of a tier
 
     # -- measuring ---------------------------------------------------------------------------------------------
     def total(self) -> int:
         """Tokens the request would cost with the work so far."""
-        return self.fixed + sum(self._sizes) + self._summary_cost(self.out.summary, self.goal_live)
+        return self.fixed + self._history_tokens + self._summary_cost(self.out.summary, self.goal_live)
 
     def _summary_cost(self, summary: str | None, goal_live: bool) -> int:
         """Tokens of the message that carries ``summary`` (remembered for the last summary measured)."""
@@ -218,6 +219,7 @@ class Compaction:
         for message in messages:
             self.out.history.append(message)
             self._sizes.append(self.counter.count_message(message))
+            self._history_tokens += self._sizes[-1]
 
     def done(self) -> bool:
         """True once the request is at or under target."""
@@ -248,6 +250,7 @@ class Compaction:
                 message_id=old.id, handle=handle, reason=reason, tokens_before=self._sizes[index], tokens_after=after
             )
         )
+        self._history_tokens += after - self._sizes[index]
         self._sizes[index] = after
 
     def _archive_span(self, start: int, end: int, reason: ArchiveReason, *, summarized: bool = False) -> list[Message]:
@@ -270,6 +273,7 @@ class Compaction:
                 )
             )
         del self.out.history[start:end]
+        self._history_tokens -= sum(self._sizes[start:end])
         del self._sizes[start:end]
         if self.goal_live and any(m.id == self.goal_id for m in span):
             self.goal_live = False
@@ -389,7 +393,7 @@ class Compaction:
         """The first index of the newest tail that fits the target beside the estimated new summary."""
         old = self.render_summary(self.out.summary, False)
         base = self.counter.count_message(old) if old is not None else 0
-        history_tokens = sum(self._sizes)
+        history_tokens = self._history_tokens
         room = self.target - self.fixed - base
         evicted = max(0, history_tokens - room)
         growth = min(max(0, summary_limit - base), int(evicted * _SUMMARY_GROWTH))
@@ -460,10 +464,13 @@ class Compaction:
         )
         safe = safe_cut_points(history)
         limit = min(last_user, unresolved)
-        cut = 0
-        while not self._fits_after_dropping(cut) and cut < limit:
+        excess = self.total() - self.target
+        cut, dropped = 0, 0
+        while dropped < excess and cut < limit:  # the smallest safe prefix whose tokens cover the excess
+            dropped += self._sizes[cut]
             cut += 1
             while cut < limit and not safe[cut]:
+                dropped += self._sizes[cut]
                 cut += 1
         if cut == 0 or not safe[cut]:
             return
@@ -474,9 +481,6 @@ class Compaction:
         )
         self.out.summary = ExtractiveSummarizer(self.counter).summarize(request)
         self.out.tiers.append("truncate")
-
-    def _fits_after_dropping(self, cut: int) -> bool:
-        return self.total() - sum(self._sizes[:cut]) <= self.target
 
     def finish(self) -> CompactionOutcome:
         """The outcome, with its final token figure."""
