@@ -112,6 +112,7 @@ EXPECTED = [
     "SnapshotConflictError",
     "SnapshotError",
     "SnapshotFormatError",
+    "SnapshotIntegrityError",
     "SnapshotStore",
     "SnapshotStoreError",
     "SourceError",

@@ -23,7 +23,8 @@ Caller mistakes and runtime failures live on separate branches, so ``except Usag
     ├── ArchiveError (KeyError)            an archive handle that does not exist
     ├── SnapshotError                      persisting or loading a session failed
     │   ├── SnapshotConflictError          a stale writer: the stored version moved on
-    │   └── SnapshotStoreError             the backend (SQLite, Redis, ...) failed
+    │   ├── SnapshotStoreError             the backend (SQLite, Redis, ...) failed
+    │   └── SnapshotIntegrityError         a stored snapshot or archive entry does not match its digest
     ├── EncodingDataError                  a bundled tokenizer file is missing or corrupt
     └── CognitiveContextError              exact cognitive package bindings; all fail closed
         ├── InvalidBinding
@@ -66,6 +67,7 @@ __all__ = [
     "SnapshotConflictError",
     "SnapshotError",
     "SnapshotFormatError",
+    "SnapshotIntegrityError",
     "SnapshotStoreError",
     "SourceError",
     "SummarizerError",
@@ -217,6 +219,24 @@ class SnapshotConflictError(SnapshotError):
 
 class SnapshotStoreError(SnapshotError):
     """The storage backend failed (read or write)."""
+
+
+class SnapshotIntegrityError(SnapshotError):
+    """A stored snapshot or archive entry does not match the content digest written with it.
+
+    It was edited or corrupted after it was written, and is refused rather than restored.
+
+    Attributes:
+        where: what was checked: ``"snapshot of session 's1'"`` or an archive handle.
+        expected: the digest stored with the content (``"sha256:..."``).
+        actual: the digest of the content as it was read.
+    """
+
+    def __init__(self, message: str, *, where: str, expected: str, actual: str) -> None:
+        super().__init__(message)
+        self.where = where
+        self.expected = expected
+        self.actual = actual
 
 
 class EncodingDataError(CtxBudgetError):
