@@ -7,9 +7,12 @@ look like ``ctx://archive/<id>`` and are safe to show to a model (it can ask to 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Literal
+from functools import cached_property
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,12 +20,23 @@ from .archive_search import ArchiveHit, ArchiveIndex, check_search_args
 from .errors import ArchiveError, InvalidPolicyError
 from .messages import Message
 
-__all__ = ["HANDLE_PREFIX", "Archive", "ArchiveEntry", "ArchiveReason"]
+__all__ = ["HANDLE_PREFIX", "Archive", "ArchiveEntry", "ArchiveReason", "content_digest"]
 
 HANDLE_PREFIX = "ctx://archive/"
 """Every archive handle starts with this."""
 
 ArchiveReason = Literal["bounded", "cleared", "summarized", "truncated", "evidence", "dropped", "replaced"]
+
+
+def content_digest(value: Any) -> str:
+    """``"sha256:"`` + the hex SHA-256 of ``value`` as canonical JSON (sorted keys, no spaces, UTF-8).
+
+    ``value`` is what ``json.loads`` returns (dicts, lists, str, int, float, bool, None), so a document's digest does
+    not depend on its key order or whitespace, only on its content; floats are written as Python's shortest repr,
+    which reads back to the same float.
+    """
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class ArchiveEntry(BaseModel):
@@ -35,6 +49,11 @@ class ArchiveEntry(BaseModel):
     message: Message | None = Field(default=None, description="The original message, when one was archived.")
     text: str | None = Field(default=None, description="The original text, for long outputs kept as evidence.")
     source: str | None = Field(default=None, description="Where the text came from (tool name, file, command).")
+
+    @cached_property
+    def digest(self) -> str:
+        """The entry's content digest (:func:`content_digest` of its JSON), as stores write and check it."""
+        return content_digest(self.model_dump(mode="json"))
 
     @property
     def full_text(self) -> str:

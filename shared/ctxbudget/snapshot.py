@@ -4,6 +4,17 @@ A snapshot holds everything needed to resume: live history, cumulative summary, 
 archive, the add order (so originals can be reconstructed), the policy, tracker calibration, and a cognitive binding
 when the session has one. Malformed JSON raises :class:`~ctxbudget.errors.SnapshotFormatError` naming the field.
 
+A snapshot a :class:`~ctxbudget.shared_session.SharedSession` writes holds only the live state
+(``archive_in_store=True``): its archive is empty, its ``order`` names only the messages still live, and ``added``
+says how many messages were ever added; the archived originals (with their add positions) live append-only in the
+store beside it, so the snapshot's size is bounded by the window, not by the conversation's history.
+
+Integrity: :meth:`SessionSnapshot.to_json` writes a ``"digest"`` (``sha256:`` over the canonical JSON of every
+other field, :func:`~ctxbudget.archive.content_digest`) and :meth:`SessionSnapshot.from_json` checks it: a
+snapshot edited after it was written raises :class:`~ctxbudget.errors.SnapshotIntegrityError` with both digests.
+A document without a digest (written before digests existed) is read as it is. A digest detects corruption and
+edits by hand; it does not authenticate a writer, who can recompute it.
+
 Snapshot JSON must carry its ``"schema"`` key: :meth:`SessionSnapshot.from_json` refuses a document without it
 (a JSON object that lacks it was not written by ctxbudget, whose every snapshot has carried it since the first
 version), rather than guessing it is version 1. A snapshot built in Python, ``SessionSnapshot(...)``, takes the
@@ -12,13 +23,14 @@ current schema by default.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
-from .archive import ArchiveEntry
-from .errors import SnapshotFormatError
+from .archive import ArchiveEntry, content_digest
+from .errors import SnapshotFormatError, SnapshotIntegrityError
 from .messages import Message, ToolSchema
 
 __all__ = ["SNAPSHOT_SCHEMA", "SessionSnapshot", "TrackerSnapshot"]
@@ -68,6 +80,22 @@ class SessionSnapshot(BaseModel):
     tracker: TrackerSnapshot
     binding: dict[str, Any] | None = Field(default=None, description="A cognitive package binding, as JSON.")
     log_seq: int = Field(default=0, ge=0, description="How far into a store's append log this snapshot absorbed.")
+    archive_in_store: bool = Field(
+        default=False,
+        description="The archive lives in a store beside this snapshot (``archive`` is empty, ``order`` names only "
+        "live messages); restoring needs it supplied.",
+    )
+    added: int | None = Field(
+        default=None, ge=0, description="Messages ever added (the next add position); ``None``: ``len(order)``."
+    )
+    archive_head: int = Field(
+        default=0, ge=0, description="The store's last archive entry sequence number when this snapshot was written."
+    )
+    digest: str | None = Field(
+        default=None,
+        pattern=r"^sha256:[0-9a-f]{64}$",
+        description="``sha256:`` over the canonical JSON of every other field; written by ``to_json``.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -81,9 +109,16 @@ class SessionSnapshot(BaseModel):
             )
         return data
 
+    @property
+    def next_position(self) -> int:
+        """The add position the next new message takes: ``added``, or ``len(order)`` for a whole-history snapshot."""
+        return self.added if self.added is not None else len(self.order)
+
     def to_json(self) -> str:
-        """Serialize to JSON (``schema`` key first)."""
-        return self.model_dump_json(by_alias=True)
+        """Serialize to JSON (``schema`` key first, ``digest`` last: the content digest of everything before it)."""
+        body = self.model_dump_json(by_alias=True, exclude={"digest"})
+        digest = content_digest(json.loads(body))
+        return f'{body[:-1]},"digest":"{digest}"}}'
 
     @classmethod
     def from_json(cls, data: str | bytes) -> SessionSnapshot:
@@ -93,7 +128,7 @@ class SessionSnapshot(BaseModel):
         is refused too.
         """
         try:
-            return cls.model_validate_json(data, context={_FROM_JSON: True})
+            snapshot = cls.model_validate_json(data, context={_FROM_JSON: True})
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "snapshot"
@@ -102,3 +137,22 @@ class SessionSnapshot(BaseModel):
             raise SnapshotFormatError(
                 f"snapshot.{field}: {first['msg']} ({exc.error_count()} problem(s) in all)", field=field
             ) from None
+        if snapshot.digest is not None:
+            _check_digest(snapshot, data)
+        return snapshot
+
+
+def _check_digest(snapshot: SessionSnapshot, data: str | bytes) -> None:
+    """Raise :class:`SnapshotIntegrityError` unless ``data`` (minus its digest) hashes to ``snapshot.digest``."""
+    document = json.loads(data)  # valid: pydantic just parsed it
+    stored = document.pop("digest")
+    actual = content_digest(document)
+    if actual != stored:
+        where = f"snapshot of session {snapshot.session_id!r}"
+        raise SnapshotIntegrityError(
+            f"{where}: content digest {actual} does not match the stored digest {stored}: the snapshot was "
+            "edited or corrupted after it was written; refusing to restore it",
+            where=where,
+            expected=stored,
+            actual=actual,
+        )
