@@ -1,37 +1,50 @@
 r"""Read real transcripts into ctxbudget :class:`~ctxbudget.messages.Message` objects.
 
-Formats, detected from the file's shape (the core parses their JSON; it never imports a framework):
-
-* **OpenAI chat** JSON: a list of messages, or ``{"messages": [...], "tools": [...]}``.
-* **JSONL**: one message per line, in any of the message shapes below (blank lines are skipped).
-* **LangChain** ``messages_to_dict`` dumps (``{"type": "human", "data": {...}}``) and ``dumpd`` lc-serialized
-  messages (``{"lc": 1, "type": "constructor", "id": [..., "HumanMessage"], "kwargs": {...}}``).
-* **LlamaIndex** ``SimpleChatStore`` JSON (``{"store": {key: [ChatMessage, ...]}}``): the chosen key, else the first.
-* **ctxbudget compacted** documents (``{"format": "ctxbudget.compacted/1", ...}``, what ``ctxbudget compact``
-  writes): the messages as sent, metadata included, plus :attr:`Transcript.compacted`: the summary, the goal and
-  the archive of every original that left, so compacting again carries them forward.
+The format is told from the content (:mod:`ctxbudget.transcript_formats` lists them; ``format=`` forces one):
+OpenAI Chat Completions (a list, a request body, or JSONL), OpenAI Responses input items, Anthropic Messages,
+Claude Code session JSONL, LangChain ``messages_to_dict`` / ``dumpd`` dumps, LlamaIndex ``SimpleChatStore`` JSON,
+SWE-agent ``.traj`` trajectories, tau-bench results, and the ``ctxbudget.compacted/1`` documents ``ctxbudget
+compact`` writes (their summary, goal and archive in :attr:`Transcript.compacted`, so compacting again carries them
+forward). Provider formats are read by :mod:`ctxbudget.providers`, so writing the same format back gives the
+original; a request body's other fields (``model``, ``max_tokens``, ...) are kept in :attr:`Transcript.envelope`.
 
 Every problem raises :class:`~ctxbudget.errors.TranscriptError` naming where (``line 7`` for JSONL, ``messages[3]``
-for JSON) and the field (``role``, ``tool_calls[0].id``); invalid UTF-8 names the byte offset. Text that is not
-valid Unicode (a lone surrogate such as a ``\ud800`` escape, anywhere in a message or a tool spec) and JSON nested
-more than :data:`MAX_DEPTH` levels are rejected the same way, so nothing read here fails later when it is printed,
-written or sent. Messages keep the id the transcript gave them, else get a deterministic ``transcript-<index>`` id,
-so two reads agree.
+for JSON) and the field (``role``, ``tool_calls[0].id``); invalid UTF-8 names the byte offset; content no reader
+claims names what was seen (field ``format``). Text that is not valid Unicode (a lone surrogate such as a
+``\ud800`` escape, anywhere in a message or a tool spec) and JSON nested more than :data:`MAX_DEPTH` levels are
+rejected the same way, so nothing read here fails later when it is printed, written or sent. Messages keep the id
+the transcript gave them, else get a deterministic id (``transcript-<index>``, or the format's own scheme), so two
+reads agree.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .archive import ArchiveEntry
 from .errors import InvalidMessageError, TranscriptError
-from .messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema
+from .messages import Message, ToolSchema
+from .transcript_formats import READ_FORMATS, check_name
+from .transcript_formats._claude_code import claude_code_rows
+from .transcript_formats._detect import COMPACTED_FORMAT, detect_document, detect_rows
+from .transcript_formats._generic import convert_all, store_entries, tools_from
+from .transcript_formats._providers import (
+    Read,
+    anthropic_document,
+    anthropic_rows,
+    envelope_of,
+    openai_rows,
+    openai_tools,
+    responses_document,
+)
+from .transcript_formats._trajectories import swe_agent_document, tau_bench_document
+from .transcript_formats._where import MAX_DEPTH, TOO_DEEP, Where
 
 __all__ = [
     "COMPACTED_FORMAT",
@@ -43,40 +56,25 @@ __all__ = [
     "parse_transcript",
 ]
 
-COMPACTED_FORMAT = "ctxbudget.compacted/1"
-"""The ``format`` field of a file ``ctxbudget compact`` writes."""
+TranscriptFormat = Literal[
+    "openai",
+    "responses",
+    "anthropic",
+    "claude-code",
+    "langchain",
+    "langchain-dumpd",
+    "llamaindex",
+    "swe-agent",
+    "tau-bench",
+    "ctxbudget-compacted",
+]
+"""The format a transcript was read from (``--format`` names: ``langchain`` covers both dumps, ``ctxbudget`` is
+``ctxbudget-compacted``)."""
 
-MAX_DEPTH = 128
-"""How deeply a message (or a tool spec, or a tool call's arguments) may nest JSON arrays and objects."""
-_TOO_DEEP = f"JSON is nested too deeply to read (a message may nest at most {MAX_DEPTH} levels)"
-
-TranscriptFormat = Literal["openai", "jsonl", "langchain", "langchain-dumpd", "llamaindex", "ctxbudget-compacted"]
-"""The shape a transcript was read from."""
-
-_ROLES: dict[str, MessageRole] = {
-    "system": "system",
-    "developer": "system",
-    "user": "user",
-    "human": "user",
-    "assistant": "assistant",
-    "ai": "assistant",
-    "chatbot": "assistant",
-    "model": "assistant",
-    "tool": "tool",
+_FORCED: dict[str, tuple[str, ...]] = {
+    "langchain": ("langchain", "langchain-dumpd"),
+    "ctxbudget": ("ctxbudget-compacted",),
 }
-_LC_CLASSES: dict[str, str] = {
-    "HumanMessage": "human",
-    "AIMessage": "ai",
-    "ToolMessage": "tool",
-    "SystemMessage": "system",
-    "ChatMessage": "chat",
-    "HumanMessageChunk": "human",
-    "AIMessageChunk": "ai",
-    "ToolMessageChunk": "tool",
-    "SystemMessageChunk": "system",
-    "ChatMessageChunk": "chat",
-}
-_LC_TYPES = frozenset({"human", "ai", "tool", "system", "chat", *(n for n in _LC_CLASSES)})
 
 
 class CompactedState(BaseModel):
@@ -97,59 +95,22 @@ class Transcript(BaseModel):
     messages: tuple[Message, ...] = Field(description="The messages, in order, with unique ids.")
     format: TranscriptFormat
     source: str = Field(description="The path (or label) the transcript was read from.")
-    key: str | None = Field(default=None, description="The LlamaIndex chat-store key read, when there was one.")
+    key: str | None = Field(
+        default=None, description="The LlamaIndex chat-store key, or the tau-bench entry index, read."
+    )
     tools: tuple[ToolSchema, ...] = Field(default=(), description="Tool schemas the transcript declared, if any.")
+    jsonl: bool = Field(default=False, description="Read as JSONL, one message (or event) per line.")
+    envelope: dict[str, Any] | None = Field(
+        default=None,
+        description="A request body's fields besides its messages and tools (model, max_tokens, ...); None when the "
+        "transcript was a bare list of messages or JSONL.",
+    )
     compacted: CompactedState | None = Field(
         default=None, description="For a document ``ctxbudget compact`` wrote: its summary, goal and archive."
     )
 
 
-class _Where:
-    """Where a message sits, for error messages: ``line 7`` (JSONL) or ``messages[3]`` (JSON)."""
-
-    def __init__(self, source: str, label: str) -> None:
-        self.source = source
-        self.label = label
-
-    def fail(self, field: str, problem: str) -> NoReturn:
-        raise TranscriptError(f"{self.source}: {self.label}: field {field!r}: {problem}", field=field)
-
-    def check_tree(self, value: Any, field: str = "") -> None:
-        r"""Fail on text that is not valid Unicode (a lone surrogate) or nesting deeper than :data:`MAX_DEPTH`.
-
-        ``json.loads`` turns a ``\ud800`` escape into a lone surrogate, which cannot be encoded as UTF-8: the
-        transcript would read, then fail when it is printed, written or sent. Iterative, so no depth overflows it.
-        """
-        stack: list[tuple[Any, str, int]] = [(value, field, 0)]
-        while stack:
-            item, path, depth = stack.pop()
-            if isinstance(item, str):
-                _check_text(self, item, path or "message")
-            elif isinstance(item, (Mapping, list, tuple)):
-                if depth >= MAX_DEPTH:
-                    shown = path if len(path) <= 80 else f"{path[:60]}...{path[-17:]}"
-                    self.fail(shown or "message", f"nested more than {MAX_DEPTH} levels deep")
-                if isinstance(item, Mapping):
-                    for key, child in item.items():
-                        name = str(key)
-                        if isinstance(key, str):
-                            _check_text(self, key, f"{path}.{name}" if path else name, "key")
-                        stack.append((child, f"{path}.{name}" if path else name, depth + 1))
-                else:
-                    stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
-
-
-def _check_text(where: _Where, text: str, field: str, what: str = "text") -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        where.fail(
-            field,
-            f"{what} holds a lone surrogate {text[exc.start]!r} at index {exc.start}, which is not valid Unicode",
-        )
-
-
-def load_transcript(path: str | os.PathLike[str], *, key: str | None = None) -> Transcript:
+def load_transcript(path: str | os.PathLike[str], *, key: str | None = None, format: str | None = None) -> Transcript:
     """Read the transcript at ``path``.
 
     A ``.jsonl`` suffix means JSONL, unless the file is one pretty-printed JSON document (as
@@ -157,13 +118,18 @@ def load_transcript(path: str | os.PathLike[str], *, key: str | None = None) -> 
 
     Args:
         path: the file to read.
-        key: for a LlamaIndex chat store, the key to read; ``None`` reads the first.
+        key: for a LlamaIndex chat store, the key to read; for a tau-bench list, the entry index; ``None``: the first.
+        format: one of :data:`~ctxbudget.transcript_formats.READ_FORMATS` to skip detection; ``None`` detects.
 
     Raises:
-        TranscriptError: the file cannot be read, is not UTF-8, not JSON, or a message is malformed.
+        TranscriptError: the file cannot be read, is not UTF-8, not JSON, in no format read here, or a message is
+            malformed.
+        UsageError: ``format`` is not a format name (the valid names are listed).
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TranscriptError(f"path: must be a str or os.PathLike, got {type(path).__name__}", field="path")
+    if format is not None:
+        check_name(format, READ_FORMATS, "--format")
     file = Path(path)
     # The label is for messages and reports: a file name that is not UTF-8 is shown with \x escapes, not as
     # surrogates that could not be printed or written.
@@ -173,7 +139,7 @@ def load_transcript(path: str | os.PathLike[str], *, key: str | None = None) -> 
     except OSError as exc:
         raise TranscriptError(f"{label}: cannot read transcript: {exc.strerror or exc}", field="path") from exc
     jsonl = True if file.suffix == ".jsonl" and not _pretty_document(data) else None
-    return parse_transcript(data, source=label, key=key, jsonl=jsonl)
+    return parse_transcript(data, source=label, key=key, jsonl=jsonl, format=format)
 
 
 def _pretty_document(data: bytes) -> bool:
@@ -183,26 +149,34 @@ def _pretty_document(data: bytes) -> bool:
 
 
 def parse_transcript(
-    data: bytes | str, *, source: str = "<transcript>", key: str | None = None, jsonl: bool | None = None
+    data: bytes | str,
+    *,
+    source: str = "<transcript>",
+    key: str | None = None,
+    jsonl: bool | None = None,
+    format: str | None = None,
 ) -> Transcript:
     """Parse transcript text (see the module docstring for the formats).
 
     Args:
         data: the file's bytes (must be UTF-8) or text.
         source: a label for error messages, usually the path.
-        key: for a LlamaIndex chat store, the key to read; ``None`` reads the first.
+        key: for a LlamaIndex chat store, the key to read; for a tau-bench list, the entry index; ``None``: the first.
         jsonl: ``True`` forces JSONL, ``False`` forces one JSON document, ``None`` detects.
+        format: one of :data:`~ctxbudget.transcript_formats.READ_FORMATS` to skip detection; ``None`` detects.
 
     Raises:
-        TranscriptError: the text is not UTF-8, not JSON, or a message is malformed; or an argument has the wrong
-            type (the error names it).
+        TranscriptError: the text is not UTF-8, not JSON, in no format read here, or a message is malformed; or an
+            argument has the wrong type (the error names it).
+        UsageError: ``format`` is not a format name (the valid names are listed).
     """
     _check_arguments(data, source, key, jsonl)
+    forced = None if format is None else check_name(format, READ_FORMATS, "--format")
     text = _decode(data, source)
     if jsonl is None:
         jsonl = _looks_like_jsonl(text)
     if jsonl:
-        return _parse_jsonl(text, source)
+        return _parse_jsonl(text, source, forced)
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -210,8 +184,8 @@ def parse_transcript(
             f"{source}: line {exc.lineno}: invalid JSON at column {exc.colno}: {exc.msg}", field="json"
         ) from None
     except RecursionError:
-        raise TranscriptError(f"{source}: {_TOO_DEEP}", field="json") from None
-    return _parse_document(document, source, key)
+        raise TranscriptError(f"{source}: {TOO_DEEP}", field="json") from None
+    return _parse_document(document, source, key, forced)
 
 
 def _check_arguments(data: object, source: object, key: object, jsonl: object) -> None:
@@ -251,49 +225,122 @@ def _looks_like_jsonl(text: str) -> bool:
         return True
 
 
-def _parse_jsonl(text: str, source: str) -> Transcript:
-    raw: list[tuple[_Where, Any]] = []
+def _parse_jsonl(text: str, source: str, forced: str | None) -> Transcript:
+    raw: list[tuple[Where, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            raw.append((_Where(source, f"line {number}"), json.loads(line)))
+            raw.append((Where(source, f"line {number}"), json.loads(line)))
         except json.JSONDecodeError as exc:
             raise TranscriptError(
                 f"{source}: line {number}: invalid JSON at column {exc.colno}: {exc.msg}", field="json"
             ) from None
         except RecursionError:
-            raise TranscriptError(f"{source}: line {number}: {_TOO_DEEP}", field="json") from None
+            raise TranscriptError(f"{source}: line {number}: {TOO_DEEP}", field="json") from None
     if not raw:
         raise TranscriptError(f"{source}: the transcript holds no messages", field="messages")
-    return Transcript(messages=_convert_all(raw), format="jsonl", source=source)
+    fmt = _chosen(forced, detect_rows([row for _, row in raw]), source, "JSONL lines")
+    return _from_rows(raw, fmt, source, jsonl=True)
 
 
-def _parse_document(document: Any, source: str, key: str | None) -> Transcript:
-    if isinstance(document, Mapping) and document.get("format") == COMPACTED_FORMAT:
+def _chosen(forced: str | None, detected: str, source: str, what: str) -> str:
+    """The format to read: the detected one, or the forced one (a forced name read as the format it stands for)."""
+    if forced is None:
+        return detected
+    choices = _FORCED.get(forced, (forced,))
+    return detected if detected in choices else choices[0]
+
+
+def _from_rows(rows: list[tuple[Where, Any]], fmt: str, source: str, *, jsonl: bool) -> Transcript:
+    """Messages given one per row (JSONL lines, or a JSON array / ``messages`` list) in format ``fmt``."""
+    if fmt == "claude-code":
+        messages = claude_code_rows(rows)
+        if not messages:
+            raise TranscriptError(f"{source}: the session holds no user or assistant messages", field="messages")
+    elif fmt == "anthropic":
+        messages = anthropic_rows(rows)
+    elif fmt == "responses":
+        read = responses_document([row for _, row in rows], source)
+        messages = read.messages
+    elif fmt in ("openai", "langchain", "langchain-dumpd"):
+        messages = openai_rows(rows) if fmt == "openai" else convert_all(rows)
+    else:
+        return _parse_document([row for _, row in rows], source, None, fmt)
+    return Transcript(messages=messages, format=fmt, source=source, jsonl=jsonl)
+
+
+def _parse_document(document: Any, source: str, key: str | None, forced: str | None) -> Transcript:
+    fmt = _chosen(forced, _detected(document, source, forced), source, "document")
+    if fmt == "ctxbudget-compacted":
+        if not isinstance(document, Mapping):
+            raise TranscriptError(f"{source}: a ctxbudget document is a JSON object", field="format")
         return _parse_compacted(document, source)
-    if isinstance(document, Mapping) and "store" in document:
-        chosen, entries = _store_entries(document["store"], source, key)
-        where = [(_Where(source, f"store[{chosen!r}][{i}]"), entry) for i, entry in enumerate(entries)]
-        return Transcript(messages=_convert_all(where), format="llamaindex", source=source, key=chosen)
+    if fmt == "llamaindex":
+        store = document.get("store") if isinstance(document, Mapping) else None
+        chosen, entries = store_entries(store, source, key)
+        where = [(Where(source, f"store[{chosen!r}][{i}]"), entry) for i, entry in enumerate(entries)]
+        return Transcript(messages=convert_all(where), format="llamaindex", source=source, key=chosen)
+    if fmt in ("tau-bench", "swe-agent", "responses", "anthropic"):
+        return _transcript(_read_whole(document, fmt, source, key), fmt, source)
+    return _parse_messages(document, fmt, source)
+
+
+def _detected(document: Any, source: str, forced: str | None) -> str:
+    if forced is None:
+        return detect_document(document, source)
+    try:
+        return detect_document(document, source)
+    except TranscriptError:
+        return forced
+
+
+def _read_whole(document: Any, fmt: str, source: str, key: str | None) -> Read:
+    if fmt == "tau-bench":
+        return tau_bench_document(document, source, key)
+    if fmt == "swe-agent":
+        if not isinstance(document, Mapping):
+            raise TranscriptError(
+                f"{source}: a SWE-agent trajectory is a JSON object with 'history', got a {type(document).__name__}",
+                field="history",
+            )
+        return swe_agent_document(document, source)
+    if fmt == "responses":
+        return responses_document(document, source)
+    return anthropic_document(document, source)
+
+
+def _transcript(read: Read, fmt: str, source: str) -> Transcript:
+    if not read.messages:
+        raise TranscriptError(f"{source}: the transcript holds no messages", field="messages")
+    return Transcript(
+        messages=read.messages,
+        format=fmt,
+        source=source,
+        key=read.key,
+        tools=read.tools,
+        envelope=read.envelope,
+    )
+
+
+def _parse_messages(document: Any, fmt: str, source: str) -> Transcript:
+    """Chat Completions, LangChain or Claude Code: one message (or event), a list, or a request body."""
+    if isinstance(document, Mapping) and not isinstance(document.get("messages"), list):
+        return _from_rows([(Where(source, "line 1"), document)], fmt, source, jsonl=False)
     tools: tuple[ToolSchema, ...] = ()
-    label = ""
-    single = isinstance(document, Mapping) and ("role" in document or ("type" in document and "data" in document))
-    if single or (isinstance(document, Mapping) and _format_of(document) != "openai"):
-        return Transcript(messages=_convert_all([(_Where(source, "line 1"), document)]), format="jsonl", source=source)
-    if isinstance(document, Mapping) and "messages" in document:
-        tools = _tools(document.get("tools") or [], source)
-        document, label = document["messages"], "messages"
+    envelope = None
+    label = "messages"
+    if isinstance(document, Mapping):
+        tools = openai_tools(document.get("tools") or [], source)
+        envelope = envelope_of(document, ("messages", "tools"), source)
+        document = document["messages"]
     if not isinstance(document, list):
-        raise TranscriptError(
-            f"{source}: expected a list of messages, {{'messages': [...]}} or a chat store "
-            f"{{'store': {{...}}}}, got {type(document).__name__}",
-            field=label or "messages",
-        )
+        raise TranscriptError(f"{source}: expected a list of messages, got {type(document).__name__}", field=label)
     if not document:
         raise TranscriptError(f"{source}: the transcript holds no messages", field="messages")
-    where = [(_Where(source, f"{label or 'messages'}[{i}]"), entry) for i, entry in enumerate(document)]
-    return Transcript(messages=_convert_all(where), format=_format_of(document[0]), source=source, tools=tools)
+    rows = [(Where(source, f"{label}[{i}]"), entry) for i, entry in enumerate(document)]
+    read = _from_rows(rows, fmt, source, jsonl=False)
+    return read.model_copy(update={"tools": tools, "envelope": envelope})
 
 
 def _parse_compacted(document: Mapping[str, Any], source: str) -> Transcript:
@@ -304,7 +351,7 @@ def _parse_compacted(document: Mapping[str, Any], source: str) -> Transcript:
     messages: list[Message] = []
     seen: dict[str, str] = {}
     for index, entry in enumerate(raw):
-        where = _Where(source, f"messages[{index}]")
+        where = Where(source, f"messages[{index}]")
         where.check_tree(entry)
         message = _validated(Message, entry, where)
         if message.id in seen:
@@ -316,7 +363,7 @@ def _parse_compacted(document: Mapping[str, Any], source: str) -> Transcript:
     if not isinstance(entries, list):
         raise TranscriptError(f"{source}: 'archive' must be a list of archive entries", field="archive")
     for index, entry in enumerate(entries):
-        where = _Where(source, f"archive[{index}]")
+        where = Where(source, f"archive[{index}]")
         where.check_tree(entry)
         archive.append(_validated(ArchiveEntry, entry, where))
     state = CompactedState(
@@ -324,13 +371,13 @@ def _parse_compacted(document: Mapping[str, Any], source: str) -> Transcript:
         goal=_optional_text(document, "goal", source),
         archive=tuple(archive),
     )
-    tools = _tools(document.get("tools") or [], source)
+    tools = tools_from(document.get("tools") or [], source)
     return Transcript(
         messages=tuple(messages), format="ctxbudget-compacted", source=source, tools=tools, compacted=state
     )
 
 
-def _validated(model: type[Message] | type[ArchiveEntry], entry: Any, where: _Where) -> Any:
+def _validated(model: type[Message] | type[ArchiveEntry], entry: Any, where: Where) -> Any:
     if not isinstance(entry, Mapping):
         where.fail("message" if model is Message else "archive", f"expected an object, got {type(entry).__name__}")
     try:
@@ -351,291 +398,5 @@ def _optional_text(document: Mapping[str, Any], field: str, source: str) -> str 
     if value is not None and not isinstance(value, str):
         raise TranscriptError(f"{source}: {field!r} must be a string or null, got {type(value).__name__}", field=field)
     if value is not None:
-        _Where(source, field).check_tree(value, field)
+        Where(source, field).check_tree(value, field)
     return value
-
-
-def _store_entries(store: Any, source: str, key: str | None) -> tuple[str, list[Any]]:
-    if not isinstance(store, Mapping) or not store:
-        raise TranscriptError(f"{source}: 'store' must be a non-empty object of key -> messages", field="store")
-    chosen = key if key is not None else next(iter(store))
-    if chosen not in store:
-        raise TranscriptError(
-            f"{source}: chat store has no key {chosen!r}; keys: {sorted(store)[:10]}", field="store.key"
-        )
-    entries = store[chosen]
-    _Where(source, "store").check_tree(chosen, "key")
-    if not isinstance(entries, list) or not entries:
-        raise TranscriptError(f"{source}: store[{chosen!r}] must be a non-empty list of messages", field="store")
-    return str(chosen), entries
-
-
-def _tools(specs: Any, source: str) -> tuple[ToolSchema, ...]:
-    if not isinstance(specs, list):
-        raise TranscriptError(f"{source}: 'tools' must be a list of tool specs", field="tools")
-    tools = []
-    for index, spec in enumerate(specs):
-        where = _Where(source, f"tools[{index}]")
-        if not isinstance(spec, Mapping):
-            where.fail("tools", f"not an OpenAI tool spec: expected an object, got {type(spec).__name__}")
-        where.check_tree(spec)
-        function = spec.get("function", spec)
-        prefix = "function." if "function" in spec else ""
-        if not isinstance(function, Mapping):
-            where.fail("function", f"expected an object, got {type(function).__name__}")
-        parameters = function.get("parameters")
-        if parameters is not None and not isinstance(parameters, Mapping):
-            where.fail(f"{prefix}parameters", f"expected a JSON Schema object, got {type(parameters).__name__}")
-        try:
-            tools.append(ToolSchema.from_openai(spec))
-        except (KeyError, TypeError, AttributeError, ValueError, ValidationError) as exc:
-            # ValueError covers InvalidMessageError (a UsageError) and dict() of a malformed value.
-            raise TranscriptError(f"{source}: tools[{index}]: not an OpenAI tool spec ({exc})", field="tools") from None
-    return tuple(tools)
-
-
-def _format_of(entry: Any) -> TranscriptFormat:
-    if isinstance(entry, Mapping):
-        if entry.get("lc") is not None and entry.get("type") == "constructor":
-            return "langchain-dumpd"
-        if "data" in entry and _is_lc_type(entry.get("type")):
-            return "langchain"
-    return "openai"
-
-
-def _is_lc_type(value: Any) -> bool:
-    """A LangChain ``messages_to_dict`` type (a string: JSON may hold any value there)."""
-    return isinstance(value, str) and value in _LC_TYPES
-
-
-def _convert_all(entries: Sequence[tuple[_Where, Any]]) -> tuple[Message, ...]:
-    messages: list[Message] = []
-    seen: dict[str, str] = {}
-    for index, (where, entry) in enumerate(entries):
-        where.check_tree(entry)
-        message = _convert(entry, where, index)
-        if message.id in seen:
-            where.fail("id", f"id {message.id!r} is already used by {seen[message.id]}")
-        seen[message.id] = where.label
-        messages.append(message)
-    return tuple(messages)
-
-
-def _convert(entry: Any, where: _Where, index: int) -> Message:
-    if not isinstance(entry, Mapping):
-        where.fail("message", f"expected a JSON object, got {type(entry).__name__}")
-    if entry.get("lc") is not None and entry.get("type") == "constructor":
-        return _from_langchain(_lc_type_of(entry, where), entry.get("kwargs"), where, index, "kwargs")
-    if "data" in entry and _is_lc_type(entry.get("type")):
-        return _from_langchain(str(entry["type"]), entry["data"], where, index, "data")
-    if "data" in entry and "type" in entry and "role" not in entry:
-        where.fail("type", f"unsupported LangChain message type {entry['type']!r}; expected one of {sorted(_LC_TYPES)}")
-    return _from_role_dict(entry, where, index)
-
-
-def _lc_type_of(entry: Mapping[str, Any], where: _Where) -> str:
-    path = entry.get("id")
-    name = path[-1] if isinstance(path, list) and path else None
-    if not isinstance(name, str) or name not in _LC_CLASSES:
-        where.fail("id", f"unsupported LangChain class {name!r}; expected one of {sorted(_LC_CLASSES)}")
-    return _LC_CLASSES[str(name)]
-
-
-def _from_langchain(kind: str, data: Any, where: _Where, index: int, prefix: str) -> Message:
-    if not isinstance(data, Mapping):
-        where.fail(prefix, f"expected an object, got {type(data).__name__}")
-    kind = _LC_CLASSES.get(kind, kind)
-    role_name = str(data.get("role", "")) if kind == "chat" else kind
-    role = _role(role_name, where, f"{prefix}.role" if kind == "chat" else "type")
-    extra = data.get("additional_kwargs") or {}
-    calls: tuple[ToolCall, ...] = ()
-    if role == "assistant":
-        if data.get("tool_calls"):
-            calls = _lc_calls(data["tool_calls"], where, f"{prefix}.tool_calls")
-        elif isinstance(extra, Mapping) and extra.get("tool_calls"):
-            calls = _openai_calls(extra["tool_calls"], where, f"{prefix}.additional_kwargs.tool_calls")
-    call_id = data.get("tool_call_id") if role == "tool" else None
-    return _build(
-        where,
-        index,
-        role=role,
-        content=_content(data.get("content", ""), where, f"{prefix}.content"),
-        name=data.get("name"),
-        tool_calls=calls,
-        tool_call_id=call_id,
-        given_id=data.get("id"),
-        id_field=f"{prefix}.tool_call_id",
-    )
-
-
-def _from_role_dict(entry: Mapping[str, Any], where: _Where, index: int) -> Message:
-    if "role" not in entry:
-        where.fail("role", "missing; every message needs a role (system, user, assistant or tool)")
-    role = _role(entry["role"], where, "role")
-    extra = entry.get("additional_kwargs") or {}
-    if not isinstance(extra, Mapping):
-        where.fail("additional_kwargs", f"expected an object, got {type(extra).__name__}")
-    if "blocks" in entry:
-        content, block_calls = _llama_blocks(entry["blocks"], where)
-    else:
-        content, block_calls = _content(entry.get("content"), where, "content"), ()
-    calls: tuple[ToolCall, ...] = ()
-    if role == "assistant":
-        calls = block_calls
-        if entry.get("tool_calls"):
-            calls = _openai_calls(entry["tool_calls"], where, "tool_calls")
-        elif extra.get("tool_calls") and not calls:
-            calls = _openai_calls(extra["tool_calls"], where, "additional_kwargs.tool_calls")
-    call_id = (entry.get("tool_call_id") or extra.get("tool_call_id")) if role == "tool" else None
-    return _build(
-        where,
-        index,
-        role=role,
-        content=content,
-        name=entry.get("name") or (extra.get("name") if role == "tool" else None),
-        tool_calls=calls,
-        tool_call_id=call_id,
-        given_id=entry.get("id"),
-        id_field="tool_call_id",
-    )
-
-
-def _role(value: Any, where: _Where, field: str) -> MessageRole:
-    role = _ROLES.get(str(value).lower()) if isinstance(value, str) else None
-    if role is None:
-        where.fail(field, f"unsupported role {value!r}; expected one of {sorted(_ROLES)}")
-    return role
-
-
-def _build(
-    where: _Where,
-    index: int,
-    *,
-    role: MessageRole,
-    content: str | tuple[ContentBlock, ...],
-    name: Any,
-    tool_calls: tuple[ToolCall, ...],
-    tool_call_id: Any,
-    given_id: Any,
-    id_field: str,
-) -> Message:
-    if role == "tool" and not (isinstance(tool_call_id, str) and tool_call_id):
-        where.fail(id_field, "a tool message must name the call it answers")
-    if name is not None and not isinstance(name, str):
-        where.fail("name", f"expected a string, got {type(name).__name__}")
-    message_id = given_id if isinstance(given_id, str) and given_id else f"transcript-{index}"
-    try:
-        return Message(
-            role=role,
-            content=content,
-            name=name or None,
-            tool_calls=tool_calls,
-            tool_call_id=tool_call_id if role == "tool" else None,
-            id=message_id,
-        )
-    except InvalidMessageError as exc:
-        where.fail(exc.field or "message", str(exc))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "message"
-        where.fail(field, str(first["msg"]))
-
-
-def _content(value: Any, where: _Where, field: str) -> str | tuple[ContentBlock, ...]:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if not isinstance(value, list):
-        where.fail(field, f"expected a string or a list of content parts, got {type(value).__name__}")
-    blocks = []
-    for i, part in enumerate(value):
-        if isinstance(part, str):
-            blocks.append(ContentBlock(type="text", text=part))
-        elif isinstance(part, Mapping) and isinstance(part.get("type"), str) and part["type"]:
-            text = part.get("text") if part["type"] == "text" else None
-            if part["type"] == "text" and not isinstance(text, str):
-                where.fail(f"{field}[{i}].text", "a text part needs a string 'text'")
-            data = {k: v for k, v in part.items() if k not in ("type", "text")}
-            blocks.append(ContentBlock(type=part["type"], text=text, data=data))
-        else:
-            where.fail(f"{field}[{i}]", "expected a string or an object with a 'type'")
-    return _flatten(blocks)
-
-
-def _flatten(blocks: list[ContentBlock]) -> str | tuple[ContentBlock, ...]:
-    """Text-only content becomes one string (counted the same: Message.text joins text blocks with newlines)."""
-    if all(block.type == "text" and not block.data for block in blocks):
-        return "\n".join(block.text or "" for block in blocks)
-    return tuple(blocks)
-
-
-def _llama_blocks(value: Any, where: _Where) -> tuple[str | tuple[ContentBlock, ...], tuple[ToolCall, ...]]:
-    if not isinstance(value, list):
-        where.fail("blocks", f"expected a list of blocks, got {type(value).__name__}")
-    blocks: list[ContentBlock] = []
-    calls: list[ToolCall] = []
-    for i, block in enumerate(value):
-        kind = block.get("block_type") if isinstance(block, Mapping) else None
-        if not isinstance(kind, str) or not kind:
-            where.fail(f"blocks[{i}].block_type", "missing; every LlamaIndex block names its block_type")
-        if kind == "tool_call":
-            args = _args(block.get("tool_kwargs", {}), where, f"blocks[{i}].tool_kwargs")
-            calls.append(_call(block.get("tool_call_id"), block.get("tool_name"), args, where, f"blocks[{i}]"))
-        elif kind == "text":
-            if not isinstance(block.get("text"), str):
-                where.fail(f"blocks[{i}].text", "a text block needs a string 'text'")
-            blocks.append(ContentBlock(type="text", text=block["text"]))
-        else:
-            blocks.append(ContentBlock(type=kind, data={k: v for k, v in block.items() if k != "block_type"}))
-    return _flatten(blocks), tuple(calls)
-
-
-def _openai_calls(value: Any, where: _Where, field: str) -> tuple[ToolCall, ...]:
-    if not isinstance(value, list):
-        where.fail(field, f"expected a list of tool calls, got {type(value).__name__}")
-    calls = []
-    for i, spec in enumerate(value):
-        if isinstance(spec, Mapping) and "function" not in spec and "name" in spec:
-            calls.append(_flat_call(spec, where, f"{field}[{i}]"))  # flat {id, name, args}: ctxbudget, LangChain
-            continue
-        function = spec.get("function") if isinstance(spec, Mapping) else None
-        if not isinstance(function, Mapping):
-            where.fail(f"{field}[{i}].function", "missing; an OpenAI tool call is {id, type, function: {...}}")
-        args = _args(function.get("arguments", "{}"), where, f"{field}[{i}].function.arguments")
-        calls.append(_call(spec.get("id"), function.get("name"), args, where, f"{field}[{i}]"))
-    return tuple(calls)
-
-
-def _lc_calls(value: Any, where: _Where, field: str) -> tuple[ToolCall, ...]:
-    if not isinstance(value, list):
-        where.fail(field, f"expected a list of tool calls, got {type(value).__name__}")
-    return tuple(_flat_call(spec, where, f"{field}[{i}]") for i, spec in enumerate(value))
-
-
-def _flat_call(spec: Any, where: _Where, field: str) -> ToolCall:
-    if not isinstance(spec, Mapping):
-        where.fail(field, f"expected an object, got {type(spec).__name__}")
-    return _call(spec.get("id"), spec.get("name"), _args(spec.get("args", {}), where, f"{field}.args"), where, field)
-
-
-def _args(value: Any, where: _Where, field: str) -> dict[str, Any]:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value) if value.strip() else {}
-        except json.JSONDecodeError as exc:
-            where.fail(field, f"arguments are not valid JSON ({exc.msg} at column {exc.colno})")
-        except RecursionError:
-            where.fail(field, f"arguments are nested more than {MAX_DEPTH} levels deep")
-        where.check_tree(value, field)
-    if not isinstance(value, Mapping):
-        where.fail(field, f"arguments must be a JSON object, got {type(value).__name__}")
-    return dict(value)
-
-
-def _call(call_id: Any, name: Any, args: dict[str, Any], where: _Where, field: str) -> ToolCall:
-    if not isinstance(call_id, str) or not call_id:
-        where.fail(f"{field}.id", "a tool call needs a non-empty string id")
-    if not isinstance(name, str) or not name:
-        where.fail(f"{field}.name", "a tool call needs a non-empty string name")
-    return ToolCall(id=call_id, name=name, args=args)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from ctxbudget.errors import TranscriptError, UsageError
 from ctxbudget.messages import Message
+from ctxbudget.providers import message_to_openai
 from ctxbudget.transcripts import load_transcript, parse_transcript
 
 from .conftest import EXPECTED, long_session, openai_messages, write, write_jsonl
@@ -15,8 +16,8 @@ from .conftest import EXPECTED, long_session, openai_messages, write, write_json
 FORMATS = {
     "openai-list": "openai",
     "openai-object": "openai",
-    "jsonl": "jsonl",
-    "jsonl-langchain": "jsonl",
+    "jsonl": "openai",
+    "jsonl-langchain": "langchain",
     "langchain": "langchain",
     "langchain-dumpd": "langchain-dumpd",
     "llamaindex": "llamaindex",
@@ -32,6 +33,7 @@ def _shape(message: Message) -> tuple[object, ...]:
 def test_every_format_reads_the_same_conversation(transcripts: dict[str, Path], name: str) -> None:
     transcript = load_transcript(transcripts[name])
     assert transcript.format == FORMATS[name]
+    assert transcript.jsonl == name.startswith("jsonl")
     assert [_shape(m) for m in transcript.messages] == EXPECTED
     assert len({m.id for m in transcript.messages}) == len(EXPECTED)
 
@@ -142,14 +144,6 @@ def test_invalid_utf8_names_the_byte_offset(tmp_path: Path) -> None:
         ({"role": "tool", "content": "x"}, "line 1", "tool_call_id"),
         ({"role": "user", "content": 42}, "line 1", "content"),
         (
-            {
-                "role": "assistant",
-                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{"}}],
-            },
-            "line 1",
-            "tool_calls[0].function.arguments",
-        ),
-        (
             {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f"}}]},
             "line 1",
             "tool_calls[0].id",
@@ -175,7 +169,7 @@ def test_duplicate_ids_are_rejected(tmp_path: Path) -> None:
         load_transcript(write_jsonl(tmp_path / "t.jsonl", rows))
 
 
-@pytest.mark.parametrize(("payload", "field"), [({"hello": 1}, "messages"), ([], "messages"), ({"store": {}}, "store")])
+@pytest.mark.parametrize(("payload", "field"), [({"hello": 1}, "format"), ([], "messages"), ({"store": {}}, "store")])
 def test_wrong_document_shapes(tmp_path: Path, payload: object, field: str) -> None:
     with pytest.raises(TranscriptError) as info:
         load_transcript(write(tmp_path / "t.json", payload))
@@ -186,3 +180,26 @@ def test_a_missing_file_is_a_transcript_error(tmp_path: Path) -> None:
     with pytest.raises(TranscriptError, match="cannot read transcript") as info:
         load_transcript(tmp_path / "absent.json")
     assert info.value.field == "path"
+
+
+def test_unrecognised_content_names_what_was_seen_and_the_formats(tmp_path: Path) -> None:
+    with pytest.raises(TranscriptError) as info:
+        load_transcript(write(tmp_path / "t.json", {"hello": 1, "world": [2]}))
+    assert "found a JSON object with keys ['hello', 'world']" in str(info.value)
+    assert "claude-code" in str(info.value)
+    assert "--format" in str(info.value)
+    with pytest.raises(TranscriptError, match="found a JSON number") as number:
+        load_transcript(write(tmp_path / "n.json", 42))
+    assert number.value.field == "format"
+
+
+def test_invalid_json_arguments_are_kept_as_written(tmp_path: Path) -> None:
+    """A truncated reply's arguments are not JSON: read (args empty) and written back exactly as spelled."""
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{"}}
+    rows = [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c", "content": "x"},
+    ]
+    messages = load_transcript(write(tmp_path / "t.json", rows)).messages
+    assert messages[0].tool_calls[0].args == {}
+    assert message_to_openai(messages[0]) == rows[0]
