@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from ctxbudget.errors import SnapshotStoreError
 from ctxbudget.stores import SQLiteSnapshotStore
+from ctxbudget.stores.sqlite import SCHEMA_VERSION
 
 # A short busy timeout: a lock left behind makes the second instance fail fast instead of waiting 30 s.
 LOCK_TIMEOUT = 0.2
@@ -165,4 +166,4 @@ def test_a_fresh_file_gets_its_schema_once(tmp_path: Path) -> None:
 
     with sqlite3.connect(path) as raw:
         versions = raw.execute("SELECT version FROM ctxbudget_schema").fetchall()
-    assert versions == [(1,)]
+    assert versions == [(SCHEMA_VERSION,)]

@@ -91,7 +91,7 @@ def test_a_file_from_a_newer_schema_is_refused(tmp_path: Path) -> None:
     with sqlite3.connect(path) as raw:
         raw.execute("UPDATE ctxbudget_schema SET version = 99")
 
-    with pytest.raises(SnapshotStoreError, match=r"schema version 99, this ctxbudget reads up to 1"):
+    with pytest.raises(SnapshotStoreError, match=r"schema version 99, this ctxbudget reads up to 2"):
         SQLiteSnapshotStore(path).load("s1")
 
 

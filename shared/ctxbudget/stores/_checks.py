@@ -10,10 +10,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ctxbudget.errors import SnapshotFormatError, UsageError
 
-__all__ = ["check_data", "check_records", "check_session_id", "check_version", "check_watermark"]
+if TYPE_CHECKING:
+    from ctxbudget.stores.base import ArchiveRecord
+
+__all__ = [
+    "check_archive_records",
+    "check_data",
+    "check_names",
+    "check_records",
+    "check_session_id",
+    "check_version",
+    "check_watermark",
+]
 
 
 def check_session_id(session_id: object) -> None:
@@ -74,6 +86,45 @@ def check_records(records: object) -> list[str]:
     for index, record in enumerate(batch):
         check_data(record, f"records[{index}]")
     return batch
+
+
+def check_archive_records(records: object) -> list[ArchiveRecord]:
+    """Require a sequence of :class:`ArchiveRecord` with valid JSON data, UTF-8 names and distinct handles."""
+    from ctxbudget.stores.base import ArchiveRecord  # noqa: PLC0415 - base imports this module
+
+    if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
+        message = f"records: must be a sequence of ArchiveRecord, got {type(records).__name__}"
+        raise SnapshotFormatError(message, field="records")
+    batch = list(records)
+    seen: set[str] = set()
+    for index, record in enumerate(batch):
+        if not isinstance(record, ArchiveRecord):
+            message = f"records[{index}]: must be an ArchiveRecord, got {type(record).__name__}"
+            raise SnapshotFormatError(message, field=f"records[{index}]")
+        for name in ("handle", "message_id"):
+            problem = _utf8_problem(getattr(record, name) or "")
+            if problem:
+                raise UsageError(f"records[{index}].{name}: {problem}", field=f"records[{index}].{name}")
+        if record.handle in seen:
+            message = f"records[{index}].handle: {record.handle!r} appears twice in one put_archive"
+            raise UsageError(message, field=f"records[{index}].handle")
+        seen.add(record.handle)
+        check_data(record.data, f"records[{index}].data")
+    return batch
+
+
+def check_names(names: object, field: str) -> list[str]:
+    """Require a sequence (not a single str) of UTF-8 strings (handles, message ids); return it as a list."""
+    if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
+        raise UsageError(f"{field}: must be a sequence of str, got {type(names).__name__}", field=field)
+    batch = list(names)
+    for index, name in enumerate(batch):
+        if not isinstance(name, str):
+            raise UsageError(f"{field}[{index}]: must be a str, got {type(name).__name__}", field=f"{field}[{index}]")
+        problem = _utf8_problem(name)
+        if problem:
+            raise UsageError(f"{field}[{index}]: {problem}", field=f"{field}[{index}]")
+    return list(dict.fromkeys(batch))
 
 
 class _NonStandardConstant(ValueError):

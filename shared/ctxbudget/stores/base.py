@@ -10,6 +10,12 @@ A store keeps, per session id, two things:
   :meth:`SnapshotStore.append` gives records sequence numbers that are monotonic, gap-free and unique across
   every worker of every process. A snapshot may record (inside its own JSON) how far into the log it has
   absorbed; once such a snapshot is saved, :meth:`SnapshotStore.trim_log` drops the absorbed records.
+* **an append-only archive**: one entry per archived original (:class:`ArchiveRecord`: a handle, the archived
+  message's id when it is a message, and opaque JSON), written once and never changed: writing a handle that
+  exists keeps the stored entry. Each new entry gets the next archive sequence number, so entries are read by
+  handle (:meth:`SnapshotStore.get_archive`) or by range (:meth:`SnapshotStore.read_archive`, e.g. only those a
+  reader has not seen), and :meth:`SnapshotStore.archived_ids` says which message ids have one. The snapshot then
+  holds only the live state, whatever the length of the conversation's past.
 
 Backends implement :class:`BaseSnapshotStore`'s small ``_`` methods; its public methods validate the
 arguments (:class:`~ctxbudget.errors.UsageError` subclasses naming the field), raise conflicts with the numbers,
@@ -30,10 +36,18 @@ from typing import ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbudget.errors import SnapshotConflictError, SnapshotStoreError
-from ctxbudget.stores._checks import check_data, check_records, check_session_id, check_version, check_watermark
+from ctxbudget.stores._checks import (
+    check_archive_records,
+    check_data,
+    check_names,
+    check_records,
+    check_session_id,
+    check_version,
+    check_watermark,
+)
 from ctxbudget.stores._stored import CorruptField
 
-__all__ = ["BaseSnapshotStore", "SnapshotStore", "StoredSnapshot"]
+__all__ = ["ArchiveRecord", "BaseSnapshotStore", "SnapshotStore", "StoredSnapshot"]
 
 
 class StoredSnapshot(BaseModel):
@@ -44,6 +58,16 @@ class StoredSnapshot(BaseModel):
     session_id: str = Field(min_length=1, description="The session the snapshot belongs to.")
     version: int = Field(ge=1, description="The stored version; pass it as ``expected_version`` to save.")
     data: str = Field(description="The snapshot's JSON, byte for byte as it was saved.")
+
+
+class ArchiveRecord(BaseModel):
+    """One archive entry as a store keeps it: written once under its handle, never changed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    handle: str = Field(min_length=1, description="The entry's key; writing an existing handle keeps the stored one.")
+    message_id: str | None = Field(default=None, description="The archived message's id, when a message was archived.")
+    data: str = Field(description="The entry's JSON, stored and returned verbatim.")
 
 
 @runtime_checkable
@@ -76,6 +100,26 @@ class SnapshotStore(Protocol):
 
     def trim_log(self, session_id: str, *, upto: int) -> int:
         """Delete log records with ``seq <= upto``; returns how many were deleted."""
+        ...
+
+    def put_archive(self, session_id: str, records: Sequence[ArchiveRecord]) -> list[int]:
+        """Write new archive entries (existing handles are kept); returns each one's sequence number, 0 if kept."""
+        ...
+
+    def get_archive(self, session_id: str, handles: Sequence[str]) -> dict[str, str]:
+        """Return ``{handle: data}`` for the handles the archive holds (absent ones are left out)."""
+        ...
+
+    def read_archive(self, session_id: str, *, after: int = 0, limit: int | None = None) -> list[tuple[int, str, str]]:
+        """Return ``(seq, handle, data)`` for entries with ``seq > after``, in sequence order, at most ``limit``."""
+        ...
+
+    def archive_head(self, session_id: str) -> int:
+        """Return the last archive sequence number handed out (0 when none)."""
+        ...
+
+    def archived_ids(self, session_id: str, message_ids: Sequence[str]) -> set[str]:
+        """Return which of ``message_ids`` have an archive entry."""
         ...
 
 
@@ -221,6 +265,85 @@ class BaseSnapshotStore(abc.ABC):
             check_watermark(upto, "upto", head=head)
             return self._trim_log(session_id, upto)
 
+    def put_archive(self, session_id: str, records: Sequence[ArchiveRecord]) -> list[int]:
+        """Write archive entries, each once: a handle the archive already holds keeps its stored entry.
+
+        Atomic: all new entries of one call are written or none. New entries get consecutive archive sequence
+        numbers in the order given.
+
+        Returns:
+            Each record's sequence number, or 0 for a record whose handle was already stored (kept as it was).
+
+        Raises:
+            SnapshotFormatError: ``records`` is not a sequence of :class:`ArchiveRecord`, or a record's ``data`` is
+                not one valid JSON document (``records[i].data``); nothing was written.
+            UsageError: a handle or message id that is not valid UTF-8, or one handle twice in the call.
+            SnapshotStoreError: the backend failed; the entries may or may not have been written (all or none).
+        """
+        self._check_session_id(session_id)
+        batch = check_archive_records(records)
+        if not batch:
+            return []
+        with self._translating("put_archive", session_id):
+            return self._put_archive(session_id, batch)
+
+    def get_archive(self, session_id: str, handles: Sequence[str]) -> dict[str, str]:
+        """Return ``{handle: data}`` for each of ``handles`` the archive holds; absent handles are left out.
+
+        Raises:
+            UsageError: ``handles`` is not a sequence of str.
+            SnapshotStoreError: the backend failed.
+        """
+        self._check_session_id(session_id)
+        wanted = check_names(handles, "handles")
+        if not wanted:
+            return {}
+        with self._translating("get_archive", session_id):
+            return self._get_archive(session_id, wanted)
+
+    def read_archive(self, session_id: str, *, after: int = 0, limit: int | None = None) -> list[tuple[int, str, str]]:
+        """Return ``(seq, handle, data)`` for archive entries with ``seq > after``, in sequence order.
+
+        Args:
+            session_id: the session.
+            after: the last sequence number the reader has (0: from the start).
+            limit: at most this many entries (``None``: all).
+
+        Raises:
+            UsageError: ``after`` below 0 or ``limit`` below 1.
+            SnapshotStoreError: the backend failed.
+        """
+        self._check_session_id(session_id)
+        check_watermark(after, "after")
+        if limit is not None:
+            check_version(limit, "limit")
+        with self._translating("read_archive", session_id):
+            return self._read_archive(session_id, after, limit)
+
+    def archive_head(self, session_id: str) -> int:
+        """Return the last archive sequence number handed out for the session; 0 when none.
+
+        Raises:
+            SnapshotStoreError: the backend failed.
+        """
+        self._check_session_id(session_id)
+        with self._translating("archive_head", session_id):
+            return self._archive_head(session_id)
+
+    def archived_ids(self, session_id: str, message_ids: Sequence[str]) -> set[str]:
+        """Return which of ``message_ids`` have at least one archive entry (their message was archived).
+
+        Raises:
+            UsageError: ``message_ids`` is not a sequence of str.
+            SnapshotStoreError: the backend failed.
+        """
+        self._check_session_id(session_id)
+        wanted = check_names(message_ids, "message_ids")
+        if not wanted:
+            return set()
+        with self._translating("archived_ids", session_id):
+            return self._archived_ids(session_id, wanted)
+
     def close(self) -> None:  # noqa: B027 - optional hook: most backends hold nothing to release
         """Release the backend's resources (connections); the default has none."""
 
@@ -283,6 +406,26 @@ class BaseSnapshotStore(abc.ABC):
     @abc.abstractmethod
     def _trim_log(self, session_id: str, upto: int) -> int:
         """Delete records with ``seq <= upto``; return how many."""
+
+    @abc.abstractmethod
+    def _put_archive(self, session_id: str, records: list[ArchiveRecord]) -> list[int]:
+        """Write the records whose handle is new, atomically; return seqs (0 for kept handles)."""
+
+    @abc.abstractmethod
+    def _get_archive(self, session_id: str, handles: list[str]) -> dict[str, str]:
+        """Return ``{handle: data}`` for the stored ones."""
+
+    @abc.abstractmethod
+    def _read_archive(self, session_id: str, after: int, limit: int | None) -> list[tuple[int, str, str]]:
+        """Return ``(seq, handle, data)`` with ``seq > after`` in order, at most ``limit``."""
+
+    @abc.abstractmethod
+    def _archive_head(self, session_id: str) -> int:
+        """Return the last archive seq handed out, or 0."""
+
+    @abc.abstractmethod
+    def _archived_ids(self, session_id: str, message_ids: list[str]) -> set[str]:
+        """Return the ids among ``message_ids`` with an archive entry."""
 
 
 def _conflict(operation: str, session_id: str, expected: int, actual: int) -> SnapshotConflictError:

@@ -5,21 +5,24 @@ from __future__ import annotations
 import threading
 from typing import ClassVar
 
-from .base import BaseSnapshotStore
+from .base import ArchiveRecord, BaseSnapshotStore
 
 __all__ = ["InMemorySnapshotStore"]
 
 
 class _Session:
-    """One session's snapshot and log."""
+    """One session's snapshot, log and archive."""
 
-    __slots__ = ("data", "head", "log", "version")
+    __slots__ = ("archive", "archive_seqs", "archived_ids", "data", "head", "log", "version")
 
     def __init__(self) -> None:
         self.version = 0
         self.data = ""
         self.head = 0
         self.log: dict[int, str] = {}
+        self.archive: dict[str, str] = {}  # handle -> data
+        self.archive_seqs: list[str] = []  # handle of archive entry seq i + 1
+        self.archived_ids: set[str] = set()
 
 
 class InMemorySnapshotStore(BaseSnapshotStore):
@@ -80,6 +83,45 @@ class InMemorySnapshotStore(BaseSnapshotStore):
         with self._lock:
             session = self._sessions.get(session_id)
             return session.head if session is not None else 0
+
+    def _put_archive(self, session_id: str, records: list[ArchiveRecord]) -> list[int]:
+        with self._lock:
+            session = self._get(session_id)
+            seqs: list[int] = []
+            for record in records:
+                if record.handle in session.archive:
+                    seqs.append(0)
+                    continue
+                session.archive[record.handle] = record.data
+                session.archive_seqs.append(record.handle)
+                if record.message_id is not None:
+                    session.archived_ids.add(record.message_id)
+                seqs.append(len(session.archive_seqs))
+            return seqs
+
+    def _get_archive(self, session_id: str, handles: list[str]) -> dict[str, str]:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            stored = session.archive if session is not None else {}
+            return {handle: stored[handle] for handle in handles if handle in stored}
+
+    def _read_archive(self, session_id: str, after: int, limit: int | None) -> list[tuple[int, str, str]]:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return []
+            end = len(session.archive_seqs) if limit is None else min(len(session.archive_seqs), after + limit)
+            return [(seq + 1, h, session.archive[h]) for seq, h in enumerate(session.archive_seqs[after:end], after)]
+
+    def _archive_head(self, session_id: str) -> int:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            return len(session.archive_seqs) if session is not None else 0
+
+    def _archived_ids(self, session_id: str, message_ids: list[str]) -> set[str]:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            return {i for i in message_ids if i in session.archived_ids} if session is not None else set()
 
     def _trim_log(self, session_id: str, upto: int) -> int:
         with self._lock:

@@ -7,6 +7,18 @@ each run as one Lua script (``EVALSHA``), so Redis executes them atomically: app
 ``INCRBY`` and adds the records with ``ZADD`` in one step, which makes sequence numbers unique and gap-free
 for every worker.
 
+The append-only archive takes four more keys, created by the first archived entry: ``...:arc`` (hash: handle ->
+entry JSON, written with ``HSETNX``, so an entry is written once and never changed), ``...:arcseq`` (sorted set:
+handles scored by archive sequence number, for reads by range), ``...:arcids`` (set of archived message ids) and
+``...:archead`` (the archive's counter). One Lua script writes all four.
+
+Durability is the server's: Redis acknowledges a write once it is in memory. With ``appendonly yes`` and
+``appendfsync always`` an acknowledged write survives a crash of the server or the host; with ``appendfsync
+everysec`` (Redis's default when AOF is on) a power loss or kernel crash can lose about the last second of
+acknowledged writes (a crash of the redis-server process alone loses nothing, the kernel still holds the data); with
+AOF off (RDB snapshots or nothing) a restart loses every write since the last ``SAVE``. See the README's shared
+session section.
+
 Isolation: a session id may not contain ``{`` or ``}`` (a :class:`~ctxbudget.errors.UsageError` naming
 ``session_id``). Then the braces around the id are the key's *last* ``{`` and the ``}`` after it, so a key names
 exactly one (prefix, session id) pair, whatever the prefix holds: store ``P`` cannot reach store ``P{tenant}:``'s
@@ -21,14 +33,14 @@ key, the field and the value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import ClassVar, TypeVar
 
 from ctxbudget.errors import InvalidPolicyError, UsageError
 from ctxbudget.stores._checks import check_session_id
 from ctxbudget.stores._stored import CorruptField, holds, show, stored_int, stored_utf8
-from ctxbudget.stores.base import BaseSnapshotStore
+from ctxbudget.stores.base import ArchiveRecord, BaseSnapshotStore
 
 try:
     import redis
@@ -54,7 +66,7 @@ local raw = redis.call('HGET', KEYS[1], 'version')
 if raw and not string.match(raw, '^%d+$') then return {-1, raw} end
 local current = tonumber(raw or '0')
 if current ~= tonumber(ARGV[1]) then return {0, current} end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('DEL', unpack(KEYS))
 return {1, 0}
 """
 
@@ -70,6 +82,43 @@ end
 return {1, first}
 """
 
+# KEYS: arc, arcseq, arcids, archead; ARGV: (handle, "m" .. message id or "-", data) triples.
+_PUT_ARCHIVE = """
+local raw = redis.call('GET', KEYS[4])
+if raw and not string.match(raw, '^%d+$') then return {-1, raw} end
+local head = tonumber(raw or '0')
+local seqs = {}
+for i = 1, #ARGV, 3 do
+  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 2]) == 1 then
+    head = head + 1
+    redis.call('ZADD', KEYS[2], head, ARGV[i])
+    if ARGV[i + 1] ~= '-' then redis.call('SADD', KEYS[3], string.sub(ARGV[i + 1], 2)) end
+    seqs[#seqs + 1] = head
+  else
+    seqs[#seqs + 1] = 0
+  end
+end
+redis.call('SET', KEYS[4], head)
+return {1, head, seqs}
+"""
+
+# KEYS: arcseq, arc; ARGV: after, limit. Returns flat (seq, handle, data) triples; data is false when missing.
+_READ_ARCHIVE = """
+local found = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', 0, ARGV[2])
+if #found == 0 then return {} end
+local names = {}
+for i = 1, #found, 2 do names[#names + 1] = found[i] end
+local data = redis.call('HMGET', KEYS[2], unpack(names))
+local out = {}
+for i = 1, #names do
+  out[#out + 1] = found[2 * i]
+  out[#out + 1] = names[i]
+  out[#out + 1] = data[i]
+end
+return out
+"""
+
+_PAGE = 1_000  # archive entries per read script call (Lua's unpack has a stack limit)
 _VERSION = "a version (an integer >= 1)"
 _COUNTER = "a sequence number (an integer >= 0)"
 
@@ -100,6 +149,8 @@ class RedisSnapshotStore(BaseSnapshotStore):
         self._save_script = self._client.register_script(_SAVE)
         self._delete_script = self._client.register_script(_DELETE)
         self._append_script = self._client.register_script(_APPEND)
+        self._put_archive_script = self._client.register_script(_PUT_ARCHIVE)
+        self._read_archive_script = self._client.register_script(_READ_ARCHIVE)
 
     def close(self) -> None:
         """Close the client if this store created it from a URL."""
@@ -122,6 +173,10 @@ class RedisSnapshotStore(BaseSnapshotStore):
         base = f"{self.prefix}{{{session_id}}}:"
         return base + "snap", base + "seq", base + "log"
 
+    def _archive_keys(self, session_id: str) -> tuple[str, str, str, str]:
+        base = f"{self.prefix}{{{session_id}}}:"
+        return base + "arc", base + "arcseq", base + "arcids", base + "archead"
+
     def _load(self, session_id: str) -> tuple[int, str] | None:
         key = self._keys(session_id)[0]
         version, data = self._reply(key, lambda: self._client.hmget(key, ["version", "data"]))
@@ -139,8 +194,8 @@ class RedisSnapshotStore(BaseSnapshotStore):
         return _status(status, version, f"key {key!r} field version", _VERSION)
 
     def _delete(self, session_id: str, expected: int) -> tuple[bool, int]:
-        keys = self._keys(session_id)
-        status, version = self._reply(keys[0], lambda: self._delete_script(keys=list(keys), args=[expected]))
+        keys = [*self._keys(session_id), *self._archive_keys(session_id)]
+        status, version = self._reply(keys[0], lambda: self._delete_script(keys=keys, args=[expected]))
         return _status(status, version, f"key {keys[0]!r} field version", _VERSION)
 
     def _append(self, session_id: str, records: list[str]) -> int:
@@ -160,6 +215,40 @@ class RedisSnapshotStore(BaseSnapshotStore):
 
     def _trim_log(self, session_id: str, upto: int) -> int:
         return int(self._client.zremrangebyscore(self._keys(session_id)[2], "-inf", upto))
+
+    def _put_archive(self, session_id: str, records: list[ArchiveRecord]) -> list[int]:
+        keys = list(self._archive_keys(session_id))
+        args = _archive_args(records)
+        reply = self._reply(keys[3], lambda: self._put_archive_script(keys=keys, args=args))
+        return _put_reply(reply, keys[3])
+
+    def _get_archive(self, session_id: str, handles: list[str]) -> dict[str, str]:
+        key = self._archive_keys(session_id)[0]
+        values = self._reply(key, lambda: self._client.hmget(key, handles))
+        return _found(handles, values, key)
+
+    def _read_archive(self, session_id: str, after: int, limit: int | None) -> list[tuple[int, str, str]]:
+        arc, arcseq = self._archive_keys(session_id)[:2]
+        entries: list[tuple[int, str, str]] = []
+        while limit is None or len(entries) < limit:
+            page = _PAGE if limit is None else min(_PAGE, limit - len(entries))
+            start = entries[-1][0] if entries else after
+            args = [start, page]
+            flat = self._reply(arcseq, lambda: self._read_archive_script(keys=[arcseq, arc], args=args))  # noqa: B023 - called at once
+            entries += _archive_entries(flat, arc)
+            if len(flat) < 3 * page:
+                break
+        return entries
+
+    def _archive_head(self, session_id: str) -> int:
+        key = self._archive_keys(session_id)[3]
+        head = self._reply(key, lambda: self._client.get(key))
+        return stored_int(head, f"key {key!r}", minimum=0, expected=_COUNTER) if head is not None else 0
+
+    def _archived_ids(self, session_id: str, message_ids: list[str]) -> set[str]:
+        key = self._archive_keys(session_id)[2]
+        flags = self._reply(key, lambda: self._client.smismember(key, message_ids))
+        return {message_id for message_id, flag in zip(message_ids, flags, strict=True) if flag}
 
     @staticmethod
     def _reply(key: str, call: Callable[[], T]) -> T:
@@ -185,6 +274,42 @@ def _status(status: object, value: object, where: str, expected: str) -> tuple[b
     if status == -1:
         raise holds(where, value, expected)
     return bool(status), stored_int(value, where, minimum=0, expected=expected)
+
+
+def _archive_args(records: list[ArchiveRecord]) -> list[str]:
+    args: list[str] = []
+    for record in records:
+        args += [record.handle, "-" if record.message_id is None else "m" + record.message_id, record.data]
+    return args
+
+
+def _put_reply(reply: list[object], key: str) -> list[int]:
+    status, head = reply[0], reply[1]
+    _status(status, head, f"key {key!r}", _COUNTER)
+    seqs = reply[2]
+    if not isinstance(seqs, list):
+        raise holds(f"key {key!r} script reply", seqs, "a list of sequence numbers")
+    return [stored_int(seq, f"key {key!r}", minimum=0, expected=_COUNTER) for seq in seqs]
+
+
+def _found(handles: list[str], values: Sequence[object], key: str) -> dict[str, str]:
+    return {
+        handle: stored_utf8(value, f"key {key!r} field {handle!r}")
+        for handle, value in zip(handles, values, strict=True)
+        if value is not None
+    }
+
+
+def _archive_entries(flat: list[object], key: str) -> list[tuple[int, str, str]]:
+    entries: list[tuple[int, str, str]] = []
+    for index in range(0, len(flat), 3):
+        score, name, data = flat[index : index + 3]
+        handle = stored_utf8(name, f"key {key!r} handle")
+        if data is None:
+            raise CorruptField(f"key {key!r} field {handle!r} is missing (its archive sequence number is stored)")
+        seq = stored_int(score, f"key {key!r} score of {handle!r}", minimum=1, expected=_COUNTER)
+        entries.append((seq, handle, stored_utf8(data, f"key {key!r} field {handle!r}")))
+    return entries
 
 
 def _log_entry(member: object, key: str) -> tuple[int, str]:

@@ -7,6 +7,12 @@ writers wait for the lock instead of failing. Each instance holds one connection
 in a forked child. The schema is created on first use (only when it is missing, so opening an existing file
 never needs the write lock) and versioned in ``ctxbudget_schema``.
 
+Schema 2 adds the append-only archive (``ctxbudget_archive``: one row per entry, keyed by session and archive
+sequence number, unique per handle, indexed by message id; ``ctxbudget_archive_heads``). A schema-1 file is
+migrated in place when first opened (the two tables are added under the write lock, nothing else changes); its
+snapshots, which hold their archive inside, are read as they are, and a
+:class:`~ctxbudget.shared_session.SharedSession` moves that archive into the new table on its next save.
+
 SQLite columns are dynamically typed, so every value read back is checked: a version, head or sequence number that
 is not an integer in range, or data that is not text, raises :class:`~ctxbudget.errors.SnapshotStoreError` naming
 the column and the value (never a raw ``ValueError``, never ``str()`` of a BLOB).
@@ -29,14 +35,23 @@ from typing import ClassVar, Literal
 
 from ctxbudget.errors import InvalidPolicyError, SnapshotStoreError
 from ctxbudget.stores._stored import stored_int, stored_utf8
-from ctxbudget.stores.base import BaseSnapshotStore
+from ctxbudget.stores.base import ArchiveRecord, BaseSnapshotStore
 
 __all__ = ["SCHEMA_VERSION", "SQLiteSnapshotStore"]
 
-SCHEMA_VERSION = 1
-"""The schema this module writes; a database with a newer one is refused."""
+SCHEMA_VERSION = 2
+"""The schema this module writes; a database with a newer one is refused, an older one is migrated."""
 
-_TABLES = frozenset({"ctxbudget_schema", "ctxbudget_snapshots", "ctxbudget_log_heads", "ctxbudget_log"})
+_TABLES = frozenset(
+    {
+        "ctxbudget_schema",
+        "ctxbudget_snapshots",
+        "ctxbudget_log_heads",
+        "ctxbudget_log",
+        "ctxbudget_archive",
+        "ctxbudget_archive_heads",
+    }
+)
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS ctxbudget_schema (version INTEGER NOT NULL)",
@@ -46,11 +61,18 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS ctxbudget_log ("
     " session_id TEXT NOT NULL, seq INTEGER NOT NULL, record TEXT NOT NULL,"
     " PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS ctxbudget_archive ("
+    " session_id TEXT NOT NULL, seq INTEGER NOT NULL, handle TEXT NOT NULL, message_id TEXT, record TEXT NOT NULL,"
+    " PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
+    "CREATE UNIQUE INDEX IF NOT EXISTS ctxbudget_archive_handle ON ctxbudget_archive (session_id, handle)",
+    "CREATE INDEX IF NOT EXISTS ctxbudget_archive_message ON ctxbudget_archive (session_id, message_id)",
+    "CREATE TABLE IF NOT EXISTS ctxbudget_archive_heads (session_id TEXT PRIMARY KEY, head INTEGER NOT NULL)",
 )
 
 Synchronous = Literal["FULL", "NORMAL", "OFF"]
 
 _SEQ = "a sequence number (an integer >= 1)"
+_CHUNK = 500  # ids per IN (...) query: well under SQLite's bound-parameter limit
 _HEAD = "a log head (an integer >= 0)"
 
 
@@ -106,14 +128,9 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
             _enable_wal(conn, self._timeout)
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
             found = _schema_version(conn)
-            if found is None:  # a fresh file: only then take the write lock, and check again under it
+            if found is None or found < SCHEMA_VERSION:  # fresh or older: only then take the write lock
                 with _immediate(conn):
-                    for statement in _SCHEMA:
-                        conn.execute(statement)
-                    found = _schema_version(conn)
-                    if found is None:
-                        conn.execute("INSERT INTO ctxbudget_schema (version) VALUES (?)", (SCHEMA_VERSION,))
-                        found = SCHEMA_VERSION
+                    found = _create_or_migrate(conn)
             _check_schema_version(found, self.path)
         except BaseException:
             conn.close()
@@ -171,7 +188,7 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
             version = self._version(conn, session_id)
             if version != expected:
                 return False, version
-            for table in ("ctxbudget_snapshots", "ctxbudget_log_heads", "ctxbudget_log"):
+            for table in sorted(_TABLES - {"ctxbudget_schema"}):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             return True, 0
 
@@ -213,6 +230,98 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
             query = "DELETE FROM ctxbudget_log WHERE session_id = ? AND seq <= ?"
             cursor = conn.execute(query, (session_id, upto))
             return int(cursor.rowcount)
+
+    def _put_archive(self, session_id: str, records: list[ArchiveRecord]) -> list[int]:
+        with self._write() as conn:
+            head = self._archive_head_in(conn, session_id)
+            seqs: list[int] = []
+            query = "SELECT 1 FROM ctxbudget_archive WHERE session_id = ? AND handle = ?"
+            for record in records:
+                if conn.execute(query, (session_id, record.handle)).fetchone() is not None:
+                    seqs.append(0)
+                    continue
+                head += 1
+                conn.execute(
+                    "INSERT INTO ctxbudget_archive (session_id, seq, handle, message_id, record)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (session_id, head, record.handle, record.message_id, record.data),
+                )
+                seqs.append(head)
+            conn.execute(
+                "INSERT INTO ctxbudget_archive_heads (session_id, head) VALUES (?, ?)"
+                " ON CONFLICT (session_id) DO UPDATE SET head = excluded.head",
+                (session_id, head),
+            )
+            return seqs
+
+    def _get_archive(self, session_id: str, handles: list[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        with self._conn() as conn:
+            for start in range(0, len(handles), _CHUNK):
+                chunk = handles[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                query = f"SELECT handle, record FROM ctxbudget_archive WHERE session_id = ? AND handle IN ({marks})"
+                for handle, record in conn.execute(query, (session_id, *chunk)).fetchall():
+                    found[stored_utf8(handle, "ctxbudget_archive.handle")] = stored_utf8(
+                        record, "ctxbudget_archive.record"
+                    )
+        return found
+
+    def _read_archive(self, session_id: str, after: int, limit: int | None) -> list[tuple[int, str, str]]:
+        with self._conn() as conn:
+            query = (
+                "SELECT seq, handle, record FROM ctxbudget_archive"
+                " WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+            )
+            rows = conn.execute(query, (session_id, after, -1 if limit is None else limit)).fetchall()
+        return [
+            (
+                stored_int(seq, "ctxbudget_archive.seq", minimum=1, expected=_SEQ),
+                stored_utf8(handle, "ctxbudget_archive.handle"),
+                stored_utf8(record, "ctxbudget_archive.record"),
+            )
+            for seq, handle, record in rows
+        ]
+
+    def _archive_head(self, session_id: str) -> int:
+        with self._conn() as conn:
+            return self._archive_head_in(conn, session_id)
+
+    def _archive_head_in(self, conn: sqlite3.Connection, session_id: str) -> int:
+        row = conn.execute("SELECT head FROM ctxbudget_archive_heads WHERE session_id = ?", (session_id,)).fetchone()
+        return stored_int(row[0], "ctxbudget_archive_heads.head", minimum=0, expected=_HEAD) if row else 0
+
+    def _archived_ids(self, session_id: str, message_ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        with self._conn() as conn:
+            for start in range(0, len(message_ids), _CHUNK):
+                chunk = message_ids[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                query = (
+                    "SELECT DISTINCT message_id FROM ctxbudget_archive"
+                    f" WHERE session_id = ? AND message_id IN ({marks})"
+                )
+                found.update(str(row[0]) for row in conn.execute(query, (session_id, *chunk)).fetchall())
+        return found
+
+
+def _create_or_migrate(conn: sqlite3.Connection) -> int:
+    """Under the write lock: create missing tables, then record (or raise to) this module's schema version.
+
+    Run again under the lock because another process may have created or migrated the file meanwhile. A newer
+    version found here is returned as it is (and refused by the caller).
+    """
+    for statement in _SCHEMA:
+        conn.execute(statement)
+    found = _schema_version(conn)
+    if found is None:
+        conn.execute("DELETE FROM ctxbudget_schema")
+        conn.execute("INSERT INTO ctxbudget_schema (version) VALUES (?)", (SCHEMA_VERSION,))
+        return SCHEMA_VERSION
+    if found < SCHEMA_VERSION:
+        conn.execute("UPDATE ctxbudget_schema SET version = ?", (SCHEMA_VERSION,))
+        return SCHEMA_VERSION
+    return found
 
 
 def _version(value: object) -> int:
