@@ -67,6 +67,9 @@ class ArchiveRecord(BaseModel):
 
     handle: str = Field(min_length=1, description="The entry's key; writing an existing handle keeps the stored one.")
     message_id: str | None = Field(default=None, description="The archived message's id, when a message was archived.")
+    log_seq: int = Field(
+        default=0, ge=0, description="The append-log record the archived message came from (0: not from the log)."
+    )
     data: str = Field(description="The entry's JSON, stored and returned verbatim.")
 
 
@@ -118,8 +121,8 @@ class SnapshotStore(Protocol):
         """Return the last archive sequence number handed out (0 when none)."""
         ...
 
-    def archived_ids(self, session_id: str, message_ids: Sequence[str]) -> set[str]:
-        """Return which of ``message_ids`` have an archive entry."""
+    def archived_ids(self, session_id: str, message_ids: Sequence[str]) -> dict[str, int]:
+        """Return ``{message_id: lowest log_seq}`` for those of ``message_ids`` that have an archive entry."""
         ...
 
 
@@ -330,8 +333,12 @@ class BaseSnapshotStore(abc.ABC):
         with self._translating("archive_head", session_id):
             return self._archive_head(session_id)
 
-    def archived_ids(self, session_id: str, message_ids: Sequence[str]) -> set[str]:
-        """Return which of ``message_ids`` have at least one archive entry (their message was archived).
+    def archived_ids(self, session_id: str, message_ids: Sequence[str]) -> dict[str, int]:
+        """Return ``{message_id: log_seq}`` for those of ``message_ids`` that have an archive entry.
+
+        ``log_seq`` is the lowest :attr:`ArchiveRecord.log_seq` written for the id: a reader whose snapshot
+        absorbed the log up to at least that record knows the message was absorbed, so a later copy of it in the
+        log (a retried append) is a duplicate.
 
         Raises:
             UsageError: ``message_ids`` is not a sequence of str.
@@ -340,7 +347,7 @@ class BaseSnapshotStore(abc.ABC):
         self._check_session_id(session_id)
         wanted = check_names(message_ids, "message_ids")
         if not wanted:
-            return set()
+            return {}
         with self._translating("archived_ids", session_id):
             return self._archived_ids(session_id, wanted)
 
@@ -424,8 +431,8 @@ class BaseSnapshotStore(abc.ABC):
         """Return the last archive seq handed out, or 0."""
 
     @abc.abstractmethod
-    def _archived_ids(self, session_id: str, message_ids: list[str]) -> set[str]:
-        """Return the ids among ``message_ids`` with an archive entry."""
+    def _archived_ids(self, session_id: str, message_ids: list[str]) -> dict[str, int]:
+        """Return ``{id: lowest log_seq}`` for the ids among ``message_ids`` with an archive entry."""
 
 
 def _conflict(operation: str, session_id: str, expected: int, actual: int) -> SnapshotConflictError:

@@ -22,7 +22,7 @@ class _Session:
         self.log: dict[int, str] = {}
         self.archive: dict[str, str] = {}  # handle -> data
         self.archive_seqs: list[str] = []  # handle of archive entry seq i + 1
-        self.archived_ids: set[str] = set()
+        self.archived_ids: dict[str, int] = {}  # message id -> lowest log_seq
 
 
 class InMemorySnapshotStore(BaseSnapshotStore):
@@ -95,7 +95,8 @@ class InMemorySnapshotStore(BaseSnapshotStore):
                 session.archive[record.handle] = record.data
                 session.archive_seqs.append(record.handle)
                 if record.message_id is not None:
-                    session.archived_ids.add(record.message_id)
+                    known = session.archived_ids.get(record.message_id, record.log_seq)
+                    session.archived_ids[record.message_id] = min(known, record.log_seq)
                 seqs.append(len(session.archive_seqs))
             return seqs
 
@@ -118,10 +119,11 @@ class InMemorySnapshotStore(BaseSnapshotStore):
             session = self._sessions.get(session_id)
             return len(session.archive_seqs) if session is not None else 0
 
-    def _archived_ids(self, session_id: str, message_ids: list[str]) -> set[str]:
+    def _archived_ids(self, session_id: str, message_ids: list[str]) -> dict[str, int]:
         with self._lock:
             session = self._sessions.get(session_id)
-            return {i for i in message_ids if i in session.archived_ids} if session is not None else set()
+            known = session.archived_ids if session is not None else {}
+            return {i: known[i] for i in message_ids if i in known}
 
     def _trim_log(self, session_id: str, upto: int) -> int:
         with self._lock:

@@ -9,7 +9,8 @@ for every worker.
 
 The append-only archive takes four more keys, created by the first archived entry: ``...:arc`` (hash: handle ->
 entry JSON, written with ``HSETNX``, so an entry is written once and never changed), ``...:arcseq`` (sorted set:
-handles scored by archive sequence number, for reads by range), ``...:arcids`` (set of archived message ids) and
+handles scored by archive sequence number, for reads by range), ``...:arcids`` (hash: archived message id -> the
+lowest log sequence number it was archived from) and
 ``...:archead`` (the archive's counter). One Lua script writes all four.
 
 Durability is the server's: Redis acknowledges a write once it is in memory. With ``appendonly yes`` and
@@ -82,17 +83,21 @@ end
 return {1, first}
 """
 
-# KEYS: arc, arcseq, arcids, archead; ARGV: (handle, "m" .. message id or "-", data) triples.
+# KEYS: arc, arcseq, arcids, archead; ARGV: (handle, "m" .. message id or "-", log_seq, data) quadruples.
 _PUT_ARCHIVE = """
 local raw = redis.call('GET', KEYS[4])
 if raw and not string.match(raw, '^%d+$') then return {-1, raw} end
 local head = tonumber(raw or '0')
 local seqs = {}
-for i = 1, #ARGV, 3 do
-  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 2]) == 1 then
+for i = 1, #ARGV, 4 do
+  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 3]) == 1 then
     head = head + 1
     redis.call('ZADD', KEYS[2], head, ARGV[i])
-    if ARGV[i + 1] ~= '-' then redis.call('SADD', KEYS[3], string.sub(ARGV[i + 1], 2)) end
+    if ARGV[i + 1] ~= '-' then
+      local id = string.sub(ARGV[i + 1], 2)
+      local known = redis.call('HGET', KEYS[3], id)
+      if not known or tonumber(known) > tonumber(ARGV[i + 2]) then redis.call('HSET', KEYS[3], id, ARGV[i + 2]) end
+    end
     seqs[#seqs + 1] = head
   else
     seqs[#seqs + 1] = 0
@@ -245,10 +250,14 @@ class RedisSnapshotStore(BaseSnapshotStore):
         head = self._reply(key, lambda: self._client.get(key))
         return stored_int(head, f"key {key!r}", minimum=0, expected=_COUNTER) if head is not None else 0
 
-    def _archived_ids(self, session_id: str, message_ids: list[str]) -> set[str]:
+    def _archived_ids(self, session_id: str, message_ids: list[str]) -> dict[str, int]:
         key = self._archive_keys(session_id)[2]
-        flags = self._reply(key, lambda: self._client.smismember(key, message_ids))
-        return {message_id for message_id, flag in zip(message_ids, flags, strict=True) if flag}
+        values = self._reply(key, lambda: self._client.hmget(key, message_ids))
+        return {
+            message_id: stored_int(value, f"key {key!r} field {message_id!r}", minimum=0, expected=_COUNTER)
+            for message_id, value in zip(message_ids, values, strict=True)
+            if value is not None
+        }
 
     @staticmethod
     def _reply(key: str, call: Callable[[], T]) -> T:
@@ -279,7 +288,8 @@ def _status(status: object, value: object, where: str, expected: str) -> tuple[b
 def _archive_args(records: list[ArchiveRecord]) -> list[str]:
     args: list[str] = []
     for record in records:
-        args += [record.handle, "-" if record.message_id is None else "m" + record.message_id, record.data]
+        flag = "-" if record.message_id is None else "m" + record.message_id
+        args += [record.handle, flag, str(record.log_seq), record.data]
     return args
 
 

@@ -62,7 +62,8 @@ _SCHEMA = (
     " session_id TEXT NOT NULL, seq INTEGER NOT NULL, record TEXT NOT NULL,"
     " PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS ctxbudget_archive ("
-    " session_id TEXT NOT NULL, seq INTEGER NOT NULL, handle TEXT NOT NULL, message_id TEXT, record TEXT NOT NULL,"
+    " session_id TEXT NOT NULL, seq INTEGER NOT NULL, handle TEXT NOT NULL, message_id TEXT,"
+    " log_seq INTEGER NOT NULL, record TEXT NOT NULL,"
     " PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
     "CREATE UNIQUE INDEX IF NOT EXISTS ctxbudget_archive_handle ON ctxbudget_archive (session_id, handle)",
     "CREATE INDEX IF NOT EXISTS ctxbudget_archive_message ON ctxbudget_archive (session_id, message_id)",
@@ -242,9 +243,9 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
                     continue
                 head += 1
                 conn.execute(
-                    "INSERT INTO ctxbudget_archive (session_id, seq, handle, message_id, record)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (session_id, head, record.handle, record.message_id, record.data),
+                    "INSERT INTO ctxbudget_archive (session_id, seq, handle, message_id, log_seq, record)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (session_id, head, record.handle, record.message_id, record.log_seq, record.data),
                 )
                 seqs.append(head)
             conn.execute(
@@ -291,17 +292,21 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
         row = conn.execute("SELECT head FROM ctxbudget_archive_heads WHERE session_id = ?", (session_id,)).fetchone()
         return stored_int(row[0], "ctxbudget_archive_heads.head", minimum=0, expected=_HEAD) if row else 0
 
-    def _archived_ids(self, session_id: str, message_ids: list[str]) -> set[str]:
-        found: set[str] = set()
+    def _archived_ids(self, session_id: str, message_ids: list[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
         with self._conn() as conn:
             for start in range(0, len(message_ids), _CHUNK):
                 chunk = message_ids[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
                 query = (
-                    "SELECT DISTINCT message_id FROM ctxbudget_archive"
-                    f" WHERE session_id = ? AND message_id IN ({marks})"
+                    "SELECT message_id, MIN(log_seq) FROM ctxbudget_archive"
+                    f" WHERE session_id = ? AND message_id IN ({marks}) GROUP BY message_id"
                 )
-                found.update(str(row[0]) for row in conn.execute(query, (session_id, *chunk)).fetchall())
+                for message_id, seq in conn.execute(query, (session_id, *chunk)).fetchall():
+                    where = "ctxbudget_archive.log_seq"
+                    found[stored_utf8(message_id, "ctxbudget_archive.message_id")] = stored_int(
+                        seq, where, minimum=0, expected=_HEAD
+                    )
         return found
 
 
