@@ -3,11 +3,14 @@
 What is read from a ``ChatMessage``:
 
 * the role (``developer`` -> system; ``chatbot``/``model`` -> assistant; ``function``/``tool`` -> tool);
-* the text blocks (joined by newlines, as ``ChatMessage.content`` does) and other blocks as opaque
-  :class:`~ctxbudget.ContentBlock` entries (their bytes are not copied);
+* the text blocks (joined by newlines, as ``ChatMessage.content`` does) and other blocks as
+  :class:`~ctxbudget.ContentBlock` entries sized as the provider receives them (:mod:`._blocks`: thinking, citation
+  and text-document blocks by their text, inline audio, video and binary documents by their base64 payload);
 * tool calls, in every shape LlamaIndex agents and LLM integrations produce: ``ToolCallBlock`` blocks, and
   ``additional_kwargs["tool_calls"]`` holding OpenAI dicts (``{"id", "function": {"name", "arguments"}}``), OpenAI
-  SDK objects with the same attributes, or ``{"id", "name", "input"|"args"}`` dicts. Their arguments are counted;
+  SDK objects with the same attributes, ``{"id", "name", "input"|"args"}`` dicts, or LlamaIndex ``ToolSelection``
+  objects (``tool_id``, ``tool_name``, ``tool_kwargs``: what agents and ``MockFunctionCallingLLM`` put there).
+  Their arguments are counted;
 * a tool result's ``additional_kwargs["tool_call_id"]`` (and ``name``).
 
 Nothing is lost going back: :class:`ChatMessageConverter` remembers the original ``ChatMessage`` of every message
@@ -35,7 +38,10 @@ from ctxbudget.errors import InvalidMessageError
 from ctxbudget.messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema, new_message_id
 from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
 from llama_index.core.base.llms.types import MessageRole as LIRole
+from llama_index.core.llms.llm import ToolSelection
 from llama_index.core.tools import BaseTool
+
+from ._blocks import counted_block
 
 __all__ = [
     "ID_KEY",
@@ -97,7 +103,7 @@ def _kwargs_call(item: Any, index: int) -> ToolCall | None:
         )
     if not name:
         return None
-    call_id = _attr(item, "id") or _attr(item, "tool_call_id") or _call_id(index, name)
+    call_id = _raw_id(item) or _call_id(index, name)
     return ToolCall(id=str(call_id), name=str(name), args=_parse_args(raw))
 
 
@@ -106,9 +112,14 @@ def _call_id(index: int, name: object) -> str:
     return f"call_{index}_{name}"
 
 
+def _raw_id(item: Any) -> Any:
+    """A raw call's id: ``id`` (OpenAI dicts, SDK objects), ``tool_call_id``, or ``tool_id`` (``ToolSelection``)."""
+    return _attr(item, "id") or _attr(item, "tool_call_id") or _attr(item, "tool_id")
+
+
 def _unnamed_kwargs_call(item: Any) -> bool:
     """A raw call without an id (``_kwargs_call`` names it by position)."""
-    return not (_attr(item, "id") or _attr(item, "tool_call_id"))
+    return not _raw_id(item)
 
 
 def lacks_tool_call_ids(chat: ChatMessage) -> bool:
@@ -127,6 +138,8 @@ def _with_kwargs_id(item: Any, index: int) -> Any:
         return item
     if isinstance(item, Mapping):
         return {**item, "id": call.id}
+    if isinstance(item, ToolSelection):
+        return item.model_copy(update={"tool_id": call.id})
     if callable(getattr(item, "model_copy", None)):  # an SDK object (pydantic)
         return item.model_copy(update={"id": call.id})
     return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.args_json()}}
@@ -178,8 +191,7 @@ def _content_of(chat: ChatMessage) -> str | tuple[ContentBlock, ...]:
         if isinstance(block, TextBlock):
             texts.append(block.text)
         elif not isinstance(block, ToolCallBlock):
-            kind = str(getattr(block, "block_type", type(block).__name__))
-            others.append(ContentBlock(type=kind, data={"llamaindex_block": type(block).__name__}))
+            others.append(counted_block(block))
     if not others:
         return "\n".join(texts)
     return (*(ContentBlock(type="text", text=text) for text in texts), *others)

@@ -27,6 +27,8 @@ process) built on the same store and key resumes the same session (see :mod:`lla
 from __future__ import annotations
 
 import asyncio
+import json
+import pickle
 import threading
 import uuid
 import weakref
@@ -40,7 +42,7 @@ from ctxbudget.archive import HANDLE_PREFIX, ArchiveEntry
 from ctxbudget.errors import InvalidPolicyError, SnapshotError, SnapshotStoreError
 from ctxbudget.events import Event
 from ctxbudget.evidence import excerpt
-from ctxbudget.messages import Message, MessageSequence, ToolSchema, new_message_id
+from ctxbudget.messages import Message, ToolSchema, new_message_id
 from ctxbudget.models import DEFAULT_REGISTRY
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.snapshot import SessionSnapshot
@@ -48,18 +50,46 @@ from ctxbudget.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.tokens import TokenCounter
 from ctxbudget.tracking import ContextState
 from llama_index.core.base.llms.types import ChatMessage
-from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, SerializeAsAny, field_serializer
+from llama_index.core.bridge.pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializeAsAny, field_serializer
+from llama_index.core.llms.llm import LLM
 from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY, BaseMemory
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
+from llama_index.core.storage.chat_store.loading import load_chat_store
 from llama_index.core.tools import BaseTool
 
+from ._render import RenderedView
 from .convert import ChatMessageConverter, ContentKey, _given_id, content_key, is_system_key, tool_schemas
+from .errors import overflow_as_value_error
 from .instrumentation import forward_session_events
 from .persistence import StoreRef, parse_snapshot, rebuilt_message, snapshot_key, snapshot_message
 
 __all__ = ["BudgetedMemory"]
 
 _Positions = set[int]
+
+
+_TOKEN_LIMIT_RATIO = 0.75
+"""``ChatMemoryBuffer``'s share of an ``llm``'s context window when no limit is given."""
+
+
+def _window_args(
+    model: str | None, max_tokens: int | None, token_limit: int | None, llm: LLM | None
+) -> tuple[str | None, int | None]:
+    """``model`` and ``max_tokens`` from ``ChatMemoryBuffer``'s ``token_limit`` and ``llm`` (same meaning)."""
+    if token_limit is not None:
+        if max_tokens is not None and max_tokens != token_limit:
+            raise InvalidPolicyError(
+                f"token_limit: {token_limit!r} disagrees with max_tokens={max_tokens!r} (the same budget: give one)",
+                field="token_limit",
+            )
+        max_tokens = token_limit
+    if llm is not None:
+        metadata = llm.metadata
+        if model is None and metadata.model_name and DEFAULT_REGISTRY.find(metadata.model_name) is not None:
+            model = metadata.model_name
+        if max_tokens is None:
+            max_tokens = int(metadata.context_window * _TOKEN_LIMIT_RATIO)
+    return model, max_tokens
 
 
 def _check_count(value: object, field: str) -> int:
@@ -109,7 +139,7 @@ class BudgetedMemory(BaseMemory):
     _dirty: bool = PrivateAttr(default=False)
     _unsubscribe: list[Callable[[], None]] = PrivateAttr(default_factory=list)
     # The session's history object and its converted ChatMessages so far: get() converts only what is new.
-    _rendered: tuple[Sequence[Message], list[ChatMessage]] | None = PrivateAttr(default=None)
+    _view: RenderedView = PrivateAttr(default_factory=RenderedView)
     # Every message the session holds (live, archived, system), by its position in the chat store (which is also
     # its position in the session's add order): its id, its content key, and positions by key, so set() can match
     # equal copies (a store that deserializes) to what is already held.
@@ -126,7 +156,11 @@ class BudgetedMemory(BaseMemory):
 
     @field_serializer("chat_store")
     def _serialize_store(self, chat_store: BaseChatStore) -> dict[str, Any]:
-        data: dict[str, Any] = chat_store.model_dump()
+        data: dict[str, Any]
+        if type(chat_store) is SimpleChatStore:  # its own serializer fails under pydantic >= 2.12 (index_key)
+            data = {"store": {k: [m.model_dump(mode="json") for m in v] for k, v in chat_store.store.items()}}
+        else:
+            data = chat_store.model_dump()
         data["class_name"] = chat_store.class_name()
         return data
 
@@ -152,6 +186,8 @@ class BudgetedMemory(BaseMemory):
         session_id: str | None = None,
         compact_instructions: str | None = None,
         reserve_tokens: int = 0,
+        token_limit: int | None = None,
+        llm: LLM | None = None,
     ) -> BudgetedMemory:
         """Create a memory; resumes the session already stored under ``chat_store_key`` in ``chat_store``.
 
@@ -170,13 +206,19 @@ class BudgetedMemory(BaseMemory):
             session_id: stable session id.
             compact_instructions: text added to every compaction prompt.
             reserve_tokens: tokens the framework adds that this memory cannot see.
+            token_limit: ``ChatMemoryBuffer``'s name for ``max_tokens`` (what ``SimpleChatEngine`` and
+                ``CondenseQuestionChatEngine`` pass with ``memory_cls=``); give one of the two, or both equal.
+            llm: as ``ChatMemoryBuffer`` reads it: without a limit the budget is 75% of its
+                ``metadata.context_window``; its ``metadata.model_name``, when registered, picks the counter.
 
         Raises:
             UsageError: neither ``model`` nor ``max_tokens`` is given and the store holds no session to resume.
             UnknownModelError: ``model`` is not registered and ``max_tokens`` is not given (names the nearest).
             InvalidPolicyError: ``max_tokens`` is above the model's context window.
             SystemPromptTooLargeError: the system prompt and tools alone exceed the window.
+            InvalidPolicyError: ``token_limit`` and ``max_tokens`` disagree.
         """
+        model, max_tokens = _window_args(model, max_tokens, token_limit, llm)
         if model is not None or max_tokens is not None:  # checked even when a stored session is resumed
             resolve_window(model, max_tokens, DEFAULT_REGISTRY)
         memory = cls(
@@ -197,6 +239,64 @@ class BudgetedMemory(BaseMemory):
         if chat_history is not None:
             memory.set(list(chat_history))
         return memory
+
+    # -- serialization (ChatMemoryBuffer's surface) -------------------------------------------------------------
+    @property
+    def token_limit(self) -> int:
+        """The prompt budget in tokens (``ChatMemoryBuffer``'s name for it): the session's ``max_tokens``."""
+        return self._live().max_tokens
+
+    def to_dict(self, **kwargs: Any) -> dict[str, Any]:
+        """The memory as a dict (configuration and chat store, which holds the originals and the snapshot).
+
+        The snapshot is written to the chat store first, so :meth:`from_dict` resumes exactly this session.
+        ``counter`` and ``summarizer`` are live objects: pass them again to :meth:`from_dict`.
+        """
+        self.save()
+        data: dict[str, Any] = self.model_dump(mode="json", **kwargs)
+        data["class_name"] = self.class_name()
+        return data
+
+    def to_string(self) -> str:
+        """:meth:`to_dict` as JSON (what ``ChatMemoryBuffer.to_string`` gives)."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> BudgetedMemory:
+        """Rebuild a memory from :meth:`to_dict`'s output; ``kwargs`` (``counter=``, ``summarizer=``) are added.
+
+        Raises:
+            InvalidPolicyError: ``data`` is not a dict.
+        """
+        if not isinstance(data, dict):
+            raise InvalidPolicyError(f"data: expected a dict, got {type(data).__name__}", field="data")
+        fields = {k: v for k, v in data.items() if k != "class_name"}
+        store = fields.get("chat_store")
+        if isinstance(store, dict):
+            fields["chat_store"] = load_chat_store(store)
+        memory = cls(**{**fields, **kwargs})
+        memory._live()  # resume now, so a bad store fails here
+        return memory
+
+    @classmethod
+    def from_string(cls, json_str: str, **kwargs: Any) -> BudgetedMemory:
+        """Rebuild a memory from :meth:`to_string`'s output (see :meth:`from_dict`)."""
+        return cls.from_dict(json.loads(json_str), **kwargs)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the configuration and chat store (snapshot saved first); live objects are rebuilt on load."""
+        self.save()
+        state = dict(BaseModel.__getstate__(self))
+        kept = {}
+        for key, value in state["__dict__"].items():
+            try:
+                pickle.dumps(value)
+            except Exception:  # a live counter or summarizer that cannot be pickled is left out, as LlamaIndex does
+                continue
+            kept[key] = value
+        state["__dict__"] = kept
+        state["__pydantic_private__"] = {}
+        return state
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
     def _live(self) -> ContextSession:
@@ -238,6 +338,7 @@ class BudgetedMemory(BaseMemory):
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._converter.clear()
+        self._view.forget()
         self._ids, self._keys, self._pos_of, self._by_key = [], [], {}, {}
         self._rebuildable = {}
         session = self._new_session() if snapshot is None else self._restored_session(snapshot)
@@ -328,18 +429,28 @@ class BudgetedMemory(BaseMemory):
     def get(self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any) -> list[ChatMessage]:
         """The history to send: valid for strict providers and within budget, compacting first when needed.
 
+        The summary of compacted turns is a system message right after the system prompt, as
+        ``ChatSummaryMemoryBuffer`` sends its summary. The last message is a copy that stays the same object while
+        it is the last one: an agent formats its state into it in place once per run (``state_prompt``), and every
+        later ``get()`` of the run hands that edited copy back, counted at its edited size.
+
         Args:
             input: the pending user input (unused; accepted for the ``BaseMemory`` signature).
             initial_token_count: tokens the caller will add around the result (its own prompt); room is made.
             **kwargs: ignored, as ``ChatMemoryBuffer`` does.
 
         Raises:
-            ContextOverflowError: even after compaction the request is past the hard stop (figures included).
+            LlamaIndexContextOverflowError: even after compaction the request is past the hard stop (figures
+                included); a ``ValueError`` too, as ``ChatMemoryBuffer`` raises.
             InvalidPolicyError: ``initial_token_count`` is not an int >= 0.
         """
         reserve = self.reserve_tokens + _check_count(initial_token_count, "initial_token_count")
-        with self._lock:
-            request = self._live().build_request(reserve_tokens=reserve)
+        with self._lock, overflow_as_value_error():
+            session = self._live()
+            request = session.build_request(reserve_tokens=reserve)
+            edited = self._view.edit_tokens(request, session.counter)
+            if edited:
+                request = session.build_request(reserve_tokens=reserve + edited)
             self._save_if_dirty()
             return self._render(request)
 
@@ -351,27 +462,19 @@ class BudgetedMemory(BaseMemory):
     ) -> list[ChatMessage]:
         """Async :meth:`get`: compaction uses the summarizer's ``asummarize`` when it has one."""
         reserve = self.reserve_tokens + _check_count(initial_token_count, "initial_token_count")
-        request = await self._live().abuild_request(reserve_tokens=reserve)
+        with overflow_as_value_error():
+            session = self._live()
+            request = await session.abuild_request(reserve_tokens=reserve)
+            with self._lock:
+                edited = self._view.edit_tokens(request, session.counter)
+            if edited:
+                request = await session.abuild_request(reserve_tokens=reserve + edited)
         await self._asave_if_dirty()
         with self._lock:
             return self._render(request)
 
     def _render(self, request: BuiltRequest) -> list[ChatMessage]:
-        messages = request.messages
-        if isinstance(messages, MessageSequence):
-            history, length = messages.history_window()
-            cached = self._rendered
-            if cached is None or cached[0] is not history or len(cached[1]) > length:
-                cached = self._rendered = (history, [])
-            converted = cached[1]
-            converted.extend(self._converter.to_chat(history[i]) for i in range(len(converted), length))
-            chats = [*self._converter.to_chats(_systems_first(messages.prefix)), *converted[:length]]
-        else:
-            chats = self._converter.to_chats(_systems_first(messages))
-        if chats:
-            # Agents format their state into the last message's text block in place; never let that edit our copy.
-            chats[-1] = chats[-1].model_copy(deep=True)
-        return chats
+        return self._view.render(request.messages, self._converter)
 
     def get_all(self) -> list[ChatMessage]:
         """Every message ever put or set, as given, in order (nothing compaction did is visible here)."""
@@ -688,24 +791,3 @@ def _rebuilds(chat: ChatMessage, message: Message) -> bool:
         return rebuilt_message(stored, message.id) == message
     except Exception:  # whatever does not survive a round trip is kept in the snapshot
         return False
-
-
-def _in_head(message: Message) -> bool:
-    return (
-        message.role == "system"
-        or message.metadata.get("ctxbudget") in {"summary", "pinned"}
-        or message.metadata.get("pinned") is True
-    )
-
-
-def _systems_first(messages: Sequence[Message]) -> list[Message]:
-    """Put pinned system messages before the summary, so the request still opens with every system message."""
-    end = 0
-    while end < len(messages) and _in_head(messages[end]):
-        end += 1
-    head = messages[:end]
-    return [
-        *(m for m in head if m.role == "system"),
-        *(m for m in head if m.role != "system"),
-        *messages[end:],
-    ]
