@@ -74,6 +74,8 @@ CELL_S = 4.0
 """A peer stops repeating turns at one size once its measured turns add up to this many seconds."""
 ADD_CAP_S = 60.0
 """Adding messages one by one stops after this many seconds (the cell then reports the lower bound)."""
+PREFILL_TURNS = 10
+"""ctxbudget pre-fills a compacting window this many turns per request (one per turn took minutes at 10k messages)."""
 OURS_REPEATS = 30
 PEER_REPEATS = 10
 ENCODING = get_encoding("o200k_base")
@@ -135,7 +137,7 @@ def tool_output(rng: random.Random, words: int) -> str:
     while count < words:
         line = _line(rng)
         lines.append(line)
-        count += line.count(" ") + 1
+        count += len(line.split())
     return "\n".join(lines)
 
 
@@ -151,8 +153,8 @@ class Turn:
     """The turn's new text (what a tokenizer must encode): contents and call arguments."""
 
 
-def make_turn(rng: random.Random, index: int) -> Turn:
-    """One seeded agent turn (see the module docstring for the mix)."""
+def make_turn(rng: random.Random, index: int, scale: float = 1.0) -> Turn:
+    """One seeded agent turn (see the module docstring for the mix); ``scale`` multiplies the output sizes."""
     path = _path(rng)
     user = Message(
         role="user",
@@ -175,7 +177,13 @@ def make_turn(rng: random.Random, index: int) -> Turn:
         large = rng.randrange(7) == 0
         words = rng.randrange(2_000, 6_001) if large else rng.randrange(100, 801)
         results.append(
-            Message(role="tool", tool_call_id=call.id, name=call.name, content=tool_output(rng, words), id=call.id)
+            Message(
+                role="tool",
+                tool_call_id=call.id,
+                name=call.name,
+                content=tool_output(rng, max(1, int(words * scale))),
+                id=call.id,
+            )
         )
     interrupted = rng.randrange(6) == 0
     reply_text = (
@@ -194,10 +202,10 @@ def make_turn(rng: random.Random, index: int) -> Turn:
     return Turn(index, messages, interrupted, unanswered, texts)
 
 
-def make_turns(count: int, seed: int = SEED) -> list[Turn]:
-    """``count`` seeded turns."""
+def make_turns(count: int, seed: int = SEED, scale: float = 1.0) -> list[Turn]:
+    """``count`` seeded turns (``scale`` < 1 shrinks the outputs, for tests)."""
     rng = random.Random(seed)
-    return [make_turn(rng, index) for index in range(count)]
+    return [make_turn(rng, index, scale) for index in range(count)]
 
 
 def prefix_turns(turns: Sequence[Turn], size: int) -> int:
@@ -287,8 +295,8 @@ def run_system(
         system.extend(turns[done:start])
         cell = Cell()
         spent = 0.0
+        gc.collect()  # once per cell: a full collection over a 10k-message heap takes longer than most turns
         for turn in turns[start : start + repeats]:
-            gc.collect()
             DEADLINE.arm(DEADLINE_S)
             t0 = time.perf_counter()
             try:
@@ -322,9 +330,9 @@ class Ours(System):
         self.compacting = window < LARGE_WINDOW
 
     def extend(self, turns: Sequence[Turn]) -> None:
-        if self.compacting:  # as an agent runs: a request per turn, compaction when it fires
-            for turn in turns:
-                self.session.add(*turn.messages)
+        if self.compacting:  # as an agent runs, a request (and compaction when it fires) every PREFILL_TURNS turns
+            for first in range(0, len(turns), PREFILL_TURNS):
+                self.session.add(*(m for turn in turns[first : first + PREFILL_TURNS] for m in turn.messages))
                 self.session.build_request()
         elif turns:
             self.session.add(*(m for turn in turns for m in turn.messages))
@@ -755,10 +763,11 @@ def run(sizes: Sequence[int], add_sizes: Sequence[int], *, quick: bool = False) 
     turns = make_turns(sizes[-1] // 3 + 50)
     count = prefix_turns(turns, sizes[-1]) + ours_repeats + 5
     del turns[count:]
-    tokens = {}
+    running, counted, tokens = 0, 0, {}
     for size in sizes:
         upto = prefix_turns(turns, size)
-        tokens[size] = sum(len(ENCODING.encode_ordinary(t)) for turn in turns[:upto] for t in turn.texts)
+        running += sum(len(ENCODING.encode_ordinary(t)) for turn in turns[counted:upto] for t in turn.texts)
+        counted, tokens[size] = upto, running
     print(f"workload: {count:,} turns; history tokens {tokens}", flush=True)
     budget = min(BUDGET, max(4_000, tokens[sizes[0]] // 4)) if quick else BUDGET
     notes: dict[str, str] = {}
@@ -776,8 +785,11 @@ def run(sizes: Sequence[int], add_sizes: Sequence[int], *, quick: bool = False) 
     rows = []
     for name, factory, repeats in factories:
         cap = float("inf") if repeats == ours_repeats else CELL_S
-        windows = []
+        windows: list[list[Cell]] = []
         for window in (LARGE_WINDOW, budget):
+            if name == FLOOR_NAME and windows:  # the floor does not depend on the window
+                windows.append(windows[0])
+                continue
             print(f"{name}, window {window:,}", flush=True)
             started = time.perf_counter()
             cells = run_system(factory(window), turns, sizes, repeats=repeats, cap_s=cap)
