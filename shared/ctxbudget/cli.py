@@ -3,21 +3,29 @@
 Commands::
 
     ctxbudget --version
-    ctxbudget inspect TRANSCRIPT [--model gpt-4o] [--max-tokens N] [--key KEY] [--target F] [--keep-recent N]
-                                 [--top N] [--json] [--progress | --no-progress]
-    ctxbudget compact TRANSCRIPT -o OUT [--in-place] [--model gpt-4o] [--max-tokens N] [--key KEY] [--target F]
-                                 [--keep-recent N] [--instructions TEXT] [--progress | --no-progress]
+    ctxbudget inspect TRANSCRIPT [--format NAME] [--model gpt-4o] [--max-tokens N] [--key KEY] [--target F]
+                                 [--keep-recent N] [--top N] [--json] [--progress | --no-progress]
+    ctxbudget compact TRANSCRIPT -o OUT [--output-format NAME] [--in-place] [--format NAME] [--model gpt-4o]
+                                 [--max-tokens N] [--key KEY] [--target F] [--keep-recent N] [--instructions TEXT]
+                                 [--progress | --no-progress]
     ctxbudget demo [--turns N] [--max-tokens N] [--driver core|langchain] [--quiet | --verbose]
                    [--progress | --no-progress]
 
-Transcripts are OpenAI chat JSON, JSONL, LangChain message dumps or LlamaIndex chat stores
-(see :mod:`ctxbudget.transcripts`). ``--target`` and ``--keep-recent`` set the compaction policy
-(:class:`~ctxbudget.policy.CompactionPolicy` ``target`` and ``keep_recent_messages``). ``inspect`` runs the
-compaction ``compact`` would, so both report the same number of archived originals (defined in
+Transcripts are OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Claude Code session JSONL,
+LangChain and LlamaIndex dumps, SWE-agent and tau-bench trajectories, or documents ``compact`` wrote, told from the
+content (``--format`` forces one; see :mod:`ctxbudget.transcript_formats`). ``compact`` writes the input's format
+(``--output-format`` chooses openai, responses, anthropic or ctxbudget): Claude Code as anthropic, SWE-agent and
+tau-bench as openai, LangChain and LlamaIndex dumps as ctxbudget; beside a provider format it writes the full
+document (summary and archive) as ``<OUT stem>.ctxbudget.json`` (:mod:`ctxbudget._cli_files`).
+
+``--target`` and ``--keep-recent`` set the compaction policy (:class:`~ctxbudget.policy.CompactionPolicy`
+``target`` and ``keep_recent_messages``). ``inspect`` runs the compaction ``compact`` would, so both report the
+same number of archived originals (defined in
 :mod:`ctxbudget._analysis`). Progress bars go to stderr, when it is a terminal or ``--progress`` forces them
 (:mod:`ctxbudget._cli_progress`); never to stdout. ``compact`` writes atomically (a temporary file renamed over
 ``OUT``), so a failure leaves nothing behind; ``OUT`` may be the transcript itself only with ``--in-place``.
-Compacting a file ``compact`` wrote carries its summary and archive forward: every original stays recoverable.
+Compacting a ctxbudget document ``compact`` wrote carries its summary and archive forward: every original stays
+recoverable.
 Output uses ``rich`` (``pip install "ctxbudget[cli]"``); ``inspect --json`` does not.
 
 Exit codes:
@@ -33,12 +41,12 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ._analysis import compact_transcript, inspect_transcript
+from ._cli_files import document_path, read, same_file, utf8, write_compacted
 from ._demo import (
     DRIVER_NAMES,
     DemoConfig,
@@ -50,9 +58,10 @@ from ._demo import (
     run_demo,
     stages,
 )
-from ._progress import Progress, no_progress, read
+from ._progress import Progress, no_progress
 from .errors import CtxBudgetError, InvalidPolicyError, UsageError
 from .policy import CompactionPolicy
+from .transcript_formats import OUTPUT_FORMATS, READ_FORMATS, check_name
 from .transcripts import Transcript
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
@@ -70,8 +79,21 @@ exit codes:
   1  runtime failure: compaction could not make the history fit, a write failed, or the demo broke an invariant
   2  usage error or bad input: bad arguments, an unreadable or malformed transcript, an unknown model
 
-transcripts: OpenAI chat JSON (a list, or {"messages": [...]}), JSONL (one message per line), LangChain
-messages_to_dict / dumpd dumps, LlamaIndex SimpleChatStore JSON ({"store": {key: [...]}}; --key picks one).
+transcript formats (told from the content; --format NAME forces one):
+  openai       OpenAI Chat Completions: a list of messages, a request body {"model", "messages", ...}, or JSONL
+  responses    OpenAI Responses input items: a list, or a request body {"input", "instructions", ...}
+  anthropic    Anthropic Messages: a request body {"system", "messages", ...} or a list of messages
+  claude-code  a Claude Code session JSONL (~/.claude/projects/*/*.jsonl); sidechains are skipped
+  langchain    LangChain messages_to_dict / dumpd dumps
+  llamaindex   a LlamaIndex SimpleChatStore JSON ({"store": {key: [...]}}; --key picks the conversation)
+  swe-agent    a SWE-agent .traj (history / trajectory)
+  tau-bench    tau-bench results (a list of {"task_id", "traj", ...}; --key N picks entry N, default 0)
+  ctxbudget    a ctxbudget.compacted/1 document that compact wrote
+
+compact's output (--output-format NAME): openai, responses, anthropic (what the client's create() takes) or
+ctxbudget (the full document: messages with metadata, summary, archive of every original). Default: the input's
+format; Claude Code -> anthropic, SWE-agent and tau-bench -> openai, LangChain, LlamaIndex and ctxbudget -> ctxbudget.
+Beside a provider format, the full document is written as <OUT stem>.ctxbudget.json: compact it to continue.
 """
 _INSTALL = 'rich is not installed; the ctxbudget CLI needs it: pip install "ctxbudget[cli]"'
 _POLICY_FLAGS = {"target": "--target", "keep_recent_messages": "--keep-recent"}
@@ -113,7 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
         "compact", help="compact a transcript into a file", epilog=_EPILOG, formatter_class=parser.formatter_class
     )
     _transcript_args(compact)
-    compact.add_argument("-o", "--output", required=True, type=Path, help="where to write the compacted JSON")
+    compact.add_argument("-o", "--output", required=True, type=Path, help="where to write the compacted transcript")
+    compact.add_argument(
+        "--output-format",
+        metavar="NAME",
+        help=f"{', '.join(OUTPUT_FORMATS)} (default: the input's format; Claude Code -> anthropic, SWE-agent and "
+        "tau-bench -> openai, LangChain and LlamaIndex -> ctxbudget). A provider format is written with the full "
+        "ctxbudget document beside it, as <OUT stem>.ctxbudget.json",
+    )
     compact.add_argument(
         "--in-place",
         action="store_true",
@@ -165,10 +194,17 @@ def _positive(text: str) -> int:
 
 
 def _transcript_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("transcript", type=Path, help="the transcript file (.json or .jsonl)")
+    parser.add_argument("transcript", type=Path, help="the transcript file (.json, .jsonl or .traj)")
+    parser.add_argument(
+        "--format",
+        metavar="NAME",
+        help=f"read the transcript as {', '.join(READ_FORMATS)} (default: told from the content)",
+    )
     parser.add_argument("--model", default="gpt-4o", help="model whose window and tokenizer to use (default gpt-4o)")
     parser.add_argument("--max-tokens", type=_positive, help="the prompt budget; default: the model's input window")
-    parser.add_argument("--key", help="LlamaIndex chat store key to read (default: the first)")
+    parser.add_argument(
+        "--key", help="LlamaIndex chat store key, or tau-bench entry index, to read (default: the first)"
+    )
     parser.add_argument(
         "--target",
         metavar="FRACTION",
@@ -250,7 +286,7 @@ def _bars(args: argparse.Namespace) -> contextlib.AbstractContextManager[Progres
 
 
 def _load(args: argparse.Namespace, progress: Progress) -> Transcript:
-    return read(args.transcript, key=args.key, progress=progress)
+    return read(args.transcript, key=args.key, format=args.format, progress=progress)
 
 
 # -- inspect -------------------------------------------------------------------------------------------------------
@@ -263,7 +299,7 @@ def _inspect(args: argparse.Namespace) -> int:
         )
     if args.json:
         text = json.dumps(report, indent=2, ensure_ascii=False)
-        _utf8(text, "the report")  # checked before anything is printed
+        utf8(text, "the report")  # checked before anything is printed
         print(text)
         return EXIT_OK
     console = _console()
@@ -278,10 +314,14 @@ def _compact(args: argparse.Namespace) -> int:
     output: Path = args.output
     if not output.parent.is_dir():
         raise UsageError(f"-o: directory {str(output.parent)!r} does not exist", field="output")
-    if not args.in_place and _same_file(output, args.transcript):
-        raise UsageError(
-            f"-o: {str(output)!r} is the transcript being compacted; pass --in-place to replace it", field="output"
-        )
+    if args.output_format is not None:
+        check_name(args.output_format, OUTPUT_FORMATS, "--output-format")  # before any work
+    for target, flag in ((output, "-o"), (document_path(output), "-o (its .ctxbudget.json document)")):
+        if not args.in_place and same_file(target, args.transcript):
+            raise UsageError(
+                f"{flag}: {str(target)!r} is the transcript being compacted; pass --in-place to replace it",
+                field="output",
+            )
     console = _console()
     from ._cli_inspect import archived_phrase  # noqa: PLC0415 - imports rich
 
@@ -296,50 +336,15 @@ def _compact(args: argparse.Namespace) -> int:
             policy=policy,
             progress=progress,
         )
-    _write_atomic(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    written, side = write_compacted(output, document, transcript, args.output_format)
     info = document["compaction"]
+    beside = f"; full document (summary, archive) in {side}" if side is not None else ""
     console.print(
-        f"[green]Wrote {output}[/]: {len(document['messages']):,} messages ({document['tokens']:,} tokens); "
-        f"tiers {' -> '.join(info['tiers'])}, {info['before']['used_tokens']:,} -> "
+        f"[green]Wrote {output}[/] ({written}{beside}): {len(document['messages']):,} messages "
+        f"({document['tokens']:,} tokens); tiers {' -> '.join(info['tiers'])}, {info['before']['used_tokens']:,} -> "
         f"{info['after']['used_tokens']:,} tokens; {archived_phrase(info['archived'], info['bounded_on_arrival'])}."
     )
     return EXIT_OK
-
-
-def _same_file(output: Path, source: Path) -> bool:
-    """Whether writing ``output`` would replace ``source`` (same resolved path, or the same file by a link)."""
-    with contextlib.suppress(OSError):
-        if output.resolve() == source.resolve():
-            return True
-    try:
-        return output.exists() and source.exists() and output.samefile(source)
-    except OSError:
-        return False
-
-
-def _utf8(text: str, what: str) -> bytes:
-    """``text`` as UTF-8; text that is not valid Unicode (a lone surrogate) is bad input, exit 2, not a traceback."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise UsageError(
-            f"{what} holds a lone surrogate {text[exc.start]!r}, which is not valid Unicode", field="encoding"
-        ) from None
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``; nothing is left on failure."""
-    data = _utf8(text, f"the output for {path}")  # before the temporary file exists
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 # -- demo ----------------------------------------------------------------------------------------------------------

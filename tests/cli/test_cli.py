@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from ctxbudget._analysis import COMPACTED_FORMAT, originals_from_compacted
+from ctxbudget._cli_files import document_path
 from ctxbudget.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, main
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.transcripts import load_transcript
@@ -90,7 +91,11 @@ def test_compact_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     out = tmp_path / "compacted.json"
     code = main(["compact", str(source), "-o", str(out), "--max-tokens", "40000", "--instructions", "keep file names"])
     assert code == EXIT_OK, capsys.readouterr().err
-    document = json.loads(out.read_text(encoding="utf-8"))
+    # OpenAI JSONL in, OpenAI JSONL out (plain Chat messages); the full document beside it
+    sent = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert all(set(m) <= {"role", "content", "name", "tool_calls", "tool_call_id"} for m in sent)
+    document = json.loads(document_path(out).read_text(encoding="utf-8"))
+    assert [m["role"] for m in sent] == [m["role"] for m in document["messages"]]
     assert document["format"] == COMPACTED_FORMAT
     assert document["tokens"] <= 0.6 * 40_000 < document["compaction"]["before"]["used_tokens"]
     # Clearing old tool outputs reached the target; a ledger of the older half (built from the originals) would
@@ -108,6 +113,8 @@ def test_compact_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert has_summary == (document["summary"] is not None)
     compacted = load_transcript(out)  # the output is itself a readable transcript
     assert [m.role for m in compacted.messages][:2] == ["system", "user"]
+    assert compacted.format == "openai"
+    assert compacted.jsonl
     assert "Wrote" in capsys.readouterr().out
 
 
@@ -258,7 +265,7 @@ def test_inspect_and_compact_report_the_same_archived_count(tmp_path: Path, caps
     out = tmp_path / "compacted.json"
     assert main(["compact", str(source), "-o", str(out), "--max-tokens", "40000"]) == EXIT_OK
     printed = " ".join(capsys.readouterr().out.split())
-    document = json.loads(out.read_text(encoding="utf-8"))
+    document = json.loads(document_path(out).read_text(encoding="utf-8"))
     distinct = {entry["message"]["id"] for entry in document["archive"] if entry.get("message")}
     assert trial["bounded_on_arrival"] == document["compaction"]["bounded_on_arrival"] == 2
     assert trial["archived"] == document["compaction"]["archived"] == len(distinct) > 2

@@ -30,7 +30,9 @@ def _chat(turns: int) -> list[dict[str, Any]]:
 
 
 def _compact(source: Path, out: Path, *extra: str) -> dict[str, Any]:
-    code = main(["compact", str(source), "-o", str(out), "--max-tokens", "20000", *extra])
+    code = main(
+        ["compact", str(source), "-o", str(out), "--max-tokens", "20000", "--output-format", "ctxbudget", *extra]
+    )
     assert code == EXIT_OK
     return json.loads(out.read_text(encoding="utf-8"))
 
@@ -94,7 +96,8 @@ def test_in_place_overwrites_the_input_and_keeps_every_original(
 ) -> None:
     source = write_jsonl(tmp_path / "long.jsonl", long_session(40))
     transcript = load_transcript(source).messages
-    assert main(["compact", str(source), "-o", str(source), "--max-tokens", "20000", "--in-place"]) == EXIT_OK
+    native = ["--max-tokens", "20000", "--in-place", "--output-format", "ctxbudget"]
+    assert main(["compact", str(source), "-o", str(source), *native]) == EXIT_OK
     document = json.loads(source.read_text(encoding="utf-8"))
     assert document["format"] == COMPACTED_FORMAT
     assert main(["compact", str(source), "-o", str(source), "--max-tokens", "20000", "--in-place"]) == EXIT_OK

@@ -60,7 +60,7 @@ def render(
     if output_format == "ctxbudget":
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     messages = [Message.model_validate(raw) for raw in document["messages"]]
-    tools = [ToolSchema.model_validate(raw) for raw in document["tools"]]
+    tools = [ToolSchema.model_validate(raw) for raw in document.get("tools") or []]
     key, request = _request(output_format, messages, tools)
     same = input_format == output_format
     if same and jsonl:
