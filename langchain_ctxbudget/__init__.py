@@ -24,7 +24,7 @@ except ImportError as exc:
 
 from .compressor import BudgetDocumentCompressor, CognitiveRetriever, CompressionReport, DroppedDocument
 from .convert import MessageConverter, from_langchain, to_langchain, tool_schemas, usage_of
-from .errors import LangChainContextOverflowError
+from .errors import LangChainContextOverflowError, NoHumanMessageError
 from .events import EVENT_PREFIX, EventForwarder, event_name
 from .history import ArchiveHistory, BudgetedChatMessageHistory
 from .middleware import (
@@ -60,6 +60,7 @@ __all__ = [
     "LangChainContextOverflowError",
     "LangChainSummarizer",
     "MessageConverter",
+    "NoHumanMessageError",
     "StrictFakeChatModel",
     "StrictProviderError",
     "ToolLoop",

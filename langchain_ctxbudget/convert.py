@@ -43,6 +43,7 @@ __all__ = [
     "ensure_id",
     "from_langchain",
     "lacks_tool_call_ids",
+    "role_of",
     "to_langchain",
     "tool_schemas",
     "usage_of",
@@ -97,7 +98,8 @@ def content_to_langchain(content: str | tuple[ContentBlock, ...]) -> str | list[
     return out
 
 
-def _role(message: BaseMessage) -> MessageRole:
+def role_of(message: BaseMessage) -> MessageRole:
+    """The chat role ``message`` converts to (``InvalidMessageError`` for a type or role with none)."""
     if isinstance(message, ChatMessage):
         key = message.role.lower()
     elif isinstance(message, FunctionMessage):
@@ -151,7 +153,7 @@ def with_tool_call_ids(message: BaseMessage) -> BaseMessage:
 def from_langchain(message: BaseMessage) -> Message:
     """Convert one LangChain message (an id is assigned in place when missing)."""
     message_id = ensure_id(message)
-    role = _role(message)
+    role = role_of(message)
     marks = message.response_metadata.get(CTXBUDGET_KEY)
     metadata: dict[str, Any] = {"lc_type": message.type}
     if isinstance(marks, dict) and isinstance(marks.get("handle"), str):

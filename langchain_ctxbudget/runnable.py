@@ -3,9 +3,12 @@
 Input: a ``PromptValue``, a list of messages, or anything ``convert_to_messages`` accepts. Output: the list of
 messages to send, always a valid provider sequence within the budget by our counter.
 
-* Stateless (default): oversized tool outputs are cut to head + tail, then the oldest safe prefix is dropped (never
-  past the latest user message, never separating a tool call from its result) and tool pairs are repaired; leading
-  system messages are always kept. The caller still holds everything that was dropped.
+* Stateless (default): oversized tool outputs are cut to head + tail, tool pairs are repaired, then the oldest
+  messages are dropped (never past the latest user message, never separating a tool call from its result); leading
+  system messages are always kept, and the rest starts on a human message, as ``trim_messages(start_on="human")``
+  (a list without one raises :class:`~langchain_ctxbudget.errors.NoHumanMessageError`). The caller still holds
+  everything that was dropped. The previous call's per-message results are kept, so a list that extends the
+  previous call's list costs O(new messages) (see ``_incremental``); the output is the same as without them.
 * Bound to a :class:`~ctxbudget.ContextSession`: every message the runnable has not seen before is added to the
   session (prompt templates re-create messages each call, so id-less messages get ids derived from their position
   and content), and the session's request is returned: summary + live history, compacted when over threshold,
@@ -17,7 +20,6 @@ collects the (non-streaming) input and emits one output, so the model after it s
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any, cast, overload
 
@@ -34,6 +36,7 @@ from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from ._checks import check_common, check_instance, check_positive_int, check_tools, check_window
+from ._incremental import StatelessCache, no_human, overflow, stable_id
 from ._window import resolve_window
 from .convert import MessageConverter, tool_schemas
 from .errors import LangChainContextOverflowError
@@ -52,24 +55,7 @@ def _as_messages(value: LanguageModelInput | Sequence[Any]) -> list[BaseMessage]
 
 def _stable_ids(messages: list[BaseMessage]) -> list[BaseMessage]:
     """Give id-less messages an id from their position and content (on a copy), so re-rendered prompts match."""
-    out: list[BaseMessage] = []
-    for index, message in enumerate(messages):
-        if message.id:
-            out.append(message)
-            continue
-        digest = hashlib.sha256(f"{index}\x00{message.type}\x00{message.content!r}".encode()).hexdigest()[:32]
-        out.append(message.model_copy(update={"id": f"lc_{digest}"}))
-    return out
-
-
-def _overflow(used: int, budget: int, window: int) -> LangChainContextOverflowError:
-    return LangChainContextOverflowError(
-        f"messages: {used:,} tokens do not fit the budget of {budget:,} (window {window:,}) even after bounding "
-        "tool outputs and dropping every older message; shorten the system prompt or the latest user message.",
-        used_tokens=used,
-        max_tokens=window,
-        hard_stop_tokens=budget,
-    )
+    return [m if m.id else m.model_copy(update={"id": stable_id(i, m)}) for i, m in enumerate(messages)]
 
 
 @overload
@@ -180,6 +166,8 @@ def _fit_core(
         for m in rest
     ]
     rest = repair_tool_pairs(rest)
+    if not any(m.role == "user" for m in rest):
+        raise no_human(messages, head)
     sizes = [counter.count_message(m) for m in rest]
     total = sum(counter.count_message(m) for m in system) + counter.count_tools(tools) + counter.request_overhead
     used = total + sum(sizes)
@@ -193,7 +181,9 @@ def _fit_core(
             used -= sizes[cut]
             cut += 1
     if used > budget:
-        raise _overflow(used, budget, budget)
+        raise overflow(used, budget, budget)
+    while rest[cut].role != "user":  # start on a human turn, as trim_messages(start_on="human")
+        cut += 1
     return system + repair_tool_pairs(rest[cut:])
 
 
@@ -232,16 +222,16 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
         self.converter = MessageConverter()
         self.forwarder = EventForwarder()
         self._seen: set[str] = set()
+        self._cache = StatelessCache(budget=self.max_tokens, counter=self.counter, policy=self.policy, tools=schemas)
         if session is not None:
             self.forwarder.attach(session)
             if self.tools:
                 session.tools = self.tools
 
     # -- fitting -----------------------------------------------------------------------------------------------
-    def _stateless(self, messages: list[BaseMessage]) -> list[BaseMessage]:
-        converted = self.converter.to_messages(_stable_ids(messages))
-        fitted = _fit_core(converted, self.max_tokens, self.counter, self.policy, self.tools)
-        return [self.converter.to_langchain(m) for m in fitted]
+    def _stateless(self, value: LanguageModelInput) -> list[BaseMessage]:
+        """Fit through the cache of the previous call's results: O(new messages) for a list that extends it."""
+        return self._cache.fit(value)
 
     def _feed(self, session: ContextSession, messages: list[BaseMessage]) -> list[BaseMessage]:
         """Add unseen messages to the session; return the leading system messages (passed through)."""
@@ -266,9 +256,9 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
         return system + [self.converter.to_langchain(m) for m in sent]
 
     def _fit(self, value: LanguageModelInput) -> list[BaseMessage]:
-        messages = _as_messages(value)
         if self.session is None:
-            return self._stateless(messages)
+            return self._stateless(value)
+        messages = _as_messages(value)
         system = self._feed(self.session, messages)
         try:
             built = self.session.build_request()
@@ -279,9 +269,9 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
         return self._output(system, built)
 
     async def _afit(self, value: LanguageModelInput) -> list[BaseMessage]:
-        messages = _as_messages(value)
         if self.session is None:
-            return self._stateless(messages)
+            return self._stateless(value)
+        messages = _as_messages(value)
         system = self._feed(self.session, messages)
         try:
             built = await self.session.abuild_request()

@@ -23,7 +23,8 @@ EXPECTED = {
     "ArchiveHistory", "BudgetDocumentCompressor", "BudgetedChatMessageHistory", "CognitiveRetriever",
     "CompressionReport",
     "ContextBudgetMiddleware", "ContextBudgetRunnable", "ContextBudgetState", "DroppedDocument", "EventForwarder",
-    "LangChainContextOverflowError", "LangChainSummarizer", "MessageConverter", "StrictFakeChatModel",
+    "LangChainContextOverflowError", "LangChainSummarizer", "MessageConverter", "NoHumanMessageError",
+    "StrictFakeChatModel",
     "StrictProviderError", "ToolLoop", "archived_messages", "event_name", "fit_messages", "from_langchain",
     "to_langchain", "tool_schemas", "usage_of",
 }  # fmt: skip

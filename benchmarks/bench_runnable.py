@@ -1,0 +1,235 @@
+"""Per-call cost of the stateless ``ContextBudgetRunnable`` against ``trim_messages`` on an agent workload.
+
+Where an LCEL chain would put ``trim_messages``, ``ContextBudgetRunnable()`` (no session) is passed the whole list
+every call. The workload (seeded): every turn is a user message, an assistant message with 1-2 parallel tool calls,
+their tool results (100-6,000 words of log-like text with paths and figures; one output in seven is large, 2,000 to
+6,000 words) and an assistant reply. History is pre-filled to 1k, 5k and 10k messages (one call made, untimed);
+a measured call = append one turn to the list, then fit the whole list to the budget. Every system starts on a
+human turn and keeps the leading system message; a 100k-token budget, so the oldest messages are dropped.
+
+* ``ContextBudgetRunnable`` stateless, exact ``o200k_base`` (its default): the previous call's per-message results
+  are cached, so a list that extends the last one costs its new messages.
+* ``fit_messages``: the same fit with nothing cached (the runnable's previous behaviour), for reference.
+* ``trim_messages`` (strategy "last", ``start_on="human"``, ``include_system=True``) with an exact tiktoken counter
+  (content and tool-call arguments, ``o200k_base``) and with LangChain's ``count_tokens_approximately``.
+* ``tiktoken encode_ordinary``: bare tiktoken encoding only the turn's new text, the floor any exact counter pays.
+
+Medians over the measured calls; the slow systems stop repeating once their calls add up to :data:`CELL_S` seconds
+(the count is in the table). Run: ``python -m benchmarks.bench_runnable`` (writes ``benchmarks/results/runnable.md``,
+a few minutes on a shared 2-core machine); ``--quick`` runs tiny sizes and prints only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ctxbudget import get_encoding
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately, trim_messages
+
+from langchain_ctxbudget import ContextBudgetRunnable, fit_messages
+
+SIZES = (1_000, 5_000, 10_000)
+BUDGET = 100_000
+SEED = 13
+CELL_S = 15.0
+"""A system stops repeating calls at one size once its measured calls add up to this many seconds."""
+OURS_REPEATS = 40
+PEER_REPEATS = 10
+ENCODING = get_encoding("o200k_base")
+RESULTS = Path(__file__).parent / "results" / "runnable.md"
+
+Turn = list[BaseMessage]
+
+
+def _output(rng: random.Random, tag: str) -> str:
+    words = rng.randint(2_000, 6_000) if rng.randrange(7) == 0 else rng.randint(100, 600)
+    lines: list[str] = []
+    count = 0
+    while count < words:
+        n = rng.randrange(10_000)
+        lines.append(f"{tag} src/pkg/module_{n % 97}.py:{n} value={n * 7 % 1013} status=ok elapsed={n % 53}ms")
+        count += 6
+    return "\n".join(lines)
+
+
+def make_turn(rng: random.Random, t: int) -> Turn:
+    """One agent turn: user, assistant with 1-2 parallel calls, their results, the reply."""
+    calls = [
+        {"id": f"call_{t}_{i}", "name": "grep", "args": {"pattern": f"retry_{t}", "path": f"src/m{t}_{i}"}}
+        for i in range(rng.randint(1, 2))
+    ]
+    turn: Turn = [
+        HumanMessage(f"Step {t}: find where retry_{t} is configured and fix module_{t}.py", id=f"h{t}"),
+        AIMessage("", tool_calls=calls, id=f"a{t}"),
+    ]
+    turn += [ToolMessage(_output(rng, f"t{t}.{i}"), tool_call_id=c["id"], id=f"r{t}_{i}") for i, c in enumerate(calls)]
+    turn.append(AIMessage(f"module_{t}.py: retry_{t} now reads the shared policy; 3 call sites updated.", id=f"f{t}"))
+    return turn
+
+
+def history(size: int, rng: random.Random) -> tuple[list[BaseMessage], int]:
+    messages: list[BaseMessage] = [SystemMessage("You are a coding agent. Use the tools; cite paths.")]
+    t = 0
+    while len(messages) < size:
+        messages += make_turn(rng, t)
+        t += 1
+    return messages, t
+
+
+def _exact(messages: Sequence[BaseMessage]) -> int:
+    total = 3
+    for m in messages:
+        total += 3 + len(ENCODING.encode_ordinary(m.text))
+        for call in getattr(m, "tool_calls", None) or ():
+            total += len(ENCODING.encode_ordinary(call["name"] + json.dumps(call["args"])))
+    return total
+
+
+def _trim(counter: Callable[[Sequence[BaseMessage]], int]) -> Callable[[list[BaseMessage]], object]:
+    def call(messages: list[BaseMessage]) -> object:
+        return trim_messages(
+            messages,
+            max_tokens=BUDGET,
+            token_counter=counter,
+            strategy="last",
+            start_on="human",
+            include_system=True,
+        )
+
+    return call
+
+
+def _floor(turn: Turn) -> None:
+    for m in turn:
+        ENCODING.encode_ordinary(m.text)
+        for call in getattr(m, "tool_calls", None) or ():
+            ENCODING.encode_ordinary(json.dumps(call["args"]))
+
+
+Cell = tuple[float, int] | None
+
+
+def measure(
+    size: int, make: Callable[[], Callable[[list[BaseMessage]], object]], repeats: int, *, warm: bool = False
+) -> Cell:
+    """Median ms of one call (append a turn, fit the whole list) and the calls measured; ``warm``: after one
+    untimed call on the pre-filled history (what a cache keeps from the previous call)."""
+    rng = random.Random(SEED)
+    messages, t = history(size, rng)
+    fit = make()
+    if warm:
+        fit(messages)
+    samples: list[float] = []
+    for _ in range(repeats):
+        messages += make_turn(rng, t)
+        t += 1
+        start = time.perf_counter()
+        fit(messages)
+        samples.append((time.perf_counter() - start) * 1000)
+        if sum(samples) > CELL_S * 1000:
+            break
+    return statistics.median(samples), len(samples)
+
+
+def measure_floor(size: int, repeats: int) -> Cell:
+    rng = random.Random(SEED)
+    _, t = history(size, rng)
+    samples = []
+    for _ in range(repeats):
+        turn = make_turn(rng, t)
+        t += 1
+        start = time.perf_counter()
+        _floor(turn)
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples), len(samples)
+
+
+def _ours() -> Callable[[list[BaseMessage]], object]:
+    return ContextBudgetRunnable(max_tokens=BUDGET).invoke
+
+
+def _uncached() -> Callable[[list[BaseMessage]], object]:
+    return lambda messages: fit_messages(messages, max_tokens=BUDGET)
+
+
+UNCACHED_MAX = 1_000
+"""``fit_messages`` re-bounds every large output on every call (seconds per call at 1k messages): larger sizes are
+not run."""
+
+SYSTEMS: list[tuple[str, Callable[[int], Cell]]] = [
+    ("`ContextBudgetRunnable` stateless (exact, cached)", lambda s: measure(s, _ours, OURS_REPEATS, warm=True)),
+    ("`fit_messages` (exact, nothing cached)", lambda s: measure(s, _uncached, 3) if s <= UNCACHED_MAX else None),
+    ("`trim_messages` (tiktoken, exact)", lambda s: measure(s, lambda: _trim(_exact), PEER_REPEATS)),
+    ("`trim_messages` (approximate)", lambda s: measure(s, lambda: _trim(count_tokens_approximately), PEER_REPEATS)),
+    ("tiktoken `encode_ordinary` (the turn's new text)", lambda s: measure_floor(s, OURS_REPEATS)),
+]
+
+
+def check_same_output(size: int) -> None:
+    """The cached runnable returns exactly what the uncached fit returns, call after call (checked, not timed)."""
+    rng = random.Random(SEED)
+    messages, t = history(size, rng)
+    runnable = ContextBudgetRunnable(max_tokens=BUDGET)
+    for _ in range(3):
+        assert runnable.invoke(messages) == fit_messages(messages, max_tokens=BUDGET)
+        messages += make_turn(rng, t)
+        t += 1
+
+
+def _cell(cell: Cell) -> str:
+    return "not run" if cell is None else f"{cell[0]:.3f} ({cell[1]})"
+
+
+def _ratio(cell: Cell, ours: Cell) -> str:
+    return "—" if cell is None or ours is None else f"{cell[0] / ours[0]:.0f}x"
+
+
+def render(sizes: Sequence[int], rows: list[tuple[str, list[Cell]]]) -> str:
+    ours = rows[0][1]
+    head = " | ".join(f"{s // 1000}k msgs" if s >= 1000 else f"{s} msgs" for s in sizes)
+    lines = [
+        "# Stateless `ContextBudgetRunnable` vs `trim_messages` (agent workload)",
+        "",
+        f"Median ms per call (append one turn, fit the whole list to a {BUDGET:,}-token budget), the calls measured",
+        "in brackets; generated by `python -m benchmarks.bench_runnable` on a shared 2-core machine. The runnable's",
+        "output was checked equal to `fit_messages` (nothing cached) on the same lists. `fit_messages` bounds every",
+        f"large tool output again on every call, so it is run up to {UNCACHED_MAX:,} messages only.",
+        "",
+        f"| system | {head} | last / first |",
+        "|---|" + "---:|" * (len(sizes) + 1),
+    ]
+    for name, cells in rows:
+        first, last = cells[0], cells[-1]
+        growth = f"{last[0] / first[0]:.2f}" if first is not None and last is not None else "—"
+        lines.append(f"| {name} | " + " | ".join(_cell(c) for c in cells) + f" | {growth} |")
+    lines += ["", f"| slower than the cached runnable | {head} |", "|---|" + "---:|" * len(sizes)]
+    for name, cells in rows[1:-1]:
+        lines.append(f"| {name} | " + " | ".join(_ratio(c, o) for c, o in zip(cells, ours, strict=True)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, print only")
+    args = parser.parse_args()
+    sizes: Sequence[int] = (200, 600) if args.quick else SIZES
+    check_same_output(sizes[0])
+    rows: list[tuple[str, list[Cell]]] = []
+    for name, run in SYSTEMS:
+        rows.append((name, [run(size) for size in sizes]))
+        print(f"{name}: {rows[-1][1]}", flush=True)
+    table = render(sizes, rows)
+    print(table)
+    if not args.quick:
+        RESULTS.write_text(table)
+
+
+if __name__ == "__main__":
+    main()

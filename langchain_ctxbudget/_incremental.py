@@ -1,0 +1,237 @@
+"""The stateless fit, incremental: a list that extends the previous call's list costs O(new messages).
+
+The fit (:func:`~langchain_ctxbudget.runnable.fit_messages` is the reference) keeps the leading system messages,
+bounds each tool output over the limit to head + tail, repairs tool pairs, and drops the oldest messages until the
+request fits, starting on a human turn. Every step is local, which is what makes it incremental:
+
+* stamping (an id for an id-less message, from its position and content), conversion, counting and bounding are
+  per message: a message is recognised by identity (the object given, at its position), else by its id with an
+  equal value (a copy after a checkpoint round trip, or the same message at another position);
+* repair works run by run (a run is a non-tool message and the tool messages right after it; a pairing problem
+  never crosses a run), so only the runs from the first changed message on are repaired again;
+* the kept tail starts on a human message, which is always a safe cut once pairs are repaired: the cut is the first
+  human message whose suffix fits, found by bisection over the prefix sums of the sizes.
+
+Cost per call: O(new messages) conversions and counts, plus list slices and comparisons done in C. The cache holds
+the previous call's records only (so it is bounded by that call's size) behind a lock. Messages are compared by
+identity, then by value: a message object changed in place between calls (rather than replaced) is not noticed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ctxbudget.evidence import excerpt
+from ctxbudget.messages import Message, ToolSchema
+from ctxbudget.policy import CompactionPolicy
+from ctxbudget.tokens import TokenCounter
+from ctxbudget.toolpairs import repair_tool_pairs
+from langchain_core.messages import BaseMessage, convert_to_messages
+from langchain_core.prompt_values import PromptValue
+
+from .convert import from_langchain, role_of, to_langchain, with_tool_call_ids
+from .errors import LangChainContextOverflowError, NoHumanMessageError
+
+__all__ = ["StatelessCache", "no_human", "overflow", "stable_id"]
+
+
+def stable_id(index: int, message: BaseMessage) -> str:
+    """The id an id-less message gets from its position and content, so a re-rendered prompt matches."""
+    digest = hashlib.sha256(f"{index}\x00{message.type}\x00{message.content!r}".encode()).hexdigest()[:32]
+    return f"lc_{digest}"
+
+
+def _stamped(index: int, message: BaseMessage) -> BaseMessage:
+    return message if message.id else message.model_copy(update={"id": stable_id(index, message)})
+
+
+def overflow(used: int, budget: int, window: int) -> LangChainContextOverflowError:
+    """The hard stop of a stateless fit, with its figures."""
+    return LangChainContextOverflowError(
+        f"messages: {used:,} tokens do not fit the budget of {budget:,} (window {window:,}) even after bounding "
+        "tool outputs and dropping every older message; shorten the system prompt or the latest user message.",
+        used_tokens=used,
+        max_tokens=window,
+        hard_stop_tokens=budget,
+    )
+
+
+def no_human(messages: Sequence[Message], head: int) -> NoHumanMessageError:
+    """The refusal of a list with no human message after its ``head`` leading system messages."""
+    return NoHumanMessageError(total=len(messages), system=head, roles=dict(Counter(m.role for m in messages[head:])))
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """One given message, fitted: what it was, its ctxbudget form (bounded if need be), what is sent, its size."""
+
+    raw: BaseMessage
+    message: Message
+    lc: BaseMessage
+    size: int
+
+
+class StatelessCache:
+    """The previous call's per-message results and derived totals, updated from the first changed message on.
+
+    Args:
+        budget: tokens for the whole request.
+        counter: the token counter.
+        policy: gives the tool-output limit.
+        tools: tool schemas the model sees (counted once).
+    """
+
+    def __init__(
+        self, *, budget: int, counter: TokenCounter, policy: CompactionPolicy, tools: Sequence[ToolSchema]
+    ) -> None:
+        self._budget = budget
+        self._counter = counter
+        self._limit = policy.tool_output_limit(budget)
+        self._fixed = counter.count_tools(tools) + counter.request_overhead
+        self._lock = threading.Lock()
+        self.conversions = 0
+        """Messages converted and counted so far (a message recognised from an earlier call is not)."""
+        self._given: list[Any] = []
+        self._given_lc: list[BaseMessage] = []
+        self._head: list[_Item] = []
+        self._shifted = False
+        self._raw: list[BaseMessage] = []
+        self._items: list[_Item] = []
+        self._run_raw: list[int] = []
+        self._run_out: list[int] = []
+        self._out: list[BaseMessage] = []
+        self._prefix: list[int] = [0]
+        self._users: list[int] = []
+        self._user_prefix: list[int] = []
+
+    def fit(self, value: Any) -> list[BaseMessage]:
+        """The fitted messages for ``value`` (a ``PromptValue``, a str, or a sequence ``convert_to_messages`` reads)."""
+        with self._lock:
+            messages = self._messages(value)
+            head = self._fit_head(messages)
+            self._fit_body(messages[len(head) :], len(head))
+            if not self._users:
+                raise no_human([it.message for it in (*head, *self._items)], len(head))
+            fixed = self._fixed + sum(it.size for it in head)
+            total = fixed + self._prefix[-1]
+            need = total - self._budget
+            k = bisect_left(self._user_prefix, need) if need > 0 else 0
+            if k == len(self._users):
+                raise overflow(total - self._user_prefix[-1], self._budget, self._budget)
+            return [it.lc for it in head] + self._out[self._users[k] :]
+
+    # -- input -------------------------------------------------------------------------------------------------
+    def _messages(self, value: Any) -> list[BaseMessage]:
+        if isinstance(value, PromptValue):
+            return value.to_messages()
+        if isinstance(value, str):
+            return convert_to_messages([value])
+        given = value if isinstance(value, list) else list(value)
+        n = len(self._given)
+        if n and len(given) >= n and given[:n] == self._given:  # compared in C, identity first
+            messages = self._given_lc[:n] + convert_to_messages(given[n:])
+        else:
+            messages = convert_to_messages(given)
+        self._given, self._given_lc = list(given), messages
+        return messages
+
+    def _item(self, index: int, raw: BaseMessage) -> _Item:
+        self.conversions += 1
+        stamped = _stamped(index, raw)
+        message = from_langchain(stamped)
+        lc = with_tool_call_ids(stamped)
+        size = self._counter.count_message(message)
+        if message.role == "tool" and size > self._limit:
+            message = message.with_content(excerpt(message.text, max_tokens=self._limit, counter=self._counter))
+            lc = to_langchain(message, lc)
+            size = self._counter.count_message(message)
+        return _Item(raw, message, lc, size)
+
+    def _fit_head(self, messages: list[BaseMessage]) -> list[_Item]:
+        head: list[_Item] = []
+        for index, raw in enumerate(messages):
+            if role_of(raw) != "system":
+                break
+            old = self._head[index] if index < len(self._head) else None
+            head.append(old if old is not None and (old.raw is raw or old.raw == raw) else self._item(index, raw))
+        self._shifted = len(head) != len(self._head)  # an id-less message's id depends on its position
+        self._head = head
+        return head
+
+    # -- body --------------------------------------------------------------------------------------------------
+    def _fit_body(self, body: list[BaseMessage], offset: int) -> None:
+        old, shifted = self._raw, self._shifted
+        n = len(old)
+        if not shifted and n == len(body) and body == old:
+            self._raw = body
+            return
+        extends = not shifted and n <= len(body) and body[:n] == old  # compared in C, identity first
+        common = n if extends else 0 if shifted else _common_prefix(body, old)
+        run = max(bisect_right(self._run_raw, common) - 1, 0)
+        start = self._run_raw[run] if self._run_raw else 0
+        spare = self._truncate(start)
+        by_id = {it.raw.id: it for it in spare if it.raw.id}
+        items = self._items
+        for index in range(start, len(body)):
+            raw = body[index]
+            back = index - start
+            same_place = back < len(spare) and spare[back].raw is raw and (raw.id or not shifted)
+            item = spare[back] if same_place else by_id.get(raw.id or "")
+            if item is None or not (item.raw is raw or item.raw == raw):
+                item = self._item(offset + index, raw)
+            items.append(item)
+        self._raw = body
+        self._add_runs(start)
+
+    def _truncate(self, start: int) -> list[_Item]:
+        """Forget the runs from raw position ``start`` (a run start) on; return their items for reuse."""
+        spare = self._items[start:]
+        run = bisect_left(self._run_raw, start)
+        out = self._run_out[run] if run < len(self._run_out) else len(self._out)
+        del self._items[start:], self._run_raw[run:], self._run_out[run:], self._out[out:], self._prefix[out + 1 :]
+        users = bisect_left(self._users, out)
+        del self._users[users:], self._user_prefix[users:]
+        return spare
+
+    def _add_runs(self, start: int) -> None:
+        items = self._items
+        for end in range(start + 1, len(items) + 1):
+            if end == len(items) or items[end].message.role != "tool":
+                self._add_run(start, items[start:end])
+                start = end
+
+    def _add_run(self, start: int, run: list[_Item]) -> None:
+        self._run_raw.append(start)
+        self._run_out.append(len(self._out))
+        messages = [it.message for it in run]
+        repaired = repair_tool_pairs(messages)
+        known = {id(it.message): it for it in run}
+        for message in repaired:
+            item = known.get(id(message))
+            if item is None:  # a synthetic result for an unanswered call
+                lc, size = to_langchain(message), self._counter.count_message(message)
+            else:
+                lc, size = item.lc, item.size
+            if message.role == "user":
+                self._users.append(len(self._out))
+                self._user_prefix.append(self._prefix[-1])
+            self._out.append(lc)
+            self._prefix.append(self._prefix[-1] + size)
+
+
+def _common_prefix(a: list[BaseMessage], b: list[BaseMessage]) -> int:
+    """Length of the longest common prefix, by bisection over slice comparisons (done in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
