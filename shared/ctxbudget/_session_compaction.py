@@ -44,7 +44,7 @@ def start(session: ContextSession, trigger: Trigger, instructions: str | None) -
     # A ratio below 1 (a snapshot from before the reading was floored at our own count) never widens the target.
     ratio = max(1.0, session.tracker.calibration.ratio) if session.tracker.calibration.samples else 1.0
     return Compaction(
-        session._history,
+        session._live.messages,
         counter=session.counter,
         policy=session.policy,
         window=session.max_tokens,
@@ -57,6 +57,7 @@ def start(session: ContextSession, trigger: Trigger, instructions: str | None) -
         instructions=instructions,
         pinned_ids=frozenset(session._pinned_ids),
         original_of=session._archived_original,
+        sizes=session._live.sizes,
     )
 
 
@@ -123,7 +124,11 @@ async def compact_async(
                 work = start(session, trigger, instructions_for(session, manual))
                 early_tiers(work)
                 step = work.plan_summary(summary_limit(session), force=force) if (force or not work.done()) else None
-                planned, planned_len, planned_summary = session._history, len(session._history), session._summary
+                planned, planned_len, planned_summary = (
+                    session._live.messages,
+                    len(session._live.messages),
+                    session._summary,
+                )
             fallback = None
             summary: str | None = None
             if step is not None:
@@ -133,10 +138,10 @@ async def compact_async(
                     fallback = str(exc)
                     report_failure(session, trigger, "summarize", exc)
             with session._lock:
-                if session._history is not planned or session._summary is not planned_summary:
+                if session._live.messages is not planned or session._summary is not planned_summary:
                     continue  # the history was replaced while we awaited: recompute on the fresh state
                 # Messages only appended meanwhile: the paid-for summary still covers the same span.
-                work.extend(session._history[planned_len:])
+                work.extend(session._live.messages[planned_len:])
                 if step is not None:
                     if summary is None:
                         summary, tier = work.extractive(step, summary_limit(session)), "extractive"

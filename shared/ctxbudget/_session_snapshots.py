@@ -29,7 +29,7 @@ def take(session: ContextSession) -> SessionSnapshot:
         tools=session._tools,
         policy=session.policy.model_dump(),
         compact_instructions=session.compact_instructions,
-        history=tuple(session._history),
+        history=tuple(session._live.messages),
         summary=session._summary,
         goal=session._goal,
         goal_id=session._goal_id,

@@ -164,6 +164,7 @@ class Compaction:
         original_of: the archived original of a live message the session bounded or cleared (verified against the
             archive, never read from caller-writable metadata alone), or ``None`` for a message that is its own
             original.
+        sizes: the token size of each history message, when the caller keeps them (else they are counted).
     """
 
     def __init__(
@@ -182,6 +183,7 @@ class Compaction:
         instructions: str | None = None,
         pinned_ids: frozenset[str] = frozenset(),
         original_of: Callable[[Message], Message | None] = lambda _message: None,
+        sizes: Sequence[int] | None = None,
     ) -> None:
         self.counter = counter
         self.policy = policy
@@ -198,7 +200,7 @@ class Compaction:
         self._pending: dict[str, Message] = {}  # message id -> original archived by this run
         self._summary_memo: tuple[tuple[str | None, bool], int] | None = None
         self.out = CompactionOutcome(history=list(history), summary=summary)
-        self._sizes = [counter.count_message(m) for m in self.out.history]
+        self._sizes = list(sizes) if sizes is not None else [counter.count_message(m) for m in self.out.history]
         self._history_tokens = sum(self._sizes)  # kept in step with _sizes: total() runs once per step of a tier
 
     # -- measuring ---------------------------------------------------------------------------------------------

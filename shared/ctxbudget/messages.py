@@ -303,30 +303,45 @@ class ToolSchema(_Checked):
 
 
 class MessageSequence(Sequence[Message]):
-    """A read-only, zero-copy view of a request's messages: a prefix plus the first ``length`` of a history list.
+    """A read-only, zero-copy view of a request's messages: a prefix, the first ``length`` of a history list, a tail.
 
     A session only ever appends to its live history list or swaps in a new list, so the first ``length`` entries a
-    view refers to never change: the view is as immutable as a tuple without the O(history) copy per request.
-    Slicing returns a tuple; equality compares element-wise with any sequence.
+    view refers to never change: the view is as immutable as a tuple without the O(history) copy per request. The
+    tail holds the few messages a request adds after them (synthetic results for unanswered calls, the
+    interrupted-reply notice and what follows it). Slicing returns a tuple; equality compares element-wise with any
+    sequence.
     """
 
-    __slots__ = ("_history", "_length", "_prefix")
+    __slots__ = ("_history", "_length", "_prefix", "_tail")
 
-    def __init__(self, prefix: Sequence[Message], history: Sequence[Message], length: int | None = None) -> None:
+    def __init__(
+        self,
+        prefix: Sequence[Message],
+        history: Sequence[Message],
+        length: int | None = None,
+        *,
+        tail: Sequence[Message] = (),
+    ) -> None:
         self._prefix = tuple(prefix)
         self._history = history
         self._length = len(history) if length is None else length
+        self._tail = tuple(tail)
 
     def __len__(self) -> int:
-        return len(self._prefix) + self._length
+        return len(self._prefix) + self._length + len(self._tail)
 
     @property
     def prefix(self) -> tuple[Message, ...]:
         """The messages before the history (system, summary, pinned, context)."""
         return self._prefix
 
+    @property
+    def tail(self) -> tuple[Message, ...]:
+        """The messages after the history window (empty unless the request repairs or annotates its end)."""
+        return self._tail
+
     def history_window(self) -> tuple[Sequence[Message], int]:
-        """The history sequence this view reads and how many of its entries it covers.
+        """The history sequence this view reads and how many of its entries it covers (``tail`` follows them).
 
         Read-only access for adapters that convert incrementally: while a later view reads the *same* history
         object, its first entries are unchanged, so conversions of them can be reused.
@@ -343,7 +358,7 @@ class MessageSequence(Sequence[Message]):
         if isinstance(index, slice):
             start, stop, step = index.indices(len(self))
             prefix = len(self._prefix)
-            if step == 1 and start >= prefix:  # a slice of the history alone: one C-level list slice
+            if step == 1 and start >= prefix and stop <= prefix + self._length:  # one C-level list slice
                 return tuple(self._history[start - prefix : max(start, stop) - prefix])
             return tuple(self)[index]
         size = len(self)
@@ -352,11 +367,15 @@ class MessageSequence(Sequence[Message]):
         if not 0 <= index < size:
             raise IndexError(f"message index {index} out of range for {size} messages")
         prefix = len(self._prefix)
-        return self._prefix[index] if index < prefix else self._history[index - prefix]
+        if index < prefix:
+            return self._prefix[index]
+        if index < prefix + self._length:
+            return self._history[index - prefix]
+        return self._tail[index - prefix - self._length]
 
     def __iter__(self) -> Iterator[Message]:
         # chain/islice iterate in C: no Python frame per message, which matters at 10k messages per request.
-        return itertools.chain(self._prefix, itertools.islice(self._history, self._length))
+        return itertools.chain(self._prefix, itertools.islice(self._history, self._length), self._tail)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str):

@@ -55,17 +55,17 @@ from .events import (
 )
 from .evidence import excerpt
 from .items import ContextItem
-from .messages import Message, MessageSequence, ToolCall, ToolSchema
+from .live_history import LiveHistory, UnsentResult
+from .messages import Message, ToolCall, ToolSchema
 from .models import DEFAULT_REGISTRY, ModelRegistry
 from .planner import PlannerConfig, PlanResult, plan_context
 from .policy import CompactionPolicy
 from .providers import is_responses_item, messages_from_anthropic, messages_from_openai, messages_from_responses
 from .providers.usage import usage_figures
-from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER, BuiltRequest, PreCompact, insert_interrupted_notice
+from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER, BuiltRequest, PreCompact
 from .snapshot import SessionSnapshot
 from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer
 from .tokens import TokenCounter
-from .toolpairs import repair_tool_pairs
 from .tracking import ContextState, ContextWindowTracker
 
 __all__ = ["ContextSession"]
@@ -141,9 +141,7 @@ class ContextSession:
         self._lock = threading.RLock()
         self._system_prompt = system_prompt
         self._tools = tuple(tools)
-        self._history: list[Message] = []
-        self._sizes: list[int] = []
-        self._history_tokens = 0
+        self._live = LiveHistory(self.counter.count_message)
         self._order: dict[str, int] = {}
         self._summary: str | None = None
         self._goal: str | None = None
@@ -154,15 +152,13 @@ class ContextSession:
         self._pinned_ids: set[str] = set()
         self._system_extras: list[Message] = []
         self._revision = 0  # bumped by every change to the history; async compaction commits only on its own
-        self._repaired_cache: tuple[int, list[Message], int] | None = None
         self._reserve, self._last_built = 0, 0
-        self._reset_pairs()
         self._unsent_ids: set[str] = set()  # tool results reported as unsent (once each)
         self._fixed_cache: int | None = None
         self._prefix_cache: tuple[Message | None, tuple[Message, ...]] | None = None
         self._summary_cache: tuple[tuple[str | None, str | None, bool], Message | None, int] | None = None
         self._system_message: Message | None = None
-        self._interrupted_last = False  # the latest assistant message is an interrupted reply
+        self._notice_tokens: int | None = None
         self.log_seq = 0
         self._context_message: Message | None = None
         self.last_plan: PlanResult | None = None
@@ -227,7 +223,7 @@ class ContextSession:
     @property
     def history(self) -> list[Message]:
         """The live history (a copy), without system prompt, summary or pinned messages."""
-        return list(self._history)
+        return list(self._live.messages)
 
     @property
     def summary(self) -> str | None:
@@ -269,7 +265,7 @@ class ContextSession:
         The goal is taken again from the next user message added, or from the first user message still live.
         """
         with self._lock:
-            first = next((m for m in self._history if m.role == "user" and not m.metadata.get("ctxbudget")), None)
+            first = next((m for m in self._live if m.role == "user" and not m.metadata.get("ctxbudget")), None)
             if first is None:
                 self._goal, self._goal_id, self._goal_live = None, None, False
             else:
@@ -370,13 +366,13 @@ class ContextSession:
         with self._lock:
             self._check_answers_open_call(message.tool_call_id or "")
             self.add(message)
-            return self._history[-1]
+            return self._live.messages[-1]
 
     def _check_answers_open_call(self, call_id: str) -> None:
-        if call_id in self._open_calls:
+        open_ids = self._live.open_calls
+        if call_id in open_ids:
             return
-        open_ids = [open_id for open_id in self._run_calls if open_id in self._open_calls]
-        problem = "was already answered" if call_id in self._run_calls else "answers no open tool call"
+        problem = "was already answered" if call_id in self._live.run_calls else "answers no open tool call"
         listed = f"open calls: {', '.join(map(repr, open_ids))}" if open_ids else "no tool call is open"
         raise InvalidMessageError(f"tool_call_id: {call_id!r} {problem}; {listed}", field="tool_call_id")
 
@@ -402,11 +398,7 @@ class ContextSession:
             self._pinned_ids.add(message.id)
         if message.role == "user" and self._goal is None and not message.metadata.get("ctxbudget"):
             self._goal, self._goal_id, self._goal_live = message.text, message.id, True
-        self._track_pairs(message)
-        size = self.counter.count_message(message)
-        self._history.append(message)
-        self._sizes.append(size)
-        self._history_tokens += size
+        self._report_unsent(self._live.append(message))
 
     def _bound_on_arrival(self, message: Message) -> Message:
         limit = self.policy.tool_output_limit(self.max_tokens)
@@ -441,43 +433,18 @@ class ContextSession:
         original = self.archive.get(handle).message
         return original if original is not None and original.id == message.id else None
 
-    def _reset_pairs(self) -> None:
-        """Forget the tool-call pairing state (an empty history, or one about to be re-appended)."""
-        self._open_calls: set[str] = set()  # calls of the latest assistant message still unanswered
-        self._run_calls: tuple[str, ...] = ()  # every call the latest assistant message made, answered or not
-        self._pairs_dirty = False
-
-    def _track_pairs(self, message: Message) -> None:
-        if message.role == "tool":
-            if message.tool_call_id in self._open_calls:
-                self._open_calls.discard(message.tool_call_id or "")
-            else:
-                self._pairs_dirty = True
-                self._report_unsent(message)
-            return
-        if message.role == "assistant":
-            self._interrupted_last = message.state == "interrupted"
-        if self._open_calls:
-            self._pairs_dirty = True  # the previous run left calls unanswered
-            self._open_calls = set()
-        self._run_calls = ()
-        if message.tool_calls:
-            self._run_calls = tuple(call.id for call in message.tool_calls)
-            self._open_calls = set(self._run_calls)
-
-    def _report_unsent(self, message: Message) -> None:
+    def _report_unsent(self, unsent: UnsentResult | None) -> None:
         """A tool result that answers no open call is kept but never sent: say so, once per message."""
-        if message.id in self._unsent_ids:
+        if unsent is None or unsent.message.id in self._unsent_ids:
             return
-        self._unsent_ids.add(message.id)
-        call_id = message.tool_call_id or ""
+        self._unsent_ids.add(unsent.message.id)
         self.events.emit(
             ToolResultUnsent(
                 session_id=self.session_id,
                 seq=self.events.next_seq(),
-                message_id=message.id,
-                tool_call_id=call_id,
-                reason="duplicate_result" if call_id in self._run_calls else "orphaned_result",
+                message_id=unsent.message.id,
+                tool_call_id=unsent.message.tool_call_id or "",
+                reason=unsent.reason,
             )
         )
 
@@ -504,7 +471,7 @@ class ContextSession:
                     body.append(message)
                 elif message.id not in self._order:
                     self._add_one(message)
-            live = self._history
+            live = self._live.messages
             if len(body) >= len(live) and all(self._same(b, m) for b, m in zip(body, live, strict=False)):
                 for message in body[len(live) :]:
                     self._add_one(message)
@@ -521,9 +488,9 @@ class ContextSession:
         return given is live or (given.id == live.id and (given == live or self._archived_original(live) is not None))
 
     def _rebuild(self, body: list[Message]) -> None:
-        live_by_id = {m.id: m for m in self._history}
+        live_by_id = {m.id: m for m in self._live}
         wanted = {m.id for m in body}
-        for message in self._history:
+        for message in self._live:
             if message.id not in wanted:
                 self.archive.put_message(message, "dropped")
         self._replace_history([])
@@ -540,19 +507,13 @@ class ContextSession:
 
     def _append(self, message: Message) -> None:
         """Append a message already known to the session (no new id, no bounding)."""
-        self._track_pairs(message)
         if message.id == self._goal_id:
             self._goal_live = True
-        size = self.counter.count_message(message)
-        self._history.append(message)
-        self._sizes.append(size)
-        self._history_tokens += size
+        self._report_unsent(self._live.append(message))
 
-    def _replace_history(self, history: list[Message]) -> None:
+    def _replace_history(self, history: Sequence[Message]) -> None:
         self._revision += 1
-        self._history, self._sizes, self._history_tokens = [], [], 0
-        self._reset_pairs()
-        self._interrupted_last = False
+        self._live.replace(())
         self._goal_live = False
         for message in history:
             self._append(message)
@@ -609,24 +570,9 @@ class ContextSession:
 
     def counted_tokens(self) -> int:
         """Our own count of the request as it stands (system, tools, pinned, summary, history, notices)."""
-        total = self._fixed_tokens() + self._sent_history()[1] + self._summary_tokens()
-        if self._interrupted_last:  # the request will carry the interrupted-reply notice
-            total += self.counter.count_message(_NOTICE_PROBE)
-        return total
-
-    def _sent_history(self) -> tuple[list[Message], int]:
-        """The history as it will be sent, and its tokens: repaired (and recounted) only when pairs are broken."""
-        if not (self._pairs_dirty or self._open_calls):
-            return self._history, self._history_tokens
-        cached = self._repaired_cache
-        if cached is None or cached[0] != self._revision:
-            repaired = repair_tool_pairs(self._history)
-            cached = self._repaired_cache = (
-                self._revision,
-                repaired,
-                sum(self.counter.count_message(m) for m in repaired),
-            )
-        return cached[1], cached[2]
+        if self._notice_tokens is None:
+            self._notice_tokens = self.counter.count_message(_NOTICE_PROBE)
+        return self._fixed_tokens() + self._live.sent_tokens(self._notice_tokens) + self._summary_tokens()
 
     def _summary_tokens(self) -> int:
         return self._cached_summary()[1]
@@ -713,13 +659,7 @@ class ContextSession:
         return self._prefix_cache[1]
 
     def _assemble(self) -> Sequence[Message]:
-        messages = self._prefix()
-        history = self._sent_history()[0]
-        if self._interrupted_last or history is not self._history:
-            return tuple(
-                insert_interrupted_notice([*messages, *history]) if self._interrupted_last else [*messages, *history]
-            )
-        return MessageSequence(messages, history)
+        return self._live.view(self._prefix())
 
     def _finish_request(
         self, compaction: ContextCompacted | None, counted: int, used: int | None = None
@@ -906,7 +846,7 @@ class ContextSession:
     # -- reconstruction ----------------------------------------------------------------------------------------
     def originals(self) -> list[Message]:
         """Every message ever added, as it was given, in the order it was added (archive + live history)."""
-        by_id: dict[str, Message] = {m.id: m for m in self._history}
+        by_id: dict[str, Message] = {m.id: m for m in self._live}
         by_id.update({m.id: m for m in self._system_extras})
         by_id.update({m.id: m for m in self.archive.messages()})  # the archived version is the original
         return sorted((m for m in by_id.values() if m.id in self._order), key=lambda m: self._order[m.id])
