@@ -7,13 +7,16 @@
 Session ids: every store takes any non-blank UTF-8 string, except that the Redis store refuses ``{`` and ``}``
 (it builds key names from the id, and a brace could name another prefix's session). SQLite and the in-memory store
 keep the id as a value (a column, a dict key), never inside a name, so no id can reach another session there.
+
+Every store has async twins of its methods (``aload``, ``asave``, ``aappend``, ...): native ``redis.asyncio`` for
+Redis, a worker thread for SQLite and the in-memory store.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ctxbudget.stores.base import BaseSnapshotStore, SnapshotStore, StoredSnapshot
+from ctxbudget.stores.base import ArchiveRecord, BaseSnapshotStore, SnapshotStore, StoredSnapshot
 from ctxbudget.stores.memory import InMemorySnapshotStore
 from ctxbudget.stores.sqlite import SQLiteSnapshotStore
 
@@ -21,6 +24,7 @@ if TYPE_CHECKING:
     from ctxbudget.stores.redis import RedisSnapshotStore
 
 __all__ = [
+    "ArchiveRecord",
     "BaseSnapshotStore",
     "InMemorySnapshotStore",
     "RedisSnapshotStore",

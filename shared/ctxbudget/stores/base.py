@@ -33,9 +33,8 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import ClassVar, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from ctxbudget.errors import SnapshotConflictError, SnapshotStoreError
+from ctxbudget.errors import SnapshotStoreError
+from ctxbudget.stores._async import AsyncStoreMethods
 from ctxbudget.stores._checks import (
     check_archive_records,
     check_data,
@@ -45,32 +44,10 @@ from ctxbudget.stores._checks import (
     check_version,
     check_watermark,
 )
+from ctxbudget.stores._models import ArchiveRecord, StoredSnapshot, conflict
 from ctxbudget.stores._stored import CorruptField
 
 __all__ = ["ArchiveRecord", "BaseSnapshotStore", "SnapshotStore", "StoredSnapshot"]
-
-
-class StoredSnapshot(BaseModel):
-    """One stored snapshot, exactly as :meth:`SnapshotStore.load` returns it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-    session_id: str = Field(min_length=1, description="The session the snapshot belongs to.")
-    version: int = Field(ge=1, description="The stored version; pass it as ``expected_version`` to save.")
-    data: str = Field(description="The snapshot's JSON, byte for byte as it was saved.")
-
-
-class ArchiveRecord(BaseModel):
-    """One archive entry as a store keeps it: written once under its handle, never changed."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-    handle: str = Field(min_length=1, description="The entry's key; writing an existing handle keeps the stored one.")
-    message_id: str | None = Field(default=None, description="The archived message's id, when a message was archived.")
-    log_seq: int = Field(
-        default=0, ge=0, description="The append-log record the archived message came from (0: not from the log)."
-    )
-    data: str = Field(description="The entry's JSON, stored and returned verbatim.")
 
 
 @runtime_checkable
@@ -126,7 +103,7 @@ class SnapshotStore(Protocol):
         ...
 
 
-class BaseSnapshotStore(abc.ABC):
+class BaseSnapshotStore(AsyncStoreMethods, abc.ABC):
     """Template for backends: public methods validate and translate errors, subclasses do the storage.
 
     Subclasses set :attr:`backend_name` and :attr:`backend_errors` and implement the ``_`` methods. Those
@@ -185,7 +162,7 @@ class BaseSnapshotStore(abc.ABC):
         with self._translating("save", session_id):
             saved, version = self._save(session_id, data, expected)
         if not saved:
-            raise _conflict("save", session_id, expected, version)
+            raise conflict("save", session_id, expected, version)
         return version
 
     def delete(self, session_id: str, *, expected_version: int) -> None:
@@ -202,7 +179,7 @@ class BaseSnapshotStore(abc.ABC):
         with self._translating("delete", session_id):
             deleted, version = self._delete(session_id, expected_version)
         if not deleted:
-            raise _conflict("delete", session_id, expected_version, version)
+            raise conflict("delete", session_id, expected_version, version)
 
     def append(self, session_id: str, records: Sequence[str]) -> list[int]:
         """Atomically append JSON records to the session's log.
@@ -351,7 +328,7 @@ class BaseSnapshotStore(abc.ABC):
         with self._translating("archived_ids", session_id):
             return self._archived_ids(session_id, wanted)
 
-    def close(self) -> None:  # noqa: B027 - optional hook: most backends hold nothing to release
+    def close(self) -> None:
         """Release the backend's resources (connections); the default has none."""
 
     def __enter__(self) -> BaseSnapshotStore:
@@ -433,16 +410,3 @@ class BaseSnapshotStore(abc.ABC):
     @abc.abstractmethod
     def _archived_ids(self, session_id: str, message_ids: list[str]) -> dict[str, int]:
         """Return ``{id: lowest log_seq}`` for the ids among ``message_ids`` with an archive entry."""
-
-
-def _conflict(operation: str, session_id: str, expected: int, actual: int) -> SnapshotConflictError:
-    if expected == 0:
-        detail = f"session {session_id!r} exists at version {actual}; expected_version=None only creates"
-    elif actual == 0:
-        detail = f"session {session_id!r} has no snapshot, expected_version is {expected}"
-    else:
-        detail = (
-            f"session {session_id!r} is at version {actual}, expected_version is {expected}: "
-            "another writer saved first; load and retry"
-        )
-    return SnapshotConflictError(f"{operation}: {detail}", expected_version=expected, actual_version=actual)

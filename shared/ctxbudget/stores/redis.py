@@ -34,9 +34,11 @@ key, the field and the value.
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ctxbudget.errors import InvalidPolicyError, UsageError
 from ctxbudget.stores._checks import check_session_id
@@ -45,6 +47,7 @@ from ctxbudget.stores.base import ArchiveRecord, BaseSnapshotStore
 
 try:
     import redis
+    import redis.asyncio
 except ImportError as exc:  # pragma: no cover - exercised by a test that hides the package
     raise ImportError(
         'RedisSnapshotStore needs the redis package; install it with:\npip install "ctxbudget[redis]"'
@@ -138,12 +141,17 @@ class RedisSnapshotStore(BaseSnapshotStore):
             ``"redis://127.0.0.1:6379/0"`` (the store then owns and closes its client).
         prefix: namespaces every key; stores with different prefixes never see each other's sessions (session
             ids may not contain ``{`` or ``}``, which is what guarantees it, see the module docstring).
+        async_url: where the async methods (``aload``, ``asave``, ...) connect with ``redis.asyncio``: by default
+            ``client_or_url`` when it is a URL. With a client and no ``async_url`` they run the sync client in a
+            worker thread instead. One asyncio client is made per event loop that uses the store.
     """
 
     backend_name: ClassVar[str] = "redis"
     backend_errors: ClassVar[tuple[type[BaseException], ...]] = (redis.RedisError, OSError)
 
-    def __init__(self, client_or_url: redis.Redis | str, *, prefix: str = "ctxbudget:") -> None:
+    def __init__(
+        self, client_or_url: redis.Redis | str, *, prefix: str = "ctxbudget:", async_url: str | None = None
+    ) -> None:
         if not isinstance(prefix, str) or not prefix:
             raise InvalidPolicyError(f"prefix: must be a non-empty str, got {prefix!r}", field="prefix")
         self.prefix = prefix
@@ -156,11 +164,31 @@ class RedisSnapshotStore(BaseSnapshotStore):
         self._append_script = self._client.register_script(_APPEND)
         self._put_archive_script = self._client.register_script(_PUT_ARCHIVE)
         self._read_archive_script = self._client.register_script(_READ_ARCHIVE)
+        self._async_url = (
+            async_url if async_url is not None else (client_or_url if isinstance(client_or_url, str) else None)
+        )
+        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AsyncClient] = weakref.WeakKeyDictionary()
 
     def close(self) -> None:
         """Close the client if this store created it from a URL."""
         if self._owns_client:
             self._client.close()
+
+    async def aclose(self) -> None:
+        """Close the asyncio client of the running event loop, if one was made."""
+        client = self._aclients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.redis.aclose()
+
+    def _aclient(self) -> _AsyncClient | None:
+        """The asyncio client (and its scripts) of the running loop; ``None``: use the thread hooks."""
+        if self._async_url is None:
+            return None
+        loop = asyncio.get_running_loop()
+        client = self._aclients.get(loop)
+        if client is None:
+            client = self._aclients[loop] = _AsyncClient(redis.asyncio.Redis.from_url(self._async_url))
+        return client
 
     def _describe(self) -> str:
         return f"redis prefix {self.prefix!r}"
@@ -253,11 +281,83 @@ class RedisSnapshotStore(BaseSnapshotStore):
     def _archived_ids(self, session_id: str, message_ids: list[str]) -> dict[str, int]:
         key = self._archive_keys(session_id)[2]
         values = self._reply(key, lambda: self._client.hmget(key, message_ids))
-        return {
-            message_id: stored_int(value, f"key {key!r} field {message_id!r}", minimum=0, expected=_COUNTER)
-            for message_id, value in zip(message_ids, values, strict=True)
-            if value is not None
-        }
+        return _ids(message_ids, values, key)
+
+    # -- native asyncio (redis.asyncio); the thread hooks when no async URL is known ----------------------------------
+    async def _aload(self, session_id: str) -> tuple[int, str] | None:
+        client = self._aclient()
+        if client is None:
+            return await super()._aload(session_id)
+        key = self._keys(session_id)[0]
+        with _decoding(key):
+            version, data = await client.redis.hmget(key, ["version", "data"])
+        if version is None and data is None:
+            return None
+        for field, value in (("version", version), ("data", data)):
+            if value is None:
+                raise CorruptField(f"key {key!r} field {field} is missing (the snapshot hash is incomplete)")
+        where = f"key {key!r} field"
+        return stored_int(version, f"{where} version", minimum=1, expected=_VERSION), stored_utf8(data, f"{where} data")
+
+    async def _asave(self, session_id: str, data: str, expected: int) -> tuple[bool, int]:
+        client = self._aclient()
+        if client is None:
+            return await super()._asave(session_id, data, expected)
+        key = self._keys(session_id)[0]
+        with _decoding(key):
+            status, version = await client.script(_SAVE)(keys=[key], args=[expected, data])
+        return _status(status, version, f"key {key!r} field version", _VERSION)
+
+    async def _aappend(self, session_id: str, records: list[str]) -> int:
+        client = self._aclient()
+        if client is None:
+            return await super()._aappend(session_id, records)
+        _, seq_key, log_key = self._keys(session_id)
+        with _decoding(seq_key):
+            status, first = await client.script(_APPEND)(keys=[seq_key, log_key], args=records)
+        return _status(status, first, f"key {seq_key!r}", _COUNTER)[1]
+
+    async def _aread_log(self, session_id: str, after: int) -> list[tuple[int, str]]:
+        client = self._aclient()
+        if client is None:
+            return await super()._aread_log(session_id, after)
+        key = self._keys(session_id)[2]
+        with _decoding(key):
+            members = await client.redis.zrangebyscore(key, f"({after}", "+inf")
+        return [_log_entry(member, key) for member in members]
+
+    async def _alog_head(self, session_id: str) -> int:
+        client = self._aclient()
+        if client is None:
+            return await super()._alog_head(session_id)
+        key = self._keys(session_id)[1]
+        with _decoding(key):
+            head = await client.redis.get(key)
+        return stored_int(head, f"key {key!r}", minimum=0, expected=_COUNTER) if head is not None else 0
+
+    async def _atrim_log(self, session_id: str, upto: int) -> int:
+        client = self._aclient()
+        if client is None:
+            return await super()._atrim_log(session_id, upto)
+        return int(await client.redis.zremrangebyscore(self._keys(session_id)[2], "-inf", upto))
+
+    async def _aput_archive(self, session_id: str, records: list[ArchiveRecord]) -> list[int]:
+        client = self._aclient()
+        if client is None:
+            return await super()._aput_archive(session_id, records)
+        keys = list(self._archive_keys(session_id))
+        with _decoding(keys[3]):
+            reply = await client.script(_PUT_ARCHIVE)(keys=keys, args=_archive_args(records))
+        return _put_reply(reply, keys[3])
+
+    async def _aarchived_ids(self, session_id: str, message_ids: list[str]) -> dict[str, int]:
+        client = self._aclient()
+        if client is None:
+            return await super()._aarchived_ids(session_id, message_ids)
+        key = self._archive_keys(session_id)[2]
+        with _decoding(key):
+            values = await client.redis.hmget(key, message_ids)
+        return _ids(message_ids, values, key)
 
     @staticmethod
     def _reply(key: str, call: Callable[[], T]) -> T:
@@ -283,6 +383,27 @@ def _status(status: object, value: object, where: str, expected: str) -> tuple[b
     if status == -1:
         raise holds(where, value, expected)
     return bool(status), stored_int(value, where, minimum=0, expected=expected)
+
+
+class _AsyncClient:
+    """One event loop's ``redis.asyncio`` client and its registered scripts."""
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        self.redis = client
+        self._scripts: dict[str, Any] = {}
+
+    def script(self, source: str) -> Any:  # redis.asyncio's AsyncScript is untyped
+        if source not in self._scripts:
+            self._scripts[source] = self.redis.register_script(source)
+        return self._scripts[source]
+
+
+def _ids(message_ids: list[str], values: Sequence[object], key: str) -> dict[str, int]:
+    return {
+        message_id: stored_int(value, f"key {key!r} field {message_id!r}", minimum=0, expected=_COUNTER)
+        for message_id, value in zip(message_ids, values, strict=True)
+        if value is not None
+    }
 
 
 def _archive_args(records: list[ArchiveRecord]) -> list[str]:
