@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 def test_the_public_names_are_pinned() -> None:
     assert sorted(ctxbudget.stores.__all__) == [
+        "ArchiveRecord",
         "BaseSnapshotStore",
         "InMemorySnapshotStore",
         "RedisSnapshotStore",
