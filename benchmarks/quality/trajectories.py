@@ -10,7 +10,9 @@ Two excerpts ship in ``benchmarks/quality/data/`` (sources, commits and licenses
   Repeated tool-call ids in the original are made unique (``<id>~2``).
 
 A model call is made before every assistant message and once after the last message (the final request). Both are
-replayed in an 8k window: they are 9-13k tokens long. Regenerate the data files from local checkouts with
+replayed in an 8k window: they are 9-13k tokens long. The conversion is the core's SWE-agent and tau-bench readers
+(:mod:`ctxbudget.transcript_formats`); the originals are in ``tests/data/transcripts/`` (the tau-bench file holds
+entry 52 as its entry 1). Regenerate the data files with
 ``python -m benchmarks.quality.trajectories SWE_AGENT_TRAJ TAU_BENCH_JSON``.
 """
 
@@ -22,7 +24,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxbudget import Message, ToolCall
+from ctxbudget import Message
+from ctxbudget.transcripts import Transcript, parse_transcript
 
 from ._builder import Workload
 from .probes import Probe, ProbeKind, Where, message_text
@@ -100,56 +103,30 @@ TAU_BENCH_PROBES: tuple[tuple[ProbeKind, str, str, Where], ...] = (
 TRAJECTORIES = {"swe_agent": (SWE_AGENT, SWE_AGENT_PROBES), "tau_bench": (TAU_BENCH, TAU_BENCH_PROBES)}
 
 
-def convert_swe_agent(traj: dict[str, Any], *, prefix: str = "swe") -> tuple[str, list[Message]]:
-    """A SWE-agent ``.traj`` as (system prompt, messages): the issue, then (thought + bash call, observation) pairs."""
-    history = traj["history"]
-    system = history[0]["content"]
-    start = next(i for i, m in enumerate(history) if m["role"] == "assistant")
-    issue = history[start - 1]  # the task; any user message before it is the in-context demonstration
-    messages = [Message(role="user", content=issue["content"], id=f"{prefix}-000")]
-    steps = [m for m in history[start:] if m["role"] == "assistant"]
-    observations = [m["content"] for m in history[start:] if m["role"] == "user"]
-    observations += [traj["trajectory"][-1]["observation"]] * (len(steps) - len(observations))
-    for index, (step, observation) in enumerate(zip(steps, observations, strict=True), start=1):
-        call = ToolCall(id=f"call_{prefix}_{index:03d}", name="bash", args={"command": step["action"].strip()})
-        thought = step.get("thought", "").strip()
-        messages.append(Message(role="assistant", content=thought, tool_calls=(call,), id=f"{prefix}-{index:03d}a"))
-        messages.append(
-            Message(role="tool", content=observation, tool_call_id=call.id, name="bash", id=f"{prefix}-{index:03d}t")
-        )
-    return system, messages
+def convert_swe_agent(traj: dict[str, Any]) -> tuple[str, list[Message]]:
+    """A SWE-agent ``.traj`` as (system prompt, messages), read by the core's SWE-agent reader.
+
+    The issue, then (thought + ``bash`` call, observation) pairs; ids ``swe-000``, ``swe-<n>a`` / ``swe-<n>t``.
+    """
+    return _split(parse_transcript(json.dumps(traj), format="swe-agent", source="swe-agent"))
 
 
-def convert_tau_bench(entry: dict[str, Any], *, prefix: str = "tau") -> tuple[str, list[Message]]:
-    """A tau-bench historical trajectory (OpenAI-format messages) as (system prompt, messages)."""
-    traj = entry["traj"]
-    system = traj[0]["content"]
-    messages: list[Message] = []
-    seen: dict[str, int] = {}
-    renamed: dict[str, str] = {}
-    for index, raw in enumerate(traj[1:], start=1):
-        mid = f"{prefix}-{index:03d}"
-        if raw["role"] == "assistant":
-            calls = []
-            for call in raw.get("tool_calls") or []:
-                seen[call["id"]] = seen.get(call["id"], 0) + 1
-                unique = call["id"] if seen[call["id"]] == 1 else f"{call['id']}~{seen[call['id']]}"
-                renamed[call["id"]] = unique
-                args = json.loads(call["function"]["arguments"] or "{}")
-                calls.append(ToolCall(id=unique, name=call["function"]["name"], args=args))
-            messages.append(
-                Message(role="assistant", content=raw.get("content") or "", tool_calls=tuple(calls), id=mid)
-            )
-        elif raw["role"] == "tool":
-            call_id = renamed.get(raw["tool_call_id"], raw["tool_call_id"])
-            messages.append(
-                Message(
-                    role="tool", content=raw.get("content") or "", tool_call_id=call_id, name=raw.get("name"), id=mid
-                )
-            )
-        else:
-            messages.append(Message(role=raw["role"], content=raw.get("content") or "", id=mid))
-    return system, messages
+def convert_tau_bench(entry: dict[str, Any]) -> tuple[str, list[Message]]:
+    """A tau-bench historical trajectory as (system prompt, messages), read by the core's tau-bench reader.
+
+    The messages are read exactly (provider extras in metadata); the converted data keeps only what the replay
+    uses, so the extras are dropped. Ids ``tau-<n>``; reused tool-call ids get ``~2``, ``~3``.
+    """
+    transcript = parse_transcript(json.dumps(entry), format="tau-bench", source="tau-bench")
+    system, messages = _split(transcript)
+    return system, [m.model_copy(update={"metadata": {}}) for m in messages]
+
+
+def _split(transcript: Transcript) -> tuple[str, list[Message]]:
+    first, *rest = transcript.messages
+    if first.role != "system":
+        raise ValueError(f"{transcript.source}: expected the system prompt first, got a {first.role} message")
+    return first.text, rest
 
 
 def model_calls(messages: Sequence[Message]) -> tuple[tuple[Message, ...], ...]:
