@@ -19,6 +19,7 @@ except ImportError as exc:
 
 from .cognitive import BINDING_METADATA_KEY, CognitiveBindingPostprocessor, CognitiveRetriever
 from .convert import ChatMessageConverter, from_chat_message, to_chat_message, tool_calls_of, tool_schemas
+from .errors import LlamaIndexContextOverflowError
 from .instrumentation import (
     CompactionFailedEvent,
     ContextCompactedEvent,
@@ -28,6 +29,7 @@ from .instrumentation import (
     ToolOutputBoundedEvent,
     forward_session_events,
 )
+from .llm import BudgetedLLM
 from .memory import BudgetedMemory
 from .persistence import SNAPSHOT_SUFFIX, persist_simple_chat_store
 from .postprocessor import BudgetNodePostprocessor, BudgetReport, DroppedNode
@@ -43,6 +45,7 @@ __all__ = [
     "BoundedTool",
     "BudgetNodePostprocessor",
     "BudgetReport",
+    "BudgetedLLM",
     "BudgetedMemory",
     "ChatMessageConverter",
     "CognitiveBindingPostprocessor",
@@ -55,6 +58,7 @@ __all__ = [
     "FakeReply",
     "FakeRequest",
     "FakeToolCall",
+    "LlamaIndexContextOverflowError",
     "LlamaIndexSummarizer",
     "NodesBudgetedEvent",
     "StrictFakeLLM",
