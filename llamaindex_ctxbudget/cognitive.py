@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxbudget.cognitive import CognitiveContextSession
-from ctxbudget.errors import CognitiveExclusivityError, InvalidRequest
+from ctxbudget.errors import CognitiveExclusivityError, InvalidPolicyError, InvalidRequest
 from ctxbudget.items import ContextItem
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.bridge.pydantic import PrivateAttr
@@ -62,24 +62,36 @@ class CognitiveRetriever(BaseRetriever):
     Args:
         session: the bound cognitive session.
         session_id: the conversation id sent with every request.
+        k: the most nodes returned, best first (what ``similarity_top_k`` is to a vector retriever); ``None``:
+            every document the binding cites.
+
+    Raises:
+        CognitiveExclusivityError: ``session`` is not a ``CognitiveContextSession``.
+        InvalidPolicyError: ``k`` is not an int >= 1 or ``None``.
     """
 
-    def __init__(self, session: CognitiveContextSession, *, session_id: str, **kwargs: Any) -> None:
+    def __init__(
+        self, session: CognitiveContextSession, *, session_id: str, k: int | None = None, **kwargs: Any
+    ) -> None:
         if not isinstance(session, CognitiveContextSession):
             raise CognitiveExclusivityError(
                 f"session: CognitiveRetriever serves only a CognitiveContextSession, got {type(session).__name__}"
             )
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            raise InvalidPolicyError(f"k: must be an int >= 1 or None, got {k!r}", field="k")
         self._session = session
         self._session_id = session_id
+        self.k = k
         super().__init__(**kwargs)
 
+    def _top(self, items: list[ContextItem]) -> list[NodeWithScore]:
+        return nodes_from_items(items if self.k is None else items[: self.k], _binding_digest(self._session))
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        items = self._session.retrieve(query_bundle.query_str, session_id=self._session_id)
-        return nodes_from_items(items, _binding_digest(self._session))
+        return self._top(self._session.retrieve(query_bundle.query_str, session_id=self._session_id))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        items = await self._session.aretrieve(query_bundle.query_str, session_id=self._session_id)
-        return nodes_from_items(items, _binding_digest(self._session))
+        return self._top(await self._session.aretrieve(query_bundle.query_str, session_id=self._session_id))
 
 
 class CognitiveBindingPostprocessor(BaseNodePostprocessor):

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 from ctxbudget.cognitive import CognitiveContextSession, FolderKnowledgeProvider, example_package_path
-from ctxbudget.errors import CognitiveExclusivityError
+from ctxbudget.errors import CognitiveExclusivityError, InvalidPolicyError
 from ctxbudget.policy import CompactionPolicy
 from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.chat_engine import CondensePlusContextChatEngine, ContextChatEngine
@@ -119,3 +119,14 @@ def test_cognitive_retriever_and_postprocessor_fail_closed() -> None:
         post.postprocess_nodes([foreign], query_bundle=QueryBundle("q"))
     with pytest.raises(CognitiveExclusivityError):
         CognitiveRetriever(object(), session_id="s1")  # type: ignore[arg-type]
+
+
+def test_cognitive_retriever_k_keeps_the_best_nodes() -> None:
+    provider = FolderKnowledgeProvider(example_package_path())
+    bound = CognitiveContextSession(provider.binding(), provider, timeout=5.0)
+    every = CognitiveRetriever(bound, session_id="s1").retrieve("how does compaction work?")
+    assert len(every) > 1
+    top = CognitiveRetriever(bound, session_id="s1", k=1).retrieve("how does compaction work?")
+    assert [n.node.node_id for n in top] == [every[0].node.node_id]
+    with pytest.raises(InvalidPolicyError, match="k: must be an int >= 1 or None, got 0"):
+        CognitiveRetriever(bound, session_id="s1", k=0)
