@@ -83,7 +83,7 @@ def claude_code_rows(entries: Sequence[tuple[Where, Any]]) -> tuple[Message, ...
             seen.add(uuid)
         message = entry.get("message")
         if not isinstance(message, Mapping):
-            where.fail("message", f"a {entry['type']} event needs a message object, got {type(message).__name__}")
+            where.fail("message", f"this {entry['type']} event needs a message object, got {type(message).__name__}")
         where.check_tree(message, "message")
         role, api_id, content = message.get("role", entry["type"]), message.get("id"), message.get("content")
         last = turns[-1] if turns else None
