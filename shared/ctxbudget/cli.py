@@ -146,8 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     compact.add_argument(
         "--in-place",
         action="store_true",
-        help="allow OUT to be the transcript itself (it is replaced; without this flag that is refused, exit 2). "
-        "A file compact wrote can be compacted again: its summary and archive are carried forward",
+        help="allow OUT (or the .ctxbudget.json document beside it) to be the transcript itself (it is replaced; "
+        "without this flag that is refused, exit 2). A ctxbudget document compact wrote can be compacted again: "
+        "its summary and archive are carried forward",
     )
     compact.add_argument("--instructions", help="focus for the summary, like /compact <instructions>")
     demo = commands.add_parser(
