@@ -10,7 +10,7 @@ from ctxbudget.errors import SnapshotStoreError
 from ctxbudget.messages import Message, ToolCall
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.session import ContextSession
-from ctxbudget.stores import SnapshotStore, StoredSnapshot
+from ctxbudget.stores import ArchiveRecord, SnapshotStore, StoredSnapshot
 from ctxbudget.summarize import Summarizer
 from ctxbudget.testing import StrictProvider
 from ctxbudget.tokens import TiktokenCounter
@@ -67,6 +67,22 @@ class FaultyStore:
 
     def trim_log(self, session_id: str, *, upto: int) -> int:
         return self._call("trim_log", lambda: self.inner.trim_log(session_id, upto=upto))  # type: ignore[return-value]
+
+    def put_archive(self, session_id: str, records: Sequence[ArchiveRecord]) -> list[int]:
+        return self._call("put_archive", lambda: self.inner.put_archive(session_id, records))  # type: ignore[return-value]
+
+    def get_archive(self, session_id: str, handles: Sequence[str]) -> dict[str, str]:
+        return self._call("get_archive", lambda: self.inner.get_archive(session_id, handles))  # type: ignore[return-value]
+
+    def read_archive(self, session_id: str, *, after: int = 0, limit: int | None = None) -> list[tuple[int, str, str]]:
+        run = lambda: self.inner.read_archive(session_id, after=after, limit=limit)  # noqa: E731 - one call
+        return self._call("read_archive", run)  # type: ignore[return-value]
+
+    def archive_head(self, session_id: str) -> int:
+        return self._call("archive_head", lambda: self.inner.archive_head(session_id))  # type: ignore[return-value]
+
+    def archived_ids(self, session_id: str, message_ids: Sequence[str]) -> dict[str, int]:
+        return self._call("archived_ids", lambda: self.inner.archived_ids(session_id, message_ids))  # type: ignore[return-value]
 
 
 def make_session(summarizer: Summarizer, *, window: int = WINDOW, timeout: float | None = 0.2) -> ContextSession:
