@@ -21,6 +21,7 @@ __all__ = [
     "check_common",
     "check_event_types",
     "check_instance",
+    "check_names",
     "check_optional_str",
     "check_positive_int",
     "check_tools",
@@ -104,3 +105,14 @@ def check_tools(value: object, convert: Any, field: str = "tools") -> Any:
                 field=f"{field}[{index}]",
             ) from None
     return convert(tools)
+
+
+def check_names(field: str, value: object) -> frozenset[str]:
+    """A frozenset of non-empty names from a sequence of str (a bare str is refused: a list of names is meant)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise _fail(field, "a sequence of tool names (str)", value)
+    names = list(value)
+    for index, name in enumerate(names):
+        if not isinstance(name, str) or not name:
+            raise _fail(f"{field}[{index}]", "a non-empty str", name)
+    return frozenset(names)

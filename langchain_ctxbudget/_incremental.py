@@ -35,10 +35,10 @@ from ctxbudget.toolpairs import repair_tool_pairs
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.prompt_values import PromptValue
 
-from .convert import from_langchain, role_of, to_langchain, with_tool_call_ids
+from .convert import from_langchain, lacks_tool_call_ids, role_of, to_langchain
 from .errors import LangChainContextOverflowError, NoHumanMessageError
 
-__all__ = ["StatelessCache", "no_human", "overflow", "stable_id"]
+__all__ = ["StatelessCache", "no_human", "overflow", "sent_form", "stable_id"]
 
 
 def stable_id(index: int, message: BaseMessage) -> str:
@@ -49,6 +49,18 @@ def stable_id(index: int, message: BaseMessage) -> str:
 
 def _stamped(index: int, message: BaseMessage) -> BaseMessage:
     return message if message.id else message.model_copy(update={"id": stable_id(index, message)})
+
+
+def sent_form(given: BaseMessage, message: Message) -> BaseMessage:
+    """What the fit returns for ``given`` when it is kept unchanged: the very object given.
+
+    Unless its tool calls lack ids: then a copy carrying the ids ``message`` gives them, so the call sent and its
+    result name the same call.
+    """
+    if not lacks_tool_call_ids(given):
+        return given
+    calls = [{**call, "id": tc.id} for call, tc in zip(given.tool_calls, message.tool_calls, strict=True)]  # type: ignore[attr-defined]  # an AIMessage: lacks_tool_call_ids checked it
+    return given.model_copy(update={"tool_calls": calls, "id": message.id})
 
 
 def overflow(used: int, budget: int, window: int) -> LangChainContextOverflowError:
@@ -116,9 +128,13 @@ class StatelessCache:
             messages = self._messages(value)
             head = self._fit_head(messages)
             self._fit_body(messages[len(head) :], len(head))
-            if not self._users:
-                raise no_human([it.message for it in (*head, *self._items)], len(head))
             fixed = self._fixed + sum(it.size for it in head)
+            if not self._users:  # no human message: only the system messages may be sent, if nothing else is
+                if self._out:
+                    raise no_human([it.message for it in (*head, *self._items)], len(head))
+                if fixed > self._budget:
+                    raise overflow(fixed, self._budget, self._budget)
+                return [it.lc for it in head]
             total = fixed + self._prefix[-1]
             need = total - self._budget
             k = bisect_left(self._user_prefix, need) if need > 0 else 0
@@ -143,9 +159,8 @@ class StatelessCache:
 
     def _item(self, index: int, raw: BaseMessage) -> _Item:
         self.conversions += 1
-        stamped = _stamped(index, raw)
-        message = from_langchain(stamped)
-        lc = with_tool_call_ids(stamped)
+        message = from_langchain(_stamped(index, raw))
+        lc = sent_form(raw, message)
         size = self._counter.count_message(message)
         if message.role == "tool" and size > self._limit:
             message = message.with_content(excerpt(message.text, max_tokens=self._limit, counter=self._counter))

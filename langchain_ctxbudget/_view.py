@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxbudget.archive import ArchiveEntry
-from ctxbudget.compaction import ARCHIVE_META
+from ctxbudget.compaction import ARCHIVE_META, CLEARED_META
 from ctxbudget.messages import Message
 from ctxbudget.session import ContextSession
 from ctxbudget.snapshot import SessionSnapshot, TrackerSnapshot
 from langchain_core.messages import BaseMessage, RemoveMessage, ToolMessage
 
+from ._editing import ClearedResult, cleared_results
 from .convert import CTXBUDGET_KEY, MessageConverter, ensure_id, lacks_tool_call_ids, with_tool_call_ids
 from .events import EventForwarder
 
@@ -77,8 +78,20 @@ def _slim(message: BaseMessage) -> tuple[BaseMessage, str | None, Any]:
 class ThreadView:
     """The session of one thread, the state messages it mirrors, and the update still to persist."""
 
-    def __init__(self, session: ContextSession, converter: MessageConverter, forwarder: EventForwarder) -> None:
+    def __init__(
+        self,
+        session: ContextSession,
+        converter: MessageConverter,
+        forwarder: EventForwarder,
+        exclude_tools: frozenset[str] = frozenset(),
+    ) -> None:
         self.session = session
+        self.exclude_tools = exclude_tools
+        """Tools whose results are added pinned: never cleared or shortened by compaction."""
+        self.call_names: dict[str, str] = {}
+        """Tool call id -> tool name, for the calls seen (a result's tool is its name, else its call's)."""
+        self.cleared: dict[str, ClearedResult] = {}
+        """Tool results compaction cleared, by message id (for the request-time edits)."""
         self.converter = converter
         self.forwarder = forwarder
         self.lc: list[BaseMessage] = []
@@ -127,7 +140,11 @@ class ThreadView:
             if lacks_tool_call_ids(slim):  # persist the ids its calls are sent with, so a restart sends the same
                 slim = with_tool_call_ids(slim)
                 self.pending.replaced[ensure_id(slim)] = slim
-            message = self.converter.to_message(slim)
+            message = self._pinned(self.converter.to_message(slim), slim)
+            if message.metadata.get(CLEARED_META):
+                self.cleared[message.id] = ClearedResult(
+                    message.tool_call_id or "", handle or message.metadata.get(ARCHIVE_META), message.text
+                )
             if handle is not None:
                 metadata = {k: v for k, v in message.metadata.items() if k != ARCHIVE_META}
                 content = original if isinstance(original, str) else message.text
@@ -148,6 +165,19 @@ class ThreadView:
         else:
             self.collect_archive()
 
+    def _pinned(self, message: Message, lc: BaseMessage) -> Message:
+        """``message``, pinned when it is a result of an excluded tool (and remembered as ``lc``'s form)."""
+        for call in message.tool_calls:
+            self.call_names[call.id] = call.name
+        if not self.exclude_tools or message.role != "tool" or message.metadata.get("pinned") is True:
+            return message
+        name = message.name or self.call_names.get(message.tool_call_id or "")
+        if name not in self.exclude_tools:
+            return message
+        pinned = message.model_copy(update={"metadata": {**message.metadata, "pinned": True}})
+        self.converter.adopt(lc, pinned)
+        return pinned
+
     def absorb(self) -> None:
         """Diff the session's history against the state view and queue the removals and replacements."""
         history = self.session.history
@@ -163,6 +193,7 @@ class ThreadView:
                 self.pending.replaced[message.id] = self.converter.to_langchain(message)
         body = [self.pending.replaced.get(m.id) or self.converter.to_langchain(m) for m in history]
         self.msgs = history
+        self.cleared = cleared_results(history)
         self._apply(body)
         self.collect_archive()
         session = self.session

@@ -22,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ctxbudget.compaction import ARCHIVE_META
+from ctxbudget.compaction import ARCHIVE_META, CLEARED_META
 from ctxbudget.errors import InvalidMessageError
 from ctxbudget.messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema
 from langchain_core.messages import (
@@ -158,6 +158,8 @@ def from_langchain(message: BaseMessage) -> Message:
     metadata: dict[str, Any] = {"lc_type": message.type}
     if isinstance(marks, dict) and isinstance(marks.get("handle"), str):
         metadata[ARCHIVE_META] = marks["handle"]
+    if isinstance(marks, dict) and marks.get("cleared") is True:
+        metadata[CLEARED_META] = True
     tool_call_id: str | None = None
     if role == "tool":
         tool_call_id = getattr(message, "tool_call_id", None) or message.name or message_id
@@ -176,6 +178,8 @@ def _marks(message: Message) -> dict[str, Any]:
     marks: dict[str, Any] = {}
     if ARCHIVE_META in message.metadata:
         marks["handle"] = message.metadata[ARCHIVE_META]
+    if message.metadata.get(CLEARED_META) is True:
+        marks["cleared"] = True
     kind = message.metadata.get("ctxbudget")
     if isinstance(kind, str):
         marks["kind"] = kind

@@ -16,16 +16,19 @@ from typing import Any
 
 from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.errors import ContextOverflowError
+from ctxbudget.messages import Message
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.snapshot import SessionSnapshot, TrackerSnapshot
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.tokens import TiktokenCounter, TokenCounter
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage
 
 from ._checks import check_common, check_instance
-from .convert import CTXBUDGET_KEY, MessageConverter, ensure_id
+from ._incremental import stable_id
+from ._summary import fold_summary, is_summary, summary_message
+from .convert import CTXBUDGET_KEY, MessageConverter, from_langchain
 from .errors import LangChainContextOverflowError
 from .summarizer import LangChainSummarizer
 
@@ -50,6 +53,10 @@ class ArchiveHistory(BaseChatMessageHistory):
     def clear(self) -> None:
         """Forget every original (only on explicit request)."""
         self._messages.clear()
+
+
+def _folded(messages: list[BaseMessage]) -> list[BaseMessage]:
+    return fold_summary(messages[:2]) + messages[2:] if messages and is_summary(messages[0]) else messages
 
 
 def _summary_marks(message: BaseMessage) -> dict[str, Any] | None:
@@ -97,6 +104,7 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
         }
         self._archived: set[str] = set()
         self._archived_ids: set[str] = set()
+        self._stored = 0
         self.session = self._load(inner.messages)
 
     # -- loading -----------------------------------------------------------------------------------------------
@@ -115,9 +123,7 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
             )
             session = ContextSession.restore(snapshot, counter=session.counter, summarizer=self._summarizer)
             messages = messages[1:]
-        for message in messages:
-            ensure_id(message)
-        session.add(*self.converter.to_messages(messages))
+        session.add(*self._track(messages, len(stored) - len(messages)))
         for entry in session.archive:  # bounded on load: the inner history is rewritten at the next add
             if entry.message is not None:
                 self.archive.add_messages([self.converter.to_langchain(entry.message)])
@@ -128,18 +134,38 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
     # -- BaseChatMessageHistory --------------------------------------------------------------------------------
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]  # a read-only view of the inner history
-        """The compacted conversation: the summary message (after a compaction) and the live tail."""
-        return self.inner.messages
+        """The compacted conversation: the summary message (after a compaction) and the live tail.
+
+        The summary is stored as its own message (as LangChain's ``SummarizationMiddleware`` writes it) and, when a
+        human message follows it, read folded into that message, so no two user turns touch.
+        """
+        return _folded(self.inner.messages)
 
     async def aget_messages(self) -> list[BaseMessage]:
         """Async :attr:`messages`."""
-        return await self.inner.aget_messages()
+        return _folded(await self.inner.aget_messages())
+
+    def _track(self, messages: Sequence[BaseMessage], start: int) -> list[Message]:
+        """The session's form of each message; the message itself is stored as given (an id-less one stays so).
+
+        An id-less message is converted through a copy whose id comes from its position in the inner history
+        (``start`` is the first one's) and its content, so a wrapper reloaded over the same inner history gives it
+        the same id; that id maps back to the object given, so the inner history holds the caller's own objects.
+        """
+        converted: list[Message] = []
+        for index, lc in enumerate(messages, start):
+            if lc.id:
+                converted.append(self.converter.to_message(lc))
+                continue
+            message = from_langchain(lc.model_copy(update={"id": stable_id(index, lc)}))
+            self.converter.adopt(lc, message)
+            converted.append(message)
+        self._stored = start + len(messages)
+        return converted
 
     def _accept(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-        accepted = [m.model_copy() if not m.id else m for m in messages]
-        for message in accepted:
-            ensure_id(message)
-        self.session.add(*self.converter.to_messages(accepted))
+        accepted = list(messages)
+        self.session.add(*self._track(accepted, self._stored))
         return accepted
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
@@ -204,6 +230,9 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
         head = next((m for m in built.messages if m.metadata.get("ctxbudget") == "summary"), None)
         if head is not None:
             marks = {"kind": "summary", "summary": self.session.summary, "goal": self.session.goal}
-            view.append(HumanMessage(content=head.text, id=head.id, response_metadata={CTXBUDGET_KEY: marks}))
-        view.extend(self.converter.to_langchain(m) for m in self.session.history)
+            view.append(summary_message(head.text, head.id, marks))
+        for message in self.session.history:  # rewritten after a compaction: with ids, so a reload keeps them
+            lc = self.converter.to_langchain(message)
+            view.append(lc if lc.id else lc.model_copy(update={"id": message.id}))
+        self._stored = len(view)
         return view

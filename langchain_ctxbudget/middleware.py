@@ -53,8 +53,17 @@ from langchain_core.runnables.config import ensure_config
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, ValidationError
 
-from ._checks import check_bool, check_common, check_event_types, check_optional_str, check_positive_int
+from ._checks import (
+    check_bool,
+    check_common,
+    check_event_types,
+    check_names,
+    check_optional_str,
+    check_positive_int,
+)
+from ._editing import ToolEdits
 from ._search import SEARCH_TOOL_NAME, SearchArchiveArgs, StateArchives, search_message, search_tool
+from ._summary import fold_summary, is_summary, sent_summary
 from ._view import ARCHIVE_KEY, META_KEY, SUMMARY_KEY, ThreadView, restore_session
 from ._window import resolve_window
 from .convert import CTXBUDGET_KEY, MessageConverter, lacks_tool_call_ids, tool_schemas, usage_of, with_tool_call_ids
@@ -154,6 +163,13 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         forward_events: ctxbudget event types dispatched as LangChain custom events.
         max_threads: conversation threads (and threadless runs in flight) kept in memory; others are rebuilt from
             their state on demand.
+        exclude_tools: tools whose results are never cleared (as ``ClearToolUsesEdit.exclude_tools``): compaction
+            never clears or shortens them, and keeps them verbatim after the summary when their turn is summarized.
+        clear_tool_inputs: send a call whose result was cleared with empty arguments (as
+            ``ClearToolUsesEdit.clear_tool_inputs``).
+        placeholder: the text a cleared result is sent as (as ``ClearToolUsesEdit.placeholder``), followed by where
+            its full text is archived; our marker (which keeps the output's key lines) when ``None``, or when the
+            placeholder would be longer than it.
 
     Raises:
         UsageError: an argument of the wrong type or out of range (``InvalidPolicyError`` naming the field).
@@ -172,6 +188,9 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         read_back_tool: bool = True,
         forward_events: frozenset[EventType] = DEFAULT_FORWARDED,
         max_threads: int = 1024,
+        exclude_tools: Sequence[str] = (),
+        clear_tool_inputs: bool = False,
+        placeholder: str | None = None,
     ) -> None:
         super().__init__()
         if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)):
@@ -182,6 +201,13 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         check_optional_str("compact_instructions", compact_instructions)
         check_bool("read_back_tool", read_back_tool)
         check_positive_int("max_threads", max_threads)
+        check_bool("clear_tool_inputs", clear_tool_inputs)
+        check_optional_str("placeholder", placeholder)
+        self.edits = ToolEdits(
+            exclude_tools=check_names("exclude_tools", exclude_tools),
+            clear_tool_inputs=clear_tool_inputs,
+            placeholder=placeholder,
+        )
         forward_events = check_event_types(forward_events)
         self.max_tokens = max_tokens
         self.counter: TokenCounter = counter or TiktokenCounter()
@@ -227,7 +253,7 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             session = restore_session(
                 request.state, messages, lambda: self._new_session(request.model, session_id), session_id
             )
-            view = ThreadView(session, self.converter, EventForwarder(self.forward_events))
+            view = ThreadView(session, self.converter, EventForwarder(self.forward_events), self.edits.exclude_tools)
             view.persisted = set((request.state.get(ARCHIVE_KEY) or {}).keys())  # type: ignore[attr-defined]
             if key is not None:  # no key: a threadless call outside an agent run; its view is not cached
                 with self._lock:
@@ -263,13 +289,20 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             sent = sent[1:]
         prefix = len(sent) - len(view.msgs)
         if prefix >= 0 and sent[prefix:] == tuple(view.msgs):  # identical objects: compared in C
-            return [*(self.converter.to_langchain(m) for m in sent[:prefix]), *view.body()]
-        return [self.converter.to_langchain(m) for m in sent]
+            head = [sent_summary(m) or self.converter.to_langchain(m) for m in sent[:prefix]]
+            if not any(is_summary(m) for m in head):
+                return [*head, *view.body()]
+            body = view.body()  # the summary folds into the human message next to it: only the first few change
+            return [*fold_summary([*head, *body[:1]]), *body[1:]]
+        return fold_summary([sent_summary(m) or self.converter.to_langchain(m) for m in sent])
 
     def _finish(self, view: ThreadView, built: BuiltRequest) -> list[BaseMessage]:
         if built.compaction is not None:
             view.absorb()
-        return self._messages(view, built)
+        messages = self._messages(view, built)
+        if self.edits.active and view.cleared:
+            return self.edits.apply(messages, view.cleared, self.counter)
+        return messages
 
     def wrap_model_call(
         self,

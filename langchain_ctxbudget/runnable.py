@@ -36,9 +36,10 @@ from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from ._checks import check_common, check_instance, check_positive_int, check_tools, check_window
-from ._incremental import StatelessCache, no_human, overflow, stable_id
+from ._incremental import StatelessCache, no_human, overflow, sent_form, stable_id
+from ._summary import fold_summary, sent_summary
 from ._window import resolve_window
-from .convert import MessageConverter, tool_schemas
+from .convert import MessageConverter, from_langchain, to_langchain, tool_schemas
 from .errors import LangChainContextOverflowError
 from .events import EventForwarder
 
@@ -90,13 +91,14 @@ def fit_messages(
 ) -> list[BaseMessage] | list[Message]:
     """Stateless fit: bound tool outputs, repair tool pairs, drop the oldest safe prefix until within ``max_tokens``.
 
-    Leading system messages are always kept, nothing past the latest user message is dropped, and a tool call is
-    never separated from its result. The caller still holds everything that was dropped.
+    Leading system messages are always kept, nothing past the latest user message is dropped, a tool call is never
+    separated from its result, and the rest starts on a human message (as ``trim_messages(start_on="human")``). The
+    caller still holds everything that was dropped.
 
     Args:
         messages: LangChain messages (the result is LangChain messages; none given is modified, and one kept
-            unchanged that has an id comes back as the very object given) or ctxbudget messages (the result is
-            ctxbudget messages); not a mix.
+            unchanged comes back as the very object given) or ctxbudget messages (the result is ctxbudget
+            messages); not a mix.
         max_tokens: the budget for the whole request, tools included.
         counter: token counter (default exact ``o200k_base``).
         policy: its tool-output limit bounds oversized tool results (default :class:`~ctxbudget.CompactionPolicy`).
@@ -106,6 +108,7 @@ def fit_messages(
         InvalidMessageError: ``messages`` is not a sequence of messages of one kind (the index is named).
         InvalidPolicyError: ``max_tokens``, ``counter``, ``policy`` or ``tools`` is of the wrong kind.
         LangChainContextOverflowError: the system messages plus the tail from the latest user message do not fit.
+        NoHumanMessageError: there are messages after the leading system messages, and none is a human message.
     """
     check_positive_int("max_tokens", max_tokens)
     check_common(counter=counter, policy=policy)
@@ -114,9 +117,11 @@ def fit_messages(
     fit_args = (max_tokens, counter or TiktokenCounter(), policy or CompactionPolicy(), schemas)
     if not given_langchain:
         return _fit_core(cast("list[Message]", listed), *fit_args)
-    converter = MessageConverter()
-    fitted = _fit_core(converter.to_messages(_stable_ids(cast("list[BaseMessage]", listed))), *fit_args)
-    return [converter.to_langchain(m) for m in fitted]
+    given = cast("list[BaseMessage]", listed)
+    converted = [from_langchain(m) for m in _stable_ids(given)]
+    forms = {id(m): sent_form(lc, m) for lc, m in zip(given, converted, strict=True)}
+    by_id = {m.id: forms[id(m)] for m in converted}
+    return [forms.get(id(m)) or to_langchain(m, by_id.get(m.id)) for m in _fit_core(converted, *fit_args)]
 
 
 def _any_tool_schemas(tools: Sequence[Any]) -> tuple[ToolSchema, ...]:
@@ -166,7 +171,7 @@ def _fit_core(
         for m in rest
     ]
     rest = repair_tool_pairs(rest)
-    if not any(m.role == "user" for m in rest):
+    if rest and not any(m.role == "user" for m in rest):
         raise no_human(messages, head)
     sizes = [counter.count_message(m) for m in rest]
     total = sum(counter.count_message(m) for m in system) + counter.count_tools(tools) + counter.request_overhead
@@ -182,7 +187,7 @@ def _fit_core(
             cut += 1
     if used > budget:
         raise overflow(used, budget, budget)
-    while rest[cut].role != "user":  # start on a human turn, as trim_messages(start_on="human")
+    while cut < len(rest) and rest[cut].role != "user":  # start on a human turn, as trim_messages(start_on="human")
         cut += 1
     return system + repair_tool_pairs(rest[cut:])
 
@@ -253,7 +258,7 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
             # The session's copy of the leading system messages, always first when it has one: they are passed
             # through as given instead. Recognised by what we set, never by an id a caller could choose.
             sent = sent[1:]
-        return system + [self.converter.to_langchain(m) for m in sent]
+        return system + fold_summary([sent_summary(m) or self.converter.to_langchain(m) for m in sent])
 
     def _fit(self, value: LanguageModelInput) -> list[BaseMessage]:
         if self.session is None:

@@ -213,5 +213,13 @@ def test_no_human_message_is_a_typed_error_naming_the_numbers() -> None:
     assert info.value.roles == {"assistant": 2, "tool": 1}
     assert (info.value.total, info.value.system, info.value.field) == (4, 1, "messages")
     assert isinstance(info.value, ValueError)
-    with pytest.raises(NoHumanMessageError, match="0 message"):
-        runnable.invoke([])
+    # Nothing after the system messages: nothing is dropped, so they are returned alone (as trim_messages does).
+    assert runnable.invoke([]) == []
+    assert runnable.invoke(messages[:1]) == messages[:1]
+
+
+def test_messages_kept_unchanged_come_back_as_the_objects_given() -> None:
+    messages = [SystemMessage("rules"), HumanMessage("hi"), AIMessage("hello", id="a1")]
+    for out in (ContextBudgetRunnable(max_tokens=1_000).invoke(messages), fit_messages(messages, max_tokens=1_000)):
+        assert all(a is b for a, b in zip(out, messages, strict=True))
+        assert out[0].id is None  # no id is stamped on what the caller gave
