@@ -240,11 +240,11 @@ def _parse_jsonl(text: str, source: str, forced: str | None) -> Transcript:
             raise TranscriptError(f"{source}: line {number}: {TOO_DEEP}", field="json") from None
     if not raw:
         raise TranscriptError(f"{source}: the transcript holds no messages", field="messages")
-    fmt = _chosen(forced, detect_rows([row for _, row in raw]), source, "JSONL lines")
+    fmt = _chosen(forced, detect_rows([row for _, row in raw]))
     return _from_rows(raw, fmt, source, jsonl=True)
 
 
-def _chosen(forced: str | None, detected: str, source: str, what: str) -> str:
+def _chosen(forced: str | None, detected: str) -> str:
     """The format to read: the detected one, or the forced one (a forced name read as the format it stands for)."""
     if forced is None:
         return detected
@@ -271,7 +271,7 @@ def _from_rows(rows: list[tuple[Where, Any]], fmt: str, source: str, *, jsonl: b
 
 
 def _parse_document(document: Any, source: str, key: str | None, forced: str | None) -> Transcript:
-    fmt = _chosen(forced, _detected(document, source, forced), source, "document")
+    fmt = _chosen(forced, _detected(document, source, forced))
     if fmt == "ctxbudget-compacted":
         if not isinstance(document, Mapping):
             raise TranscriptError(f"{source}: a ctxbudget document is a JSON object", field="format")

@@ -11,6 +11,7 @@ it (:mod:`._generic`), which also names the line and field of a malformed messag
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidMessageError, TranscriptError
@@ -41,23 +42,14 @@ _OPENAI_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _LENIENT_KEYS = frozenset({"blocks", "additional_kwargs"})
 
 
+@dataclass(frozen=True)
 class Read:
     """What a reader found: the messages, the tools, and the request body's other fields (``None``: a bare list)."""
 
-    def __init__(
-        self,
-        messages: tuple[Message, ...],
-        *,
-        tools: tuple[ToolSchema, ...] = (),
-        envelope: dict[str, Any] | None = None,
-        key: str | None = None,
-        subformat: str | None = None,
-    ) -> None:
-        self.messages = messages
-        self.tools = tools
-        self.envelope = envelope
-        self.key = key
-        self.subformat = subformat
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSchema, ...] = ()
+    envelope: dict[str, Any] | None = None
+    key: str | None = None
 
 
 def numbered(messages: Sequence[Message], given: Sequence[Any], wheres: Sequence[Where]) -> tuple[Message, ...]:
