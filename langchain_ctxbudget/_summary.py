@@ -1,10 +1,11 @@
 """The summary message in LangChain's shape, and never a second user turn next to a user turn.
 
 LangChain's own ``SummarizationMiddleware`` puts its summary in a ``HumanMessage`` marked
-``additional_kwargs={"lc_source": "summarization"}``; ours has the same role and mark (plus our
-``response_metadata["ctxbudget"]`` marks). A summary followed (or, failing that, preceded) by a human message is
-folded into it, summary first, so no two user turns touch: providers such as Bedrock require user and assistant
-turns to alternate. Folding only shortens the request (one message's overhead fewer), so the budget still holds.
+``additional_kwargs={"lc_source": "summarization"}`` (a notification, ``add_notification_metadata``); ours has the
+same role and mark (plus our ``response_metadata["ctxbudget"]`` marks). A summary followed (or, failing that,
+preceded) by a human message is merged with it as ``merge_message_runs`` merges a notification, so no two user
+turns touch: providers such as Bedrock require user and assistant turns to alternate. Merging only shortens the
+request (one message's overhead fewer), so the budget still holds.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxbudget.messages import Message
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, add_notification_metadata, merge_message_runs
 
 from .convert import CTXBUDGET_KEY
 
@@ -24,13 +25,9 @@ SUMMARY_SOURCE = "summarization"
 
 
 def summary_message(text: str, message_id: str, marks: dict[str, Any] | None = None) -> HumanMessage:
-    """A summary as LangChain's ``SummarizationMiddleware`` shapes it, with our marks."""
-    return HumanMessage(
-        content=text,
-        id=message_id,
-        additional_kwargs={"lc_source": SUMMARY_SOURCE},
-        response_metadata={CTXBUDGET_KEY: marks or {"kind": "summary"}},
-    )
+    """A summary as LangChain's ``SummarizationMiddleware`` shapes it (a notification), with our marks."""
+    message = HumanMessage(content=text, id=message_id, response_metadata={CTXBUDGET_KEY: marks or {"kind": "summary"}})
+    return add_notification_metadata(message, source=SUMMARY_SOURCE)
 
 
 def is_summary(message: BaseMessage) -> bool:
@@ -46,26 +43,18 @@ def sent_summary(message: Message) -> HumanMessage | None:
     return summary_message(message.text, message.id)
 
 
-def _joined(first: str | list[Any], second: str | list[Any]) -> str | list[Any]:
-    if isinstance(first, str) and isinstance(second, str):
-        return f"{first}\n\n{second}"
-    blocks: list[Any] = []
-    for content in (first, second):
-        blocks.extend([{"type": "text", "text": content}] if isinstance(content, str) else content)
-    return blocks
-
-
 def fold_summary(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """``messages`` with the summary folded into the human message next to it (the next one, else the previous)."""
+    """``messages`` with the summary merged with the human message next to it (the next one, else the previous).
+
+    Merged as LangChain's ``merge_message_runs`` merges a notification with an adjacent human message: contents
+    joined, the first message's id and metadata kept, ``lc_source`` kept.
+    """
     out = list(messages)
     at = next((i for i, m in enumerate(out) if is_summary(m) and m.type == "human"), None)
     if at is None:
         return out
-    summary = out[at]
     if at + 1 < len(out) and out[at + 1].type == "human":
-        after = out[at + 1]
-        out[at : at + 2] = [after.model_copy(update={"content": _joined(summary.content, after.content)})]
+        out[at : at + 2] = merge_message_runs(out[at : at + 2])
     elif at > 0 and out[at - 1].type == "human":
-        before = out[at - 1]
-        out[at - 1 : at + 1] = [before.model_copy(update={"content": _joined(before.content, summary.content)})]
+        out[at - 1 : at + 1] = merge_message_runs(out[at - 1 : at + 1])
     return out

@@ -87,11 +87,13 @@ def test_a_summary_alone_has_langchains_shape_and_folds_into_the_next_human_turn
     human = HumanMessage("next question", id="h2")
     folded = fold_summary([summary, human, AIMessage("answer")])
     assert [m.type for m in folded] == ["human", "ai"]
-    assert folded[0].id == "h2"
-    assert folded[0].text == "[Context Summary]\nearlier\n\nnext question"
+    assert folded[0].additional_kwargs == {"lc_source": "summarization"}  # as merge_message_runs keeps it
+    assert folded[0].text == "[Context Summary]\nearlier\nnext question"
     assert fold_summary([summary, AIMessage("answer")]) == [summary, AIMessage("answer")]
+    before = fold_summary([HumanMessage("pinned", id="p"), summary, AIMessage("answer")])
+    assert [m.text for m in before] == ["pinned\n[Context Summary]\nearlier", "answer"]
     blocks = fold_summary([summary, HumanMessage([{"type": "text", "text": "q"}])])
-    assert blocks[0].content == [{"type": "text", "text": "[Context Summary]\nearlier"}, {"type": "text", "text": "q"}]
+    assert blocks[0].content == ["[Context Summary]\nearlier", {"type": "text", "text": "q"}]
 
 
 def test_history_stores_the_summary_in_langchains_shape_and_reads_it_folded() -> None:
