@@ -476,13 +476,32 @@ class BudgetedMemory(BaseMemory):
     def _render(self, request: BuiltRequest) -> list[ChatMessage]:
         return self._view.render(request.messages, self._converter)
 
-    def get_all(self) -> list[ChatMessage]:
-        """Every message ever put or set, as given, in order (nothing compaction did is visible here)."""
-        return list(self.chat_store.get_messages(self.chat_store_key))
+    def get_all(self, status: object = None) -> list[ChatMessage]:
+        """Every message ever put or set, as given, in order (nothing compaction did is visible here).
 
-    async def aget_all(self) -> list[ChatMessage]:
+        Args:
+            status: as ``Memory.get_all`` takes it: ``MessageStatus.ACTIVE`` (or ``"active"``) gives only the
+                messages still live in the window, ``ARCHIVED`` only those compacted away; ``None``: all.
+
+        Raises:
+            InvalidPolicyError: ``status`` is none of those.
+        """
+        return self._with_status(list(self.chat_store.get_messages(self.chat_store_key)), status)
+
+    async def aget_all(self, status: object = None) -> list[ChatMessage]:
         """Async :meth:`get_all`."""
-        return list(await self.chat_store.aget_messages(self.chat_store_key))
+        return self._with_status(list(await self.chat_store.aget_messages(self.chat_store_key)), status)
+
+    def _with_status(self, chats: list[ChatMessage], status: object) -> list[ChatMessage]:
+        wanted = getattr(status, "value", status)
+        if wanted is None:
+            return chats
+        if wanted not in ("active", "archived"):
+            raise InvalidPolicyError(f"status: expected 'active', 'archived' or None, got {status!r}", field="status")
+        with self._lock:
+            live = {m.id for m in self._live().history}
+            keep = [self._ids[i] in live for i in range(min(len(chats), len(self._ids)))]
+        return [chat for chat, active in zip(chats, keep, strict=False) if active == (wanted == "active")]
 
     # -- writing -----------------------------------------------------------------------------------------------
     # The chat store is written first, the session second, in the same order, under one lock: a store write that
@@ -707,8 +726,8 @@ class BudgetedMemory(BaseMemory):
             self.chat_store.delete_messages(snapshot_key(self.chat_store_key))
             self._open(None, [])
 
-    async def areset(self) -> None:
-        """Async :meth:`reset`."""
+    async def areset(self, status: object = None) -> None:
+        """Async :meth:`reset` (``status`` is accepted as ``Memory.areset`` takes it; everything is forgotten)."""
         async with self._write_lock():
             await self.chat_store.adelete_messages(self.chat_store_key)
             await self.chat_store.adelete_messages(snapshot_key(self.chat_store_key))

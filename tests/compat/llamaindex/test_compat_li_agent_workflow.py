@@ -10,7 +10,6 @@ memory is passed to ``run`` (the framework's is the very memory the agent would 
 ``from __future__ import annotations`` here: FunctionTool finds the ``Context`` parameter by its evaluated annotation.
 """
 
-
 from typing import Any
 
 import pytest
