@@ -10,17 +10,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable
+from typing import Literal, Protocol
 
 from ._summary_runs import SummaryRun
 from .compaction import Compaction, CompactionOutcome
+from .conversation import Conversation
 from .errors import CompactionError, SummarizerError
-from .events import CompactionFailed, ContextCompacted
+from .events import CompactionFailed, ContextCompacted, EventBus
+from .policy import CompactionPolicy
 from .request import PreCompact
-from .tracking import ContextState
-
-if TYPE_CHECKING:
-    from .session import ContextSession
+from .summarize import AsyncSummarizer, Summarizer
+from .tokens import TokenCounter
+from .tracking import ContextState, ContextWindowTracker
 
 __all__: list[str] = []
 
@@ -30,43 +32,77 @@ Trigger = Literal["auto", "manual"]
 """What started a compaction."""
 
 
-def instructions_for(session: ContextSession, manual: str | None) -> str | None:
+class CompactionHost(Protocol):
+    """What a compaction needs from the session it runs for (:class:`~ctxbudget.session.ContextSession` has it).
+
+    The state compaction reads and commits is the :class:`~ctxbudget.conversation.Conversation`; the rest is the
+    session's configuration, tracker, events and hooks.
+    """
+
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def counter(self) -> TokenCounter: ...
+    @property
+    def policy(self) -> CompactionPolicy: ...
+    @property
+    def max_tokens(self) -> int: ...
+    @property
+    def summarizer(self) -> Summarizer | AsyncSummarizer: ...
+    @property
+    def compact_instructions(self) -> str | None: ...
+    @property
+    def tracker(self) -> ContextWindowTracker: ...
+    @property
+    def events(self) -> EventBus: ...
+    @property
+    def pre_compact_hooks(self) -> list[Callable[[PreCompact], None]]: ...
+    @property
+    def post_compact_hooks(self) -> list[Callable[[ContextCompacted], None]]: ...
+    @property
+    def conversation(self) -> Conversation: ...
+    @property
+    def state(self) -> ContextState: ...
+
+
+def instructions_for(session: CompactionHost, manual: str | None) -> str | None:
     """Compact Instructions from the project plus the manual focus, or ``None``."""
     joined = "\n\n".join(part for part in (session.compact_instructions, manual) if part and part.strip())
     return joined or None
 
 
-def start(session: ContextSession, trigger: Trigger, instructions: str | None) -> Compaction:
+def start(session: CompactionHost, trigger: Trigger, instructions: str | None) -> Compaction:
     """Run the PreCompact hooks and set up a compaction over the session's current state."""
     event = PreCompact(session_id=session.session_id, trigger=trigger, state=session.state, instructions=instructions)
     for hook in session.pre_compact_hooks:
         hook(event)
     # A ratio below 1 (a snapshot from before the reading was floored at our own count) never widens the target.
     ratio = max(1.0, session.tracker.calibration.ratio) if session.tracker.calibration.samples else 1.0
+    conversation = session.conversation
     return Compaction(
-        session._live.messages,
+        conversation.live.messages,
         counter=session.counter,
         policy=session.policy,
         window=session.max_tokens,
         target_tokens=math.floor(session.policy.target * session.max_tokens / ratio),
-        fixed_tokens=session._fixed_tokens(),
-        summary=session._summary,
-        render_summary=session._summary_message,
-        goal=session._goal,
-        goal_id=session._goal_id,
+        fixed_tokens=conversation.fixed_tokens(),
+        summary=conversation.summary,
+        render_summary=conversation.summary_message,
+        goal=conversation.goal,
+        goal_id=conversation.goal_id,
         instructions=instructions,
-        pinned_ids=frozenset(session._pinned_ids),
-        original_of=session._archived_original,
-        sizes=session._live.sizes,
+        pinned_ids=conversation.pinned_ids,
+        original_of=conversation.original_of,
+        sizes=conversation.live.sizes,
     )
 
 
-def summary_limit(session: ContextSession) -> int:
+def summary_limit(session: CompactionHost) -> int:
     """The largest summary, in tokens, for this session's window."""
     return session.policy.summary_limit(session.max_tokens)
 
 
-def report_failure(session: ContextSession, trigger: Trigger, tier: str, error: BaseException) -> None:
+def report_failure(session: CompactionHost, trigger: Trigger, tier: str, error: BaseException) -> None:
     """Emit ``compaction_failed`` for a tier that failed (the history is unchanged by it)."""
     session.events.emit(
         CompactionFailed(
@@ -80,7 +116,7 @@ def report_failure(session: ContextSession, trigger: Trigger, tier: str, error: 
 
 
 def compact_sync(
-    session: ContextSession, trigger: Trigger, manual: str | None, *, force: bool, raise_errors: bool
+    session: CompactionHost, trigger: Trigger, manual: str | None, *, force: bool, raise_errors: bool
 ) -> ContextCompacted | None:
     """Compact on the calling thread; errors leave history untouched (raised or reported as an event)."""
     try:
@@ -109,7 +145,7 @@ def compact_sync(
 
 
 async def compact_async(
-    session: ContextSession, trigger: Trigger, manual: str | None, *, force: bool, raise_errors: bool
+    session: CompactionHost, trigger: Trigger, manual: str | None, *, force: bool, raise_errors: bool
 ) -> ContextCompacted | None:
     """Like :func:`compact_sync`, but the summarizer is awaited outside the lock.
 
@@ -119,16 +155,14 @@ async def compact_async(
     """
     try:
         for _attempt in range(3):
-            with session._lock:
+            conversation = session.conversation
+            with conversation.lock:
                 before = session.state
                 work = start(session, trigger, instructions_for(session, manual))
                 early_tiers(work)
                 step = work.plan_summary(summary_limit(session), force=force) if (force or not work.done()) else None
-                planned, planned_len, planned_summary = (
-                    session._live.messages,
-                    len(session._live.messages),
-                    session._summary,
-                )
+                planned, planned_summary = conversation.live.messages, conversation.summary
+                planned_len = len(planned)
             fallback = None
             summary: str | None = None
             if step is not None:
@@ -137,11 +171,11 @@ async def compact_async(
                 except SummarizerError as exc:
                     fallback = str(exc)
                     report_failure(session, trigger, "summarize", exc)
-            with session._lock:
-                if session._live.messages is not planned or session._summary is not planned_summary:
+            with conversation.lock:
+                if conversation.live.messages is not planned or conversation.summary is not planned_summary:
                     continue  # the history was replaced while we awaited: recompute on the fresh state
                 # Messages only appended meanwhile: the paid-for summary still covers the same span.
-                work.extend(session._live.messages[planned_len:])
+                work.extend(conversation.live.messages[planned_len:])
                 if step is not None:
                     if summary is None:
                         summary, tier = work.extractive(step, summary_limit(session)), "extractive"
@@ -151,7 +185,7 @@ async def compact_async(
                 if not work.done():
                     work.truncate(summary_limit(session))
                 return commit(session, work.finish(), trigger, before, fallback)
-        with session._lock:
+        with session.conversation.lock:
             return compact_offline(session, trigger, manual, force=force)
     except asyncio.CancelledError:
         raise
@@ -162,7 +196,7 @@ async def compact_async(
         return None
 
 
-def compact_offline(session: ContextSession, trigger: Trigger, manual: str | None, *, force: bool) -> ContextCompacted:
+def compact_offline(session: CompactionHost, trigger: Trigger, manual: str | None, *, force: bool) -> ContextCompacted:
     """Compact with the extractive summarizer only (no external call), under the caller's lock."""
     before = session.state
     work = start(session, trigger, instructions_for(session, manual))
@@ -183,23 +217,19 @@ def early_tiers(work: Compaction) -> None:
         work.clear()
 
 
-def summary_run(session: ContextSession) -> SummaryRun:
+def summary_run(session: CompactionHost) -> SummaryRun:
     """The summarizer call settings (timeout, limit, counter) for this session."""
     return SummaryRun(session.summarizer, session.policy.summarizer_timeout, summary_limit(session), session.counter)
 
 
 def commit(
-    session: ContextSession, outcome: CompactionOutcome, trigger: Trigger, before: ContextState, fallback: str | None
+    session: CompactionHost, outcome: CompactionOutcome, trigger: Trigger, before: ContextState, fallback: str | None
 ) -> ContextCompacted:
-    """Apply an outcome in one step: archive, history, summary, pins; reset tracking; hooks and events."""
-    for message, reason in outcome.archived:
-        session.archive.put_message(message, reason)
-    for message in outcome.pinned:
-        if all(m.id != message.id for m in session._pinned):
-            session._pinned.append(message)
-    session._invalidate_prefix()
-    session._summary = outcome.summary
-    session._replace_history(outcome.history)
+    """Apply an outcome in one step: archive, history, summary, pins; reset tracking; hooks and events.
+
+    The caller emits the ``context_update`` that follows (the session's, after this returns).
+    """
+    session.conversation.commit(outcome)
     session.tracker.reset()
     after = session.state
     tiers = tuple(outcome.tiers) or ("none",)
@@ -211,7 +241,7 @@ def commit(
         tiers=tiers,
         before=before,
         after=after,
-        summary=session._summary,
+        summary=session.conversation.summary,
         receipt=tuple(outcome.receipt),
         fallback_reason=fallback,
     )
@@ -225,5 +255,4 @@ def commit(
     if errors:
         event = event.model_copy(update={"hook_errors": tuple(errors)})
     session.events.emit(event)
-    session._emit_update()
     return event

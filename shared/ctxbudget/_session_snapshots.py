@@ -1,45 +1,70 @@
-"""Taking a :class:`~ctxbudget.session.ContextSession` apart into a snapshot, and putting one back together.
+"""Taking a session apart into a snapshot, and putting one back together.
 
-The session's internals, kept apart from ``session.py``; the snapshot model itself is :mod:`ctxbudget.snapshot`.
+Works on the session's :class:`~ctxbudget.conversation.Conversation` and public configuration (the
+:class:`SnapshotHost` protocol), never its private fields; the snapshot model itself is :mod:`ctxbudget.snapshot`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from .archive import Archive
+from .cognitive import CognitiveContextSession
+from .conversation import Conversation
 from .errors import SnapshotFormatError
+from .policy import CompactionPolicy
 from .snapshot import SessionSnapshot, TrackerSnapshot
 from .tokens import Calibration
-
-if TYPE_CHECKING:
-    from .session import ContextSession
+from .tracking import ContextWindowTracker
 
 __all__: list[str] = []
 
 
-def take(session: ContextSession) -> SessionSnapshot:
+class SnapshotHost(Protocol):
+    """What a snapshot reads from (and restores into) a session: :class:`~ctxbudget.session.ContextSession` has it."""
+
+    log_seq: int
+
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def max_tokens(self) -> int: ...
+    @property
+    def policy(self) -> CompactionPolicy: ...
+    @property
+    def compact_instructions(self) -> str | None: ...
+    @property
+    def cognitive(self) -> CognitiveContextSession | None: ...
+    @property
+    def tracker(self) -> ContextWindowTracker: ...
+    @property
+    def conversation(self) -> Conversation: ...
+
+
+def take(session: SnapshotHost) -> SessionSnapshot:
     """Everything needed to resume ``session`` (the caller holds its lock)."""
     tracker = session.tracker
+    conversation = session.conversation
     return SessionSnapshot(
         session_id=session.session_id,
         model=session.model,
         max_tokens=session.max_tokens,
-        system_prompt=session._system_prompt,
-        tools=session._tools,
+        system_prompt=conversation.system_prompt,
+        tools=conversation.tools,
         policy=session.policy.model_dump(),
         compact_instructions=session.compact_instructions,
-        history=tuple(session._live.messages),
-        summary=session._summary,
-        goal=session._goal,
-        goal_id=session._goal_id,
-        pinned=tuple(session._pinned),
-        context=session._context_message,
-        system_messages=tuple(session._system_extras),
-        pinned_ids=tuple(sorted(session._pinned_ids)),
-        archive=tuple(session.archive.entries()),
-        order=dict(session._order),
-        binding=session._binding_json(),
+        history=tuple(conversation.live.messages),
+        summary=conversation.summary,
+        goal=conversation.goal,
+        goal_id=conversation.goal_id,
+        pinned=conversation.pinned,
+        context=conversation.context,
+        system_messages=conversation.system_messages,
+        pinned_ids=tuple(sorted(conversation.pinned_ids)),
+        archive=tuple(conversation.archive.entries()),
+        order=conversation.order,
+        binding=session.cognitive.binding.to_dict() if session.cognitive is not None else None,
         log_seq=session.log_seq,
         tracker=TrackerSnapshot(
             ratio=tracker.calibration.ratio,
@@ -51,23 +76,25 @@ def take(session: ContextSession) -> SessionSnapshot:
     )
 
 
-def apply(session: ContextSession, snap: SessionSnapshot) -> None:
+def apply(session: SnapshotHost, snap: SessionSnapshot) -> None:
     """Load a snapshot's state into a freshly constructed session (whose configuration came from it)."""
-    session.archive = Archive(snap.archive)
-    session._order = dict(snap.order)
-    session._summary = snap.summary
-    session._goal, session._goal_id = snap.goal, snap.goal_id
-    session._pinned = list(snap.pinned)
-    session._pinned_ids = set(snap.pinned_ids)
-    session._system_extras = list(snap.system_messages)
-    session._context_message = snap.context
-    session._invalidate_prefix()
-    session._replace_history(list(snap.history))
     missing = [m.id for m in snap.history if m.id not in snap.order]
     if missing:
         raise SnapshotFormatError(
             f"snapshot.order: {len(missing)} live message(s) missing, e.g. {missing[0]!r}", field="order"
         )
+    session.conversation.load(
+        archive=snap.archive,
+        order=snap.order,
+        summary=snap.summary,
+        goal=snap.goal,
+        goal_id=snap.goal_id,
+        pinned=snap.pinned,
+        pinned_ids=snap.pinned_ids,
+        system_messages=snap.system_messages,
+        context=snap.context,
+        history=snap.history,
+    )
     tracker = session.tracker
     tracker.calibration = Calibration(ratio=snap.tracker.ratio, samples=snap.tracker.samples)
     tracker.last_reported, tracker.counted_at_report = snap.tracker.last_reported, snap.tracker.counted_at_report

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from .messages import Message, MessageSequence
 from .request import INTERRUPTED_NOTICE
@@ -27,7 +28,7 @@ class UnsentResult:
     """A tool result kept in the history that no request carries: it answers no open call."""
 
     message: Message
-    reason: str  # "duplicate_result" (its call was already answered) or "orphaned_result"
+    reason: Literal["orphaned_result", "duplicate_result"]  # duplicate: its call was already answered
 
 
 def missing_result(call_id: str) -> Message:

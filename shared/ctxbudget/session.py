@@ -9,9 +9,7 @@ that every strict provider accepts. Nothing is ever lost: every original that le
 
 from __future__ import annotations
 
-import hashlib
 import math
-import threading
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -35,6 +33,7 @@ from .archive import Archive
 from .archive_search import ArchiveHit
 from .cognitive import CognitiveContextSession, PackageBinding, check_providers, check_resume
 from .compaction import ARCHIVE_META
+from .conversation import Conversation
 from .errors import (
     CognitiveContextError,
     ContextOverflowError,
@@ -55,14 +54,14 @@ from .events import (
 )
 from .evidence import excerpt
 from .items import ContextItem
-from .live_history import LiveHistory, UnsentResult
+from .live_history import UnsentResult
 from .messages import Message, ToolCall, ToolSchema
 from .models import DEFAULT_REGISTRY, ModelRegistry
 from .planner import PlannerConfig, PlanResult, plan_context
 from .policy import CompactionPolicy
 from .providers import is_responses_item, messages_from_anthropic, messages_from_openai, messages_from_responses
 from .providers.usage import usage_figures
-from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER, BuiltRequest, PreCompact
+from .request import INTERRUPTED_NOTICE, BuiltRequest, PreCompact
 from .snapshot import SessionSnapshot
 from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer
 from .tokens import TokenCounter
@@ -133,34 +132,21 @@ class ContextSession:
         self.policy = policy or CompactionPolicy()
         self.summarizer: Summarizer | AsyncSummarizer = summarizer or ExtractiveSummarizer(self.counter)
         self.compact_instructions = compact_instructions
-        self.archive = Archive()
         self.tracker = ContextWindowTracker(self.max_tokens)
         self.events = EventBus(self.session_id)
         self.pre_compact_hooks: list[Callable[[PreCompact], None]] = []
         self.post_compact_hooks: list[Callable[[ContextCompacted], None]] = []
-        self._lock = threading.RLock()
-        self._system_prompt = system_prompt
-        self._tools = tuple(tools)
-        self._live = LiveHistory(self.counter.count_message)
-        self._order: dict[str, int] = {}
-        self._summary: str | None = None
-        self._goal: str | None = None
-        self._goal_id: str | None = None
-        self._goal_live = False
-        self._goal_shown: tuple[str, str] | None = None
-        self._pinned: list[Message] = []
-        self._pinned_ids: set[str] = set()
-        self._system_extras: list[Message] = []
-        self._revision = 0  # bumped by every change to the history; async compaction commits only on its own
-        self._reserve, self._last_built = 0, 0
-        self._unsent_ids: set[str] = set()  # tool results reported as unsent (once each)
-        self._fixed_cache: int | None = None
-        self._prefix_cache: tuple[Message | None, tuple[Message, ...]] | None = None
-        self._summary_cache: tuple[tuple[str | None, str | None, bool], Message | None, int] | None = None
-        self._system_message: Message | None = None
-        self._notice_tokens: int | None = None
+        self._conv = Conversation(
+            session_id=self.session_id,
+            counter=self.counter,
+            max_tokens=self.max_tokens,
+            system_prompt=system_prompt,
+            tools=tools,
+            on_unsent=self._report_unsent,
+        )
+        self._lock = self._conv.lock
+        self._last_built = 0
         self.log_seq = 0
-        self._context_message: Message | None = None
         self.last_plan: PlanResult | None = None
         self.cognitive: CognitiveContextSession | None = None
         if cognitive is not None:
@@ -171,29 +157,27 @@ class ContextSession:
     @property
     def system_prompt(self) -> str | None:
         """The system prompt sent first in every request."""
-        return self._system_prompt
+        return self._conv.system_prompt
 
     @system_prompt.setter
     def system_prompt(self, value: str | None) -> None:
         check_arguments(counter=None, system_prompt=value, tools=(), policy=None, session_id=None)
-        check_window_fits(self.counter, value, self._tools, self.max_tokens)
+        check_window_fits(self.counter, value, self._conv.tools, self.max_tokens)
         with self._lock:
-            self._system_prompt = value
-            self._invalidate_prefix()
+            self._conv.set_system_prompt(value)
             self._emit_update()
 
     @property
     def tools(self) -> tuple[ToolSchema, ...]:
         """Tool schemas exposed to the model."""
-        return self._tools
+        return self._conv.tools
 
     @tools.setter
     def tools(self, value: Sequence[ToolSchema]) -> None:
         check_arguments(counter=None, system_prompt=None, tools=value, policy=None, session_id=None)
-        check_window_fits(self.counter, self._system_prompt, value, self.max_tokens)
+        check_window_fits(self.counter, self._conv.system_prompt, value, self.max_tokens)
         with self._lock:
-            self._tools = tuple(value)
-            self._invalidate_prefix()
+            self._conv.set_tools(value)
             self._emit_update()
 
     def set_threshold(self, threshold: float | Literal[False]) -> None:
@@ -221,34 +205,47 @@ class ContextSession:
 
     # -- history -----------------------------------------------------------------------------------------------
     @property
+    def conversation(self) -> Conversation:
+        """The state object behind this session (history, summary, goal, pins, archive, accounting).
+
+        For stores, snapshots and compaction; hold :attr:`Conversation.lock` while reading it from another thread.
+        """
+        return self._conv
+
+    @property
+    def archive(self) -> Archive:
+        """Every original the session bounded, cleared, summarized or dropped, by handle."""
+        return self._conv.archive
+
+    @property
     def history(self) -> list[Message]:
         """The live history (a copy), without system prompt, summary or pinned messages."""
-        return list(self._live.messages)
+        return list(self._conv.live.messages)
 
     @property
     def summary(self) -> str | None:
         """The cumulative summary of everything compacted so far."""
-        return self._summary
+        return self._conv.summary
 
     @property
     def goal(self) -> str | None:
         """The user's goal: the first user request, or what :meth:`pin_goal` set."""
-        return self._goal
+        return self._conv.goal
 
     @property
     def goal_message_id(self) -> str | None:
         """The id of the message the goal was taken from (``None`` when pinned explicitly or unset)."""
-        return self._goal_id
+        return self._conv.goal_id
 
     @property
     def pinned(self) -> tuple[Message, ...]:
         """Pinned messages sent after the summary in every request (from :meth:`pin`, and pinned history)."""
-        return tuple(self._pinned)
+        return self._conv.pinned
 
     @property
     def pinned_ids(self) -> frozenset[str]:
         """Ids of history messages added with ``metadata={"pinned": True}``."""
-        return frozenset(self._pinned_ids)
+        return self._conv.pinned_ids
 
     def pin_goal(self, text: str) -> None:
         """Pin the user's goal explicitly; it survives every compaction verbatim."""
@@ -256,7 +253,7 @@ class ContextSession:
             raise InvalidMessageError("goal: must be a non-empty string", field="goal")
         check_text("goal", text, InvalidMessageError)
         with self._lock:
-            self._goal, self._goal_id, self._goal_live = text, None, False
+            self._conv.set_goal(text)
             self._emit_update()
 
     def clear_goal(self) -> None:
@@ -265,11 +262,11 @@ class ContextSession:
         The goal is taken again from the next user message added, or from the first user message still live.
         """
         with self._lock:
-            first = next((m for m in self._live if m.role == "user" and not m.metadata.get("ctxbudget")), None)
+            first = self._conv.first_user_message()
             if first is None:
-                self._goal, self._goal_id, self._goal_live = None, None, False
+                self._conv.set_goal(None)
             else:
-                self._goal, self._goal_id, self._goal_live = first.text, first.id, True
+                self._conv.set_goal(first.text, first.id)
             self._emit_update()
 
     def pin(self, text: str, *, pin_id: str | None = None) -> Message:
@@ -282,8 +279,7 @@ class ContextSession:
             role="user", content=text, metadata={"ctxbudget": "pinned"}, **({"id": pin_id} if pin_id else {})
         )
         with self._lock:
-            self._pinned.append(message)
-            self._invalidate_prefix()
+            self._conv.add_pin(message)
             self._emit_update()
         return message
 
@@ -326,7 +322,7 @@ class ContextSession:
             InvalidMessageError: a message that is not an Anthropic message (naming its index and field); nothing is
                 added.
         """
-        if system == self._system_prompt:
+        if system == self._conv.system_prompt:
             system = None
         converted = messages_from_anthropic(messages, system=system)
         self.add(*converted)
@@ -366,13 +362,13 @@ class ContextSession:
         with self._lock:
             self._check_answers_open_call(message.tool_call_id or "")
             self.add(message)
-            return self._live.messages[-1]
+            return self._conv.live.messages[-1]
 
     def _check_answers_open_call(self, call_id: str) -> None:
-        open_ids = self._live.open_calls
+        open_ids = self._conv.live.open_calls
         if call_id in open_ids:
             return
-        problem = "was already answered" if call_id in self._live.run_calls else "answers no open tool call"
+        problem = "was already answered" if call_id in self._conv.live.run_calls else "answers no open tool call"
         listed = f"open calls: {', '.join(map(repr, open_ids))}" if open_ids else "no tool call is open"
         raise InvalidMessageError(f"tool_call_id: {call_id!r} {problem}; {listed}", field="tool_call_id")
 
@@ -382,28 +378,20 @@ class ContextSession:
             raise InvalidMessageError(
                 f"message: expected ctxbudget.Message, got {type(message).__name__}", field="message"
             )
-        if message.id in self._order:
-            raise InvalidMessageError(f"message.id: {message.id!r} is already in this session", field="id")
-        self._order[message.id] = len(self._order)
-        self._revision += 1
+        self._conv.register(message)
         if message.role == "system":
             # Providers accept system content only at the start: a system message added mid-conversation joins the
             # leading system block, in the order it arrived, and is never compacted away.
-            self._system_extras.append(message)
-            self._invalidate_prefix()
+            self._conv.add_system(message)
             return
         if message.role == "tool" and self.policy.bound_tool_outputs_on_add:
             message = self._bound_on_arrival(message)
-        if message.metadata.get("pinned") is True:
-            self._pinned_ids.add(message.id)
-        if message.role == "user" and self._goal is None and not message.metadata.get("ctxbudget"):
-            self._goal, self._goal_id, self._goal_live = message.text, message.id, True
-        self._report_unsent(self._live.append(message))
+        self._conv.append(message)
 
     def _bound_on_arrival(self, message: Message) -> Message:
         limit = self.policy.tool_output_limit(self.max_tokens)
         before = self.counter.count_message(message)
-        if before <= limit or message.metadata.get("pinned") is True or self._archived_original(message) is not None:
+        if before <= limit or message.metadata.get("pinned") is True or self._conv.original_of(message) is not None:
             return message
         handle = self.archive.put_message(message, "bounded")
         text = excerpt(message.text, max_tokens=limit, counter=self.counter, handle=handle)
@@ -421,23 +409,8 @@ class ContextSession:
         )
         return bounded
 
-    def _archived_original(self, message: Message) -> Message | None:
-        """The archived original of a live copy this session bounded or cleared, else ``None``.
-
-        The marker in the metadata is only a pointer: it counts when the archive holds an original with the same
-        message id under that handle, so a caller's message that carries the marker is treated as its own original.
-        """
-        handle = message.metadata.get(ARCHIVE_META)
-        if not isinstance(handle, str) or handle not in self.archive:
-            return None
-        original = self.archive.get(handle).message
-        return original if original is not None and original.id == message.id else None
-
-    def _report_unsent(self, unsent: UnsentResult | None) -> None:
-        """A tool result that answers no open call is kept but never sent: say so, once per message."""
-        if unsent is None or unsent.message.id in self._unsent_ids:
-            return
-        self._unsent_ids.add(unsent.message.id)
+    def _report_unsent(self, unsent: UnsentResult) -> None:
+        """A tool result that answers no open call is kept but never sent: say so (once per message)."""
         self.events.emit(
             ToolResultUnsent(
                 session_id=self.session_id,
@@ -469,9 +442,9 @@ class ContextSession:
             for message in messages:
                 if message.role != "system":
                     body.append(message)
-                elif message.id not in self._order:
+                elif not self._conv.knows(message.id):
                     self._add_one(message)
-            live = self._live.messages
+            live = self._conv.live.messages
             if len(body) >= len(live) and all(self._same(b, m) for b, m in zip(body, live, strict=False)):
                 for message in body[len(live) :]:
                     self._add_one(message)
@@ -485,104 +458,30 @@ class ContextSession:
 
         A message we bounded or cleared is the same when the ids match: its original is in the archive.
         """
-        return given is live or (given.id == live.id and (given == live or self._archived_original(live) is not None))
+        return given is live or (given.id == live.id and (given == live or self._conv.original_of(live) is not None))
 
     def _rebuild(self, body: list[Message]) -> None:
-        live_by_id = {m.id: m for m in self._live}
+        live_by_id = {m.id: m for m in self._conv.live}
         wanted = {m.id for m in body}
-        for message in self._live:
+        for message in self._conv.live:
             if message.id not in wanted:
-                self.archive.put_message(message, "dropped")
-        self._replace_history([])
+                self._conv.archive.put_message(message, "dropped")
+        self._conv.replace_history(())
         for message in body:
             current = live_by_id.get(message.id)
             if current is not None:
                 if not self._same(message, current):  # edited under the same id
-                    self.archive.put_message(current, "replaced")
+                    self._conv.archive.put_message(current, "replaced")
                     current = message
-                self._append(current)
-            elif message.id not in self._order:
+                self._conv.append_known(current)
+            elif not self._conv.knows(message.id):
                 self._add_one(message)
             # else: compacted away earlier; its original is in the archive and the summary stands for it
 
-    def _append(self, message: Message) -> None:
-        """Append a message already known to the session (no new id, no bounding)."""
-        if message.id == self._goal_id:
-            self._goal_live = True
-        self._report_unsent(self._live.append(message))
-
-    def _replace_history(self, history: Sequence[Message]) -> None:
-        self._revision += 1
-        self._live.replace(())
-        self._goal_live = False
-        for message in history:
-            self._append(message)
-
     # -- measuring ---------------------------------------------------------------------------------------------
-    def _summary_message(self, summary: str | None, goal_live: bool | None = None) -> Message | None:
-        live = self._goal_live if goal_live is None else goal_live
-        show_goal = self._goal is not None and not live
-        if summary is None and not show_goal:
-            return None
-        parts = [SUMMARY_HEADER]
-        if show_goal and self._goal is not None:
-            parts.append(self._shown_goal(self._goal))
-        if summary:
-            parts.append(summary)
-        return Message(
-            role="user",
-            content="\n\n".join(parts),
-            id=f"ctxbudget-summary-{self.session_id}",
-            metadata={"ctxbudget": "summary"},
-        )
-
-    def _shown_goal(self, goal: str) -> str:
-        """The goal as the summary message shows it: verbatim, or an excerpt when it alone would crowd the window.
-
-        A pasted document as the first message is shown as head and tail, naming the handle of its full text.
-        """
-        cached = self._goal_shown
-        if cached is not None and cached[0] is goal:
-            return cached[1]
-        cap = max(256, self.max_tokens // 4)  # a quarter of the window, like the newest tool outputs kept whole
-        if self.counter.count_text(goal) <= cap:
-            shown = f"User's goal (pinned, verbatim):\n{goal}"
-        else:
-            digest = hashlib.sha256(goal.encode("utf-8")).hexdigest()[:16]
-            handle = self.archive.put_text(f"goal-{digest}", goal, source="goal")
-            text = excerpt(goal, max_tokens=cap, counter=self.counter, handle=handle)
-            shown = f"User's goal (pinned; shortened, the full text is archived at {handle}):\n{text}"
-        self._goal_shown = (goal, shown)
-        return shown
-
-    def _fixed_tokens(self) -> int:
-        if self._fixed_cache is None:
-            fixed = self.counter.request_overhead + self.counter.count_tools(self._tools)
-            if self._system_prompt:
-                fixed += self.counter.count_message(Message(role="system", content=self._system_prompt, id="sys"))
-            fixed += sum(self.counter.count_message(m) for m in self._system_extras)
-            fixed += sum(self.counter.count_message(m) for m in self._pinned)
-            fixed += self._reserve
-            if self._context_message is not None:
-                fixed += self.counter.count_message(self._context_message)
-            self._fixed_cache = fixed
-        return self._fixed_cache
-
     def counted_tokens(self) -> int:
         """Our own count of the request as it stands (system, tools, pinned, summary, history, notices)."""
-        if self._notice_tokens is None:
-            self._notice_tokens = self.counter.count_message(_NOTICE_PROBE)
-        return self._fixed_tokens() + self._live.sent_tokens(self._notice_tokens) + self._summary_tokens()
-
-    def _summary_tokens(self) -> int:
-        return self._cached_summary()[1]
-
-    def _cached_summary(self) -> tuple[Message | None, int]:
-        key = (self._summary, self._goal, self._goal_live)
-        if self._summary_cache is None or self._summary_cache[0] != key:
-            summary = self._summary_message(self._summary)
-            self._summary_cache = (key, summary, self.counter.count_message(summary) if summary is not None else 0)
-        return self._summary_cache[1], self._summary_cache[2]
+        return self._conv.counted_tokens()
 
     @property
     def state(self) -> ContextState:
@@ -631,36 +530,6 @@ class ContextSession:
     def _over(self, fraction: float) -> bool:
         return self.tracker.used(self.counted_tokens()) >= fraction * self.max_tokens
 
-    def _invalidate_prefix(self) -> None:
-        """System prompt, tools, pinned or planned context changed: recount and rebuild the request prefix."""
-        self._fixed_cache = None
-        self._prefix_cache = None
-
-    def _prefix(self) -> tuple[Message, ...]:
-        """System prompt, system messages, summary, pinned and planned context: cached until one of them changes."""
-        summary = self._cached_summary()[0]
-        cached = self._prefix_cache
-        if cached is not None and cached[0] is summary:
-            return cached[1]
-        messages: list[Message] = []
-        if self._system_prompt:
-            if self._system_message is None or self._system_message.content != self._system_prompt:
-                self._system_message = Message(
-                    role="system", content=self._system_prompt, id=f"ctxbudget-system-{self.session_id}"
-                )
-            messages.append(self._system_message)
-        messages.extend(self._system_extras)
-        if summary is not None:
-            messages.append(summary)
-        messages.extend(self._pinned)
-        if self._context_message is not None:
-            messages.append(self._context_message)
-        self._prefix_cache = (summary, tuple(messages))
-        return self._prefix_cache[1]
-
-    def _assemble(self) -> Sequence[Message]:
-        return self._live.view(self._prefix())
-
     def _finish_request(
         self, compaction: ContextCompacted | None, counted: int, used: int | None = None
     ) -> BuiltRequest:
@@ -678,8 +547,8 @@ class ContextSession:
             )
         self._last_built = counted
         return BuiltRequest(
-            messages=self._assemble(),
-            tools=self._tools,
+            messages=self._conv.request_messages(),
+            tools=self._conv.tools,
             tokens=counted,
             used_tokens=used,
             max_tokens=self.max_tokens,
@@ -691,9 +560,7 @@ class ContextSession:
             raise InvalidPolicyError(
                 f"reserve_tokens: must be an int >= 0, got {reserve_tokens!r}", field="reserve_tokens"
             )
-        if reserve_tokens != self._reserve:
-            self._reserve = reserve_tokens
-            self._invalidate_prefix()
+        if self._conv.set_reserve(reserve_tokens):
             self._emit_update()
 
     def build_request(self, *, reserve_tokens: int = 0) -> BuiltRequest:
@@ -710,6 +577,8 @@ class ContextSession:
             used = self.tracker.used(counted)
             if self.policy.auto and used >= self.policy.threshold * self.max_tokens:
                 compaction = _compaction.compact_sync(self, "auto", None, force=False, raise_errors=False)
+                if compaction is not None:
+                    self._emit_update()
                 return self._finish_request(compaction, self.counted_tokens())
             return self._finish_request(None, counted, used)
 
@@ -720,6 +589,9 @@ class ContextSession:
         compaction = None
         if self.policy.auto and self._over(self.policy.threshold):
             compaction = await _compaction.compact_async(self, "auto", None, force=False, raise_errors=False)
+            if compaction is not None:
+                with self._lock:
+                    self._emit_update()
         with self._lock:
             return self._finish_request(compaction, self.counted_tokens())
 
@@ -730,6 +602,7 @@ class ContextSession:
             check_text("instructions", instructions, InvalidMessageError)
         with self._lock:
             result = _compaction.compact_sync(self, "manual", instructions, force=True, raise_errors=True)
+            self._emit_update()
             assert result is not None
             return result
 
@@ -738,6 +611,8 @@ class ContextSession:
         if instructions is not None:
             check_text("instructions", instructions, InvalidMessageError)
         result = await _compaction.compact_async(self, "manual", instructions, force=True, raise_errors=True)
+        with self._lock:
+            self._emit_update()
         assert result is not None
         return result
 
@@ -779,7 +654,7 @@ class ContextSession:
         plan = plan_context(items, config or PlannerConfig.balanced(), counter=self.counter)
         with self._lock:
             self.last_plan = plan
-            self._context_message = (
+            self._conv.set_context(
                 Message(
                     role="user",
                     content=plan.rendered,
@@ -789,7 +664,6 @@ class ContextSession:
                 if plan.rendered
                 else None
             )
-            self._invalidate_prefix()
             self._emit_update()
         return plan
 
@@ -798,9 +672,6 @@ class ContextSession:
         """A resumable, versioned copy of this session (see :mod:`ctxbudget.snapshot`)."""
         with self._lock:
             return _snapshots.take(self)
-
-    def _binding_json(self) -> dict[str, Any] | None:
-        return self.cognitive.binding.to_dict() if self.cognitive is not None else None
 
     @classmethod
     def restore(
@@ -846,10 +717,8 @@ class ContextSession:
     # -- reconstruction ----------------------------------------------------------------------------------------
     def originals(self) -> list[Message]:
         """Every message ever added, as it was given, in the order it was added (archive + live history)."""
-        by_id: dict[str, Message] = {m.id: m for m in self._live}
-        by_id.update({m.id: m for m in self._system_extras})
-        by_id.update({m.id: m for m in self.archive.messages()})  # the archived version is the original
-        return sorted((m for m in by_id.values() if m.id in self._order), key=lambda m: self._order[m.id])
+        with self._lock:
+            return self._conv.originals()
 
     def read_archived(self, handle: str, *, offset: int = 0, limit: int | None = 20_000) -> str:
         """Read an archived original back (what a model's read-back tool calls)."""
