@@ -76,6 +76,8 @@ ADD_CAP_S = 60.0
 """Adding messages one by one stops after this many seconds (the cell then reports the lower bound)."""
 PREFILL_TURNS = 10
 """ctxbudget pre-fills a compacting window this many turns per request (one per turn took minutes at 10k messages)."""
+MEMORY_TAIL_TURNS = 20
+"""LlamaIndex ``Memory`` pre-fills a compacting window by putting only this many last turns (see its ``extend``)."""
 OURS_REPEATS = 30
 PEER_REPEATS = 10
 ENCODING = get_encoding("o200k_base")
@@ -533,10 +535,26 @@ class MemorySystem(System):
 
         self.converted = {turn.index: _llamaindex(turn) for turn in turns}
         self.memory = Memory.from_defaults(token_limit=window, tokenizer_fn=DEADLINE.encode)
+        self.compacting = window < LARGE_WINDOW
 
     def extend(self, turns: Sequence[Turn]) -> None:
-        if turns:
+        if not turns:
+            return
+        if not self.compacting:
             self.memory.put_messages([m for turn in turns for m in self.converted[turn.index]])
+            return
+        # put_messages of a long history re-estimates the whole remaining queue per flushed chunk (quadratic: a
+        # 4k-message pre-fill ran for minutes), so the older turns are stored as archived directly, the state
+        # Memory's own waterfall leaves them in (no memory blocks), and the last turns are put one turn at a time.
+        from llama_index.core.async_utils import asyncio_run
+        from llama_index.core.storage.chat_store.base_db import MessageStatus
+
+        early = [m for turn in turns[:-MEMORY_TAIL_TURNS] for m in self.converted[turn.index]]
+        if early:
+            store = self.memory.sql_store
+            asyncio_run(store.add_messages(self.memory.session_id, early, status=MessageStatus.ARCHIVED))
+        for turn in turns[-MEMORY_TAIL_TURNS:]:
+            self.memory.put_messages(self.converted[turn.index])
 
     def turn(self, turn: Turn) -> None:
         self.memory.put_messages(self.converted[turn.index])
