@@ -99,7 +99,8 @@ def _responses_item(row: Any) -> bool:
         return True
     content = row.get("content")
     return isinstance(content, list) and any(
-        isinstance(part, Mapping) and part.get("type") in _RESPONSES_PARTS for part in content
+        isinstance(part, Mapping) and isinstance(part.get("type"), str) and part["type"] in _RESPONSES_PARTS
+        for part in content
     )
 
 
@@ -112,7 +113,9 @@ def _anthropic(messages: Sequence[Any]) -> bool:
             if not isinstance(block, Mapping):
                 continue
             kind = block.get("type")
-            if kind in _ANTHROPIC_BLOCKS or (kind in ("image", "document") and "source" in block):
+            if isinstance(kind, str) and (
+                kind in _ANTHROPIC_BLOCKS or (kind in ("image", "document") and "source" in block)
+            ):
                 return True
     return False
 

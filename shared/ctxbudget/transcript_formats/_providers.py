@@ -95,7 +95,8 @@ def openai_rows(entries: Sequence[tuple[Where, Any]]) -> tuple[Message, ...]:
 def _plain_openai(entry: Any) -> bool:
     return (
         isinstance(entry, Mapping)
-        and entry.get("role") in _OPENAI_ROLES
+        and isinstance(entry.get("role"), str)
+        and entry["role"] in _OPENAI_ROLES
         and not _LENIENT_KEYS.intersection(entry)
         and is_langchain(entry) is None
     )

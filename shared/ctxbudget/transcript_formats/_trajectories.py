@@ -150,6 +150,8 @@ def _from_steps(steps: list[Any], where: Where) -> tuple[Message, ...]:
 def tau_bench_document(document: Any, source: str, key: str | None) -> Read:
     """The ``traj`` of one tau-bench result (``key``: its index in a list of results, default 0)."""
     entries = document if isinstance(document, list) else [document]
+    if not entries:
+        raise TranscriptError(f"{source}: the file holds no tau-bench results", field="traj")
     index = _index(key, len(entries), source)
     entry = entries[index]
     label = f"[{index}].traj" if isinstance(document, list) else "traj"
@@ -192,7 +194,11 @@ def _unique_calls(traj: Sequence[Any]) -> list[Any]:
                     call = {**call, "id": renamed[call_id]}  # noqa: PLW2901 - the renamed copy replaces it
                 calls.append(call)
             row = {**row, "tool_calls": calls}  # noqa: PLW2901 - the renamed copy replaces it
-        elif isinstance(row, Mapping) and row.get("role") == "tool" and row.get("tool_call_id") in renamed:
+        elif isinstance(row, Mapping) and row.get("role") == "tool" and _str(row.get("tool_call_id")) in renamed:
             row = {**row, "tool_call_id": renamed[row["tool_call_id"]]}  # noqa: PLW2901
         out.append(row)
     return out
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
