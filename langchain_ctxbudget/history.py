@@ -55,6 +55,14 @@ class ArchiveHistory(BaseChatMessageHistory):
         self._messages.clear()
 
 
+def _readable(inner: BaseChatMessageHistory) -> list[BaseMessage]:
+    """What ``inner`` holds; nothing for a write-only history (one that defines no ``messages``)."""
+    try:
+        return list(inner.messages)
+    except (AttributeError, NotImplementedError):
+        return []
+
+
 def _folded(messages: list[BaseMessage]) -> list[BaseMessage]:
     return fold_summary(messages[:2]) + messages[2:] if messages and is_summary(messages[0]) else messages
 
@@ -105,7 +113,7 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
         self._archived: set[str] = set()
         self._archived_ids: set[str] = set()
         self._stored = 0
-        self.session = self._load(inner.messages)
+        self.session = self._load(_readable(inner))
 
     # -- loading -----------------------------------------------------------------------------------------------
     def _load(self, stored: Sequence[BaseMessage]) -> ContextSession:
