@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from .archive import Archive
 from .cognitive import CognitiveContextSession
 from .conversation import Conversation
 from .errors import SnapshotFormatError
@@ -42,8 +43,12 @@ class SnapshotHost(Protocol):
     def conversation(self) -> Conversation: ...
 
 
-def take(session: SnapshotHost) -> SessionSnapshot:
-    """Everything needed to resume ``session`` (the caller holds its lock)."""
+def take(session: SnapshotHost, *, archive: bool = True) -> SessionSnapshot:
+    """Everything needed to resume ``session`` (the caller holds its lock).
+
+    With ``archive=False`` the snapshot leaves out the archive and the add order (both grow with the whole history):
+    a shared session keeps them in its store and writes the live positions itself.
+    """
     tracker = session.tracker
     conversation = session.conversation
     return SessionSnapshot(
@@ -62,8 +67,8 @@ def take(session: SnapshotHost) -> SessionSnapshot:
         context=conversation.context,
         system_messages=conversation.system_messages,
         pinned_ids=tuple(sorted(conversation.pinned_ids)),
-        archive=tuple(conversation.archive.entries()),
-        order=conversation.order,
+        archive=tuple(conversation.archive.entries()) if archive else (),
+        order=conversation.order if archive else {},
         binding=session.cognitive.binding.to_dict() if session.cognitive is not None else None,
         log_seq=session.log_seq,
         tracker=TrackerSnapshot(
@@ -76,15 +81,25 @@ def take(session: SnapshotHost) -> SessionSnapshot:
     )
 
 
-def apply(session: SnapshotHost, snap: SessionSnapshot) -> None:
-    """Load a snapshot's state into a freshly constructed session (whose configuration came from it)."""
+def apply(session: SnapshotHost, snap: SessionSnapshot, *, archive: Archive | None = None) -> None:
+    """Load a snapshot's state into a freshly constructed session (whose configuration came from it).
+
+    ``archive`` is the archive of a snapshot that keeps it in a store (``archive_in_store``); such a snapshot is
+    refused without one, rather than restored with its originals missing.
+    """
+    if snap.archive_in_store and archive is None:
+        raise SnapshotFormatError(
+            "snapshot.archive_in_store: this snapshot's archive is kept in its store beside it; load it with "
+            "SharedSession (or pass the store's archive), it cannot be restored alone",
+            field="archive_in_store",
+        )
     missing = [m.id for m in snap.history if m.id not in snap.order]
     if missing:
         raise SnapshotFormatError(
             f"snapshot.order: {len(missing)} live message(s) missing, e.g. {missing[0]!r}", field="order"
         )
     session.conversation.load(
-        archive=snap.archive,
+        archive=archive if archive is not None else snap.archive,
         order=snap.order,
         summary=snap.summary,
         goal=snap.goal,

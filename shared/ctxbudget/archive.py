@@ -169,3 +169,10 @@ class Archive:
     def entries(self) -> list[ArchiveEntry]:
         """Every entry, in archiving order."""
         return list(self._entries.values())
+
+    def positions(self) -> dict[str, int]:
+        """Add positions of archived messages this archive knows itself; ``{}`` here (the session's order has them).
+
+        An archive kept in a store (a shared session's) returns the positions its records carry.
+        """
+        return {}

@@ -683,11 +683,14 @@ class ContextSession:
         registry: ModelRegistry = DEFAULT_REGISTRY,
         cognitive: CognitiveContextSession | None = None,
         providers: Sequence[object] = (),
+        archive: Archive | None = None,
     ) -> ContextSession:
         """Rebuild a session from :meth:`snapshot` output (a model or its JSON).
 
         A bound snapshot needs ``cognitive`` re-injected with the identical binding; see
         :func:`ctxbudget.cognitive.check_resume` for the errors a missing, different or new binding raises.
+        A snapshot whose archive is kept in a store (``archive_in_store``) needs that ``archive`` passed (a
+        :class:`~ctxbudget.shared_session.SharedSession` does), else it is refused (:class:`SnapshotFormatError`).
         """
         snap = snapshot if isinstance(snapshot, SessionSnapshot) else SessionSnapshot.from_json(snapshot)
         stored = PackageBinding.from_dict(snap.binding) if snap.binding is not None else None
@@ -711,7 +714,7 @@ class ContextSession:
             providers=providers,
         )
         session.model = snap.model
-        _snapshots.apply(session, snap)
+        _snapshots.apply(session, snap, archive=archive)
         return session
 
     # -- reconstruction ----------------------------------------------------------------------------------------

@@ -1,23 +1,37 @@
 """``SharedSession``: many workers, threads or processes on one session through a :class:`SnapshotStore`.
 
-The stored state of a shared session is two things, kept by the store:
+The stored state of a shared session is three things, kept by the store:
 
-* **the snapshot**: one JSON document (:class:`~ctxbudget.snapshot.SessionSnapshot`) holding live history,
-  summary, pinned content *and* the archive, written by one atomic compare-and-set. There is no moment at which
-  the archive is written and the live history is not (or the other way round): a process that dies anywhere
-  leaves either the old snapshot or the new one.
+* **the snapshot**: one JSON document (:class:`~ctxbudget.snapshot.SessionSnapshot`) holding the *live* state:
+  live history, summary, goal, pinned content, the add positions of the live messages and how many messages were
+  ever added. It is written by one atomic compare-and-set, and its size is bounded by the window, not by the
+  conversation's past: a process that dies anywhere leaves either the old snapshot or the new one.
+* **the archive**: every original that left the live state, one entry per handle, append-only beside the snapshot
+  (:meth:`~ctxbudget.stores.base.SnapshotStore.put_archive`). An entry is written once, *before* the snapshot that
+  refers to it, so no snapshot ever names an entry that is missing. An entry written by a compaction that then
+  lost its compare-and-set stays: it holds a genuine original of one of the session's messages, and entries are
+  never changed. Loads never read the archive; reading an original (``read_archived``, ``originals()``,
+  ``search_archive``) fetches it by handle or, for a listing, by range: each handle keeps the entries it has read,
+  so after a conflict or on the next load it reads only the entries written since.
 * **the append log**: workers add messages by appending one record per message. Appends never conflict and
   never touch the snapshot.
 
 Reading (:meth:`SharedSession.load`) takes the snapshot, then replays the log records after the snapshot's
-``log_seq``, skipping any message whose id the session already holds, so a record appended twice (a retried
-append whose first attempt did land) is never duplicated. Compaction (:meth:`SharedSession.compact`, or
-automatically in :meth:`SharedSession.build_request`) runs on a loaded version and saves with
-``expected_version``; the new snapshot's ``log_seq`` is the last record it absorbed. Messages appended meanwhile
-sit after that ``log_seq`` and are replayed on top by the next load. A stale compaction loses the
+``log_seq``, skipping any message the session already holds: live, or archived from a log record the snapshot
+absorbed (the store says so by message id, :meth:`~ctxbudget.stores.base.SnapshotStore.archived_ids`). So a
+record appended twice (a retried append whose first attempt did land) is never duplicated. Compaction
+(:meth:`SharedSession.compact`, or automatically in :meth:`SharedSession.build_request`) runs on a loaded version
+and saves with ``expected_version``; the new snapshot's ``log_seq`` is the last record it absorbed. Messages appended
+meanwhile sit after that ``log_seq`` and are replayed on top by the next load. A stale compaction loses the
 compare-and-set, is discarded, and is recomputed on a fresh load (bounded retries, then
 :class:`~ctxbudget.errors.SnapshotConflictError`). Log records are trimmed only after a snapshot absorbing
 them was saved; a load that finds records it needed already trimmed (a newer snapshot absorbed them) reloads.
+
+A snapshot written before the archive moved out of it (its archive inside, ``archive_in_store`` false) is read as it
+is; the next save writes its archive to the store and a live-only snapshot (the migration).
+
+Integrity: the snapshot and every archive entry carry a content digest, checked when read; an edited or corrupted
+one raises :class:`~ctxbudget.errors.SnapshotIntegrityError` naming the store key or handle and both digests.
 
 A log record that cannot be decoded or validated on replay (written by hand, by another version, or holding
 text that cannot be serialized, such as a lone surrogate) never wedges the session: the load skips it, counts it
@@ -25,26 +39,30 @@ text that cannot be serialized, such as a lone surrogate) never wedges the sessi
 sequence number and the problem. Every valid message around it is replayed as usual, and the next compaction
 absorbs and trims the bad record with the rest.
 
-Log record format (JSON, one per message)::
-
-    {"schema": "ctxbudget.log.v1", "message": {...Message fields...}}
+Every operation has an async twin (:meth:`SharedSession.aload`, ``aadd``, ``abuild_request``, ``acompact``,
+``aoriginals``) for use inside asyncio: store calls are awaited (``redis.asyncio`` for Redis, a worker thread for
+SQLite and the in-memory store) and the summarizer of an async compaction is awaited.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
+from ._shared_archive import ArchiveCache, encode_entry
+from ._shared_log import LOG_RECORD_SCHEMA, decode, encode
+from ._shared_state import StoreBackedSession, archive_records, restore_from_store, store_snapshot
+from .archive_search import ArchiveHit
 from .errors import (
     InvalidMessageError,
     InvalidPolicyError,
     SnapshotConflictError,
     SnapshotFormatError,
+    SnapshotIntegrityError,
     SnapshotStoreError,
     UsageError,
 )
@@ -54,14 +72,11 @@ from .models import DEFAULT_REGISTRY, ModelRegistry
 from .request import BuiltRequest
 from .session import ContextSession
 from .snapshot import SessionSnapshot
-from .stores.base import SnapshotStore
+from .stores.base import SnapshotStore, StoredSnapshot
 from .summarize import AsyncSummarizer, Summarizer
 from .tokens import TokenCounter
 
 __all__ = ["LOG_RECORD_SCHEMA", "LoadedSession", "SharedSession", "SharedSessionStats"]
-
-LOG_RECORD_SCHEMA = "ctxbudget.log.v1"
-"""The schema string of every message record :meth:`SharedSession.add` appends."""
 
 _DEFAULT_ATTEMPTS = 8
 _T = TypeVar("_T")
@@ -125,14 +140,25 @@ class SharedSessionStats:
             setattr(self, name, getattr(self, name) + by)
 
 
+@dataclass(frozen=True)
+class _Fetched:
+    """What one load read from the store, before any session is built (the I/O half of a load)."""
+
+    version: int
+    snapshot: SessionSnapshot
+    decoded: list[tuple[int, Message | str]]  # (seq, message or why it cannot be replayed)
+    archived: dict[str, int]  # replayed ids with an archive entry -> the log record it was archived from
+
+
 class SharedSession:
     """A handle on one session shared by many workers through a :class:`SnapshotStore`.
 
-    Handles are cheap and stateless between calls (every operation loads fresh state), so each worker, thread or
-    process may hold its own, or share one. Create the stored session once with :meth:`create`.
+    Handles are cheap and hold no session state between calls (every operation loads fresh state); a handle keeps
+    only the archive entries it has read (written once, so never stale). Each worker, thread or process may hold its
+    own handle, or share one. Create the stored session once with :meth:`create`.
 
     Args:
-        store: where the snapshot and the append log live.
+        store: where the snapshot, the archive and the append log live.
         session_id: the shared session's id.
         counter: token counter for loaded sessions (default: as :meth:`ContextSession.restore` picks).
         summarizer: summarizer for compactions (default: the offline extractive one).
@@ -161,6 +187,7 @@ class SharedSession:
         self.registry = registry
         self.max_attempts = max_attempts
         self.stats = SharedSessionStats()
+        self._cache = ArchiveCache(store, session_id)
         self._warned: set[int] = set()
         self._warned_lock = threading.Lock()
 
@@ -178,7 +205,8 @@ class SharedSession:
         """Store ``session`` as the first snapshot of a new shared session and return a handle on it.
 
         The session's configuration (window, policy, system prompt, tools) and any messages it already holds
-        become version 1. Its ``log_seq`` is kept, so log records appended before creation are replayed.
+        become version 1: its archive goes to the store's archive, its live state to the snapshot. Its
+        ``log_seq`` is kept, so log records appended before creation are replayed.
 
         Raises:
             SnapshotFormatError: the session cannot be serialized; nothing was created.
@@ -186,7 +214,27 @@ class SharedSession:
             SnapshotStoreError: the store failed (the session may or may not have been created; a retry that
                 gets :class:`SnapshotConflictError` finds it created).
         """
-        store.save(session.session_id, _snapshot_json(session, "create"), expected_version=None)
+        whole = _serialized(session, "create", session.snapshot)
+        if store.load(session.session_id) is not None:
+            # checked before the archive is written, so a duplicate create never adds entries to another session
+            store.save(session.session_id, whole.to_json(), expected_version=None)  # raises the conflict
+        positions = whole.order
+        records = [
+            encode_entry(entry, positions.get(entry.message.id) if entry.message else None, whole.log_seq)
+            for entry in whole.archive
+        ]
+        head = max(store.put_archive(session.session_id, records), default=0) if records else 0
+        live = {m.id for m in whole.history} | {m.id for m in whole.system_messages}
+        first = whole.model_copy(
+            update={
+                "archive": (),
+                "order": {i: p for i, p in positions.items() if i in live},
+                "added": whole.next_position,
+                "archive_in_store": True,
+                "archive_head": head,
+            }
+        )
+        store.save(session.session_id, first.to_json(), expected_version=None)
         return cls(
             store,
             session.session_id,
@@ -212,12 +260,13 @@ class SharedSession:
             SnapshotStoreError: the store failed; the messages may or may not have been appended (a commit can
                 land and its reply be lost). Re-appending the same messages is safe: loads skip duplicate ids.
         """
-        records = [_encode(message, index) for index, message in enumerate(messages)]
-        ids = [message.id for message in messages]
-        if len(set(ids)) != len(ids):
-            duplicate = next(i for i in ids if ids.count(i) > 1)
-            raise InvalidMessageError(f"messages.id: {duplicate!r} appears twice in one add", field="id")
-        seqs = self.store.append(self.session_id, records)
+        seqs = self.store.append(self.session_id, _records(messages))
+        self.stats.bump("appended", len(seqs))
+        return seqs
+
+    async def aadd(self, *messages: Message) -> list[int]:
+        """Async :meth:`add`."""
+        seqs: list[int] = await self._astore("append", self.session_id, _records(messages))
         self.stats.bump("appended", len(seqs))
         return seqs
 
@@ -227,82 +276,136 @@ class SharedSession:
         self.add(message)
         return message
 
+    async def aadd_user(self, text: str, **metadata: Any) -> Message:
+        """Async :meth:`add_user`."""
+        message = Message(role="user", content=text, metadata=metadata)
+        await self.aadd(message)
+        return message
+
     # -- reading ---------------------------------------------------------------------------------------------------
     def load(self) -> LoadedSession:
         """Return a consistent view: the latest snapshot plus every log message after its ``log_seq``.
 
         A log record that does not decode or validate is skipped, counted and logged (see the module docs); the
-        load still returns every valid message.
+        load still returns every valid message. The archive is not read (its entries are fetched when read).
 
         Raises:
             UsageError: the store has no snapshot for this session (create it with :meth:`create`).
             SnapshotFormatError: the stored snapshot does not validate (field named).
+            SnapshotIntegrityError: the stored snapshot does not match its digest (edited or corrupted).
             SnapshotConflictError: records kept being trimmed under this reader for ``max_attempts`` tries.
             SnapshotStoreError: the store failed.
         """
         for _ in range(self.max_attempts):
-            loaded = self._try_load()
-            if loaded is not None:
-                self.stats.bump("loads")
-                return loaded
+            fetched = self._fetch()
+            if fetched is not None:
+                return self._build(fetched)
             self.stats.bump("stale_reloads")
-        version = self._stored_version()
-        raise SnapshotConflictError(
+        raise self._kept_moving(self._stored_version())
+
+    async def aload(self) -> LoadedSession:
+        """Async :meth:`load`."""
+        for _ in range(self.max_attempts):
+            fetched = await self._afetch()
+            if fetched is not None:
+                return self._build(fetched)
+            self.stats.bump("stale_reloads")
+        stored = await self._astore("load", self.session_id)
+        raise self._kept_moving(stored.version if stored is not None else 0)
+
+    def originals(self) -> list[Message]:
+        """Every message ever added to the shared session, as given, in add order (see :meth:`load`)."""
+        return self.load().session.originals()
+
+    async def aoriginals(self) -> list[Message]:
+        """Async :meth:`originals` (the archive is read in a worker thread)."""
+        loaded = await self.aload()
+        return await asyncio.to_thread(loaded.session.originals)
+
+    def search_archive(self, query: str, k: int = 5) -> list[ArchiveHit]:
+        """Rank every archived original of the shared session for ``query`` (entries are read from the store once)."""
+        return self.load().session.search_archive(query, k)
+
+    def _kept_moving(self, version: int) -> SnapshotConflictError:
+        return SnapshotConflictError(
             f"load: session {self.session_id!r} kept moving: its log was trimmed under this reader on "
             f"{self.max_attempts} attempts in a row (max_attempts={self.max_attempts})",
             expected_version=version,
             actual_version=version,
         )
 
-    def originals(self) -> list[Message]:
-        """Every message ever added to the shared session, as given, in add order (see :meth:`load`)."""
-        return self.load().session.originals()
-
     def _stored_version(self) -> int:
         stored = self.store.load(self.session_id)
         return stored.version if stored is not None else 0
 
-    def _try_load(self) -> LoadedSession | None:
-        stored = self.store.load(self.session_id)
+    def _fetch(self) -> _Fetched | None:
+        snapshot, version = self._parse(self.store.load(self.session_id))
+        head = self.store.log_head(self.session_id)
+        records = self.store.read_log(self.session_id, after=snapshot.log_seq)
+        if _stale(snapshot, records, head):
+            return None
+        decoded = _decoded(records)
+        unknown = _unknown_ids(snapshot, decoded)
+        archived = self.store.archived_ids(self.session_id, unknown) if unknown else {}
+        return _Fetched(version, snapshot, decoded, archived)
+
+    async def _afetch(self) -> _Fetched | None:
+        snapshot, version = self._parse(await self._astore("load", self.session_id))
+        head = await self._astore("log_head", self.session_id)
+        records = await self._astore("read_log", self.session_id, after=snapshot.log_seq)
+        if _stale(snapshot, records, head):
+            return None
+        decoded = _decoded(records)
+        unknown = _unknown_ids(snapshot, decoded)
+        archived = await self._astore("archived_ids", self.session_id, unknown) if unknown else {}
+        return _Fetched(version, snapshot, decoded, archived)
+
+    def _parse(self, stored: StoredSnapshot | None) -> tuple[SessionSnapshot, int]:
         if stored is None:
             raise UsageError(
                 f"session_id: {self.session_id!r} has no snapshot in the store; create it with SharedSession.create",
                 field="session_id",
             )
-        snapshot = SessionSnapshot.from_json(stored.data)
-        head = self.store.log_head(self.session_id)
-        records = self.store.read_log(self.session_id, after=snapshot.log_seq)
-        first_expected = snapshot.log_seq + 1
-        if (records and records[0][0] != first_expected) or (not records and head >= first_expected):
-            return None  # a newer snapshot absorbed and trimmed records this one still needs
-        session = ContextSession.restore(
-            snapshot, counter=self.counter, summarizer=self.summarizer, registry=self.registry
+        try:
+            return SessionSnapshot.from_json(stored.data), stored.version
+        except SnapshotIntegrityError as exc:
+            where = f"{exc.where} (version {stored.version} in {_describe(self.store)})"
+            raise SnapshotIntegrityError(
+                str(exc).replace(exc.where, where, 1), where=where, expected=exc.expected, actual=exc.actual
+            ) from None
+
+    def _build(self, fetched: _Fetched) -> LoadedSession:
+        """Restore the snapshot and replay the log on top (CPU only: no store call)."""
+        snapshot = fetched.snapshot
+        sources: dict[str, int] = {}
+        session = restore_from_store(
+            snapshot, self._cache, sources, counter=self.counter, summarizer=self.summarizer, registry=self.registry
         )
         held = set(snapshot.order)
         replayed = skipped = invalid = 0
-        for seq, record in records:
-            try:
-                message = _decode(seq, record)
-            except SnapshotFormatError as exc:
+        for seq, item in fetched.decoded:
+            if isinstance(item, str):
                 invalid += 1
-                self._report_invalid(seq, str(exc))
+                self._report_invalid(seq, item)
                 continue
-            if message.id in held:
-                skipped += 1
+            if item.id in held or fetched.archived.get(item.id, seq) <= snapshot.log_seq:
+                skipped += 1  # live, or archived from a record the snapshot absorbed
                 continue
             try:
-                session.add(message)
+                session.add(item)
             except (InvalidMessageError, UsageError) as exc:
                 invalid += 1
                 self._report_invalid(seq, f"log[{seq}].message: {exc}")
                 continue
-            held.add(message.id)
+            held.add(item.id)
+            sources[item.id] = seq
             replayed += 1
         self.stats.bump("duplicates_skipped", skipped)
         if invalid:
             self.stats.bump("skipped_records", invalid)
-        session.log_seq = records[-1][0] if records else snapshot.log_seq
-        return LoadedSession(session, stored.version, session.log_seq, replayed, skipped, invalid)
+        session.log_seq = fetched.decoded[-1][0] if fetched.decoded else snapshot.log_seq
+        self.stats.bump("loads")
+        return LoadedSession(session, fetched.version, session.log_seq, replayed, skipped, invalid)
 
     def _report_invalid(self, seq: int, problem: str) -> None:
         """Warn once per handle about a log record that cannot be replayed (it is skipped on every load)."""
@@ -331,6 +434,12 @@ class SharedSession:
         """
         return self._with_retries("build_request", lambda loaded: loaded.session.build_request(), _built_compaction)
 
+    async def abuild_request(self) -> BuiltRequest:
+        """Async :meth:`build_request`: store calls and an async summarizer are awaited."""
+        return await self._awith_retries(
+            "build_request", lambda loaded: loaded.session.abuild_request(), _built_compaction
+        )
+
     def compact(self, instructions: str | None = None) -> ContextCompacted:
         """Compact the shared session now (manual trigger) and save the result with compare-and-set.
 
@@ -345,20 +454,11 @@ class SharedSession:
         return self._with_retries("compact", lambda loaded: loaded.session.compact(instructions), _itself)
 
     async def acompact(self, instructions: str | None = None) -> ContextCompacted:
-        """Async :meth:`compact`: store calls run in a worker thread, the summarizer is awaited.
+        """Async :meth:`compact`: store calls and the summarizer are awaited.
 
         Cancelling the calling task while the summarizer runs writes nothing.
         """
-        for attempt in range(1, self.max_attempts + 1):
-            loaded = await asyncio.to_thread(self.load)
-            event = await loaded.session.acompact(instructions)
-            try:
-                await asyncio.to_thread(self._save, loaded)
-            except SnapshotConflictError as exc:
-                self._note_conflict(exc, attempt, "compact")
-                continue
-            return event
-        raise AssertionError("unreachable: _note_conflict raises on the last attempt")  # pragma: no cover
+        return await self._awith_retries("compact", lambda loaded: loaded.session.acompact(instructions), _itself)
 
     def _with_retries(
         self,
@@ -379,6 +479,25 @@ class SharedSession:
             return result
         raise AssertionError("unreachable: _note_conflict raises on the last attempt")  # pragma: no cover
 
+    async def _awith_retries(
+        self,
+        operation: str,
+        run: Callable[[LoadedSession], Awaitable[_T]],
+        compaction_of: Callable[[_T], ContextCompacted | None],
+    ) -> _T:
+        for attempt in range(1, self.max_attempts + 1):
+            loaded = await self.aload()
+            result = await run(loaded)
+            if compaction_of(result) is None:
+                return result
+            try:
+                await self._asave(loaded)
+            except SnapshotConflictError as exc:
+                self._note_conflict(exc, attempt, operation)
+                continue
+            return result
+        raise AssertionError("unreachable: _note_conflict raises on the last attempt")  # pragma: no cover
+
     def _note_conflict(self, exc: SnapshotConflictError, attempt: int, operation: str) -> None:
         if attempt >= self.max_attempts:
             raise SnapshotConflictError(
@@ -390,8 +509,11 @@ class SharedSession:
         self.stats.bump("conflicts_retried")
 
     def _save(self, loaded: LoadedSession) -> int:
-        """Save ``loaded`` over exactly the version it came from, then trim the records it absorbed."""
-        data = _snapshot_json(loaded.session, "save")
+        """Write what ``loaded`` archived, then its snapshot over exactly the version it came from; trim the log."""
+        session = cast(StoreBackedSession, loaded.session)
+        records = archive_records(session)
+        seqs = self.store.put_archive(self.session_id, records) if records else []
+        data = _snapshot_json(session, max(seqs, default=session.origin.archive_head))
         version = self.store.save(self.session_id, data, expected_version=loaded.version)
         self.stats.bump("compactions_saved")
         if loaded.log_seq > 0:
@@ -403,6 +525,32 @@ class SharedSession:
                 self.stats.bump("trim_failures")
         return version
 
+    async def _asave(self, loaded: LoadedSession) -> int:
+        """Async :meth:`_save`."""
+        session = cast(StoreBackedSession, loaded.session)
+        records = archive_records(session)
+        seqs = await self._astore("put_archive", self.session_id, records) if records else []
+        data = _snapshot_json(session, max(seqs, default=session.origin.archive_head))
+        version: int = await self._astore("save", self.session_id, data, expected_version=loaded.version)
+        self.stats.bump("compactions_saved")
+        if loaded.log_seq > 0:
+            try:
+                await self._astore("trim_log", self.session_id, upto=loaded.log_seq)
+            except SnapshotStoreError:
+                self.stats.bump("trim_failures")
+        return version
+
+    async def _astore(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Await the store's async twin of ``name`` (``aload`` ...), or run ``name`` in a worker thread."""
+        twin = getattr(self.store, f"a{name}", None)
+        if twin is not None:
+            return await twin(*args, **kwargs)
+        return await asyncio.to_thread(getattr(self.store, name), *args, **kwargs)
+
+
+def _abuild(loaded: LoadedSession) -> Awaitable[BuiltRequest]:
+    return loaded.session.abuild_request()
+
 
 def _itself(event: ContextCompacted) -> ContextCompacted:
     return event
@@ -412,61 +560,58 @@ def _built_compaction(request: BuiltRequest) -> ContextCompacted | None:
     return request.compaction
 
 
-def _snapshot_json(session: ContextSession, operation: str) -> str:
-    """The session's snapshot JSON; a serialization failure becomes :class:`SnapshotFormatError`."""
+def _describe(store: object) -> str:
+    describe = getattr(store, "_describe", None)
+    return str(describe()) if callable(describe) else type(store).__name__
+
+
+def _stale(snapshot: SessionSnapshot, records: list[tuple[int, str]], head: int) -> bool:
+    """A newer snapshot absorbed and trimmed records this one still needs."""
+    first_expected = snapshot.log_seq + 1
+    return bool(records and records[0][0] != first_expected) or (not records and head >= first_expected)
+
+
+def _decoded(records: list[tuple[int, str]]) -> list[tuple[int, Message | str]]:
+    decoded: list[tuple[int, Message | str]] = []
+    for seq, record in records:
+        try:
+            decoded.append((seq, decode(seq, record)))
+        except SnapshotFormatError as exc:
+            decoded.append((seq, str(exc)))
+    return decoded
+
+
+def _unknown_ids(snapshot: SessionSnapshot, decoded: list[tuple[int, Message | str]]) -> list[str]:
+    """Ids of replayed messages the snapshot does not hold live: the store's archive may know them."""
+    if not snapshot.archive_in_store:
+        return []  # a whole-history snapshot's order names every message ever added
+    return [item.id for _, item in decoded if isinstance(item, Message) and item.id not in snapshot.order]
+
+
+def _records(messages: tuple[Message, ...]) -> list[str]:
+    records = [encode(message, index) for index, message in enumerate(messages)]
+    ids = [message.id for message in messages]
+    if len(set(ids)) != len(ids):
+        duplicate = next(i for i in ids if ids.count(i) > 1)
+        raise InvalidMessageError(f"messages.id: {duplicate!r} appears twice in one add", field="id")
+    return records
+
+
+def _serialized(session: ContextSession, operation: str, take: Callable[[], SessionSnapshot]) -> SessionSnapshot:
+    """``take()``, checked to serialize; a failure becomes :class:`SnapshotFormatError`."""
     try:
-        return session.snapshot().to_json()
+        snapshot = take()
+        snapshot.to_json()
     except (ValueError, RecursionError) as exc:  # PydanticSerializationError and UnicodeError are ValueErrors
         message = f"snapshot: {operation} of session {session.session_id!r} failed, it cannot be serialized: {exc}"
         raise SnapshotFormatError(message, field="snapshot") from exc
+    return snapshot
 
 
-def _serialization_problem(message: Message) -> str | None:
-    """Why ``message`` cannot be serialized as it would be in a snapshot (e.g. a lone surrogate), or ``None``."""
+def _snapshot_json(session: StoreBackedSession, archive_head: int) -> str:
+    """The live-only snapshot JSON of a loaded session; a serialization failure becomes :class:`SnapshotFormatError`."""
     try:
-        message.model_dump_json()
+        return store_snapshot(session, archive_head).to_json()
     except (ValueError, RecursionError) as exc:
-        return str(exc)
-    return None
-
-
-def _encode(message: object, index: int) -> str:
-    if not isinstance(message, Message):
-        raise InvalidMessageError(
-            f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}", field="message"
-        )
-    problem = _serialization_problem(message)
-    if problem is not None:
-        raise InvalidMessageError(f"messages[{index}]: cannot be serialized: {problem}", field="message")
-    return json.dumps({"schema": LOG_RECORD_SCHEMA, "message": message.model_dump(mode="json")})
-
-
-def _decode(seq: int, record: str) -> Message:
-    try:
-        payload = json.loads(record)
-    except json.JSONDecodeError as exc:
-        raise SnapshotFormatError(f"log[{seq}]: not valid JSON ({exc.msg})", field=f"log[{seq}]") from None
-    except RecursionError:
-        raise SnapshotFormatError(f"log[{seq}]: JSON nested too deeply to parse", field=f"log[{seq}]") from None
-    if not isinstance(payload, dict) or payload.get("schema") != LOG_RECORD_SCHEMA:
-        got = payload.get("schema") if isinstance(payload, dict) else type(payload).__name__
-        raise SnapshotFormatError(
-            f"log[{seq}].schema: expected {LOG_RECORD_SCHEMA!r}, got {got!r}", field=f"log[{seq}].schema"
-        )
-    fields = payload.get("message")
-    if not isinstance(fields, dict):
-        name = f"log[{seq}].message"
-        raise SnapshotFormatError(f"{name}: expected an object, got {type(fields).__name__}", field=name)
-    try:
-        message = Message(**fields)
-    except InvalidMessageError as exc:
-        name = f"log[{seq}].message" + (f".{exc.field}" if exc.field else "")
-        raise SnapshotFormatError(f"{name}: {exc}", field=name) from None
-    except (TypeError, ValueError, RecursionError) as exc:  # e.g. a non-str key; never a raw error on replay
-        name = f"log[{seq}].message"
-        raise SnapshotFormatError(f"{name}: {type(exc).__name__}: {exc}", field=name) from None
-    problem = _serialization_problem(message)
-    if problem is not None:
-        name = f"log[{seq}].message"
-        raise SnapshotFormatError(f"{name}: cannot be serialized: {problem}", field=name)
-    return message
+        message = f"snapshot: save of session {session.session_id!r} failed, it cannot be serialized: {exc}"
+        raise SnapshotFormatError(message, field="snapshot") from exc
