@@ -21,7 +21,10 @@ from ctxbudget.messages import Message, ToolSchema
 IMPLS = ("langchain", "ctxbudget")
 
 
-def impls(ours_differs: str | None = None, raises: type[BaseException] = AssertionError) -> list[Any]:
+def impls(
+    ours_differs: str | None = None,
+    raises: type[BaseException] | tuple[type[BaseException], ...] = AssertionError,
+) -> list[Any]:
     """The two implementations; ``ours_differs`` marks ours as a deliberate difference (strict xfail, that reason),
     failing only with ``raises`` (an assertion by default; the hard stop's error for raising past it)."""
     if ours_differs is None:
