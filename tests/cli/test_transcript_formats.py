@@ -218,3 +218,24 @@ def test_the_side_document_may_not_replace_the_input_without_in_place(
     assert _compact(source, tmp_path / "run.json") == EXIT_USAGE
     assert "its .ctxbudget.json document" in capsys.readouterr().err
     assert json.loads(source.read_text(encoding="utf-8")) == long_session(30)
+
+
+def test_claude_code_skips_a_branch_the_session_rewound_from(tmp_path: Path) -> None:
+    """An edited prompt forks the parentUuid thread: the abandoned branch is not what the model saw next."""
+
+    def linked(kind: str, uuid: str, parent: str | None, message: dict[str, Any]) -> dict[str, Any]:
+        return {**_event(kind, uuid, message), "parentUuid": parent}
+
+    rows = [
+        linked("user", "u1", None, {"role": "user", "content": "first question"}),
+        linked("assistant", "a1", "u1", _assistant("m1", {"type": "text", "text": "first answer"})),
+        linked("user", "u2", "a1", {"role": "user", "content": "a prompt the user then edited"}),
+        linked("assistant", "a2", "u2", _assistant("m2", {"type": "text", "text": "left behind"}, _use("tx"))),
+        linked("user", "r2", "a2", {"role": "user", "content": [_result("tx")]}),
+        linked("user", "u3", "a1", {"role": "user", "content": "the edited prompt"}),
+        linked("assistant", "a3", "u3", _assistant("m3", {"type": "text", "text": "the answer kept"})),
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b", "parentUuid": None, "logicalParentUuid": "a3"},
+        linked("user", "u4", "b", {"role": "user", "content": "after the boundary"}),
+    ]
+    messages = load_transcript(write_jsonl(tmp_path / "rewound.jsonl", rows)).messages
+    assert [m.id for m in messages] == ["u1", "a1", "u3", "a3", "u4"]

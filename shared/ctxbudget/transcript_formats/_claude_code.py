@@ -12,7 +12,10 @@ One event per line. ``type`` is ``user``, ``assistant``, ``system``, ``summary``
 * tool results inside user messages become tool messages, as :func:`~ctxbudget.providers.messages_from_anthropic`
   reads them (``is_error`` kept); thinking blocks are kept and counted;
 * the event's ``uuid`` is the message id (``<uuid>#1``, ... for further messages one event yields); a uuid seen
-  before (a resumed session repeats lines) is read once.
+  before (a resumed session repeats lines) is read once;
+* branches the session left (a rewind or an edited prompt forks the ``parentUuid`` thread) are skipped: the thread
+  leading to the last message is read, with the results of its parallel tool calls (Claude Code hangs each result
+  off its own ``tool_use`` line, beside the thread) and whatever has no link to it (another root).
 
 The file holds no system prompt (Claude Code sends its own), so the session starts with the first user message.
 """
@@ -69,15 +72,18 @@ def claude_code_rows(entries: Sequence[tuple[Where, Any]]) -> tuple[Message, ...
     Raises:
         TranscriptError: a line that is not an object, an event whose ``message`` is malformed (line and field named).
     """
-    turns: list[_Turn] = []
-    seen: set[str] = set()
     for where, entry in entries:
         if not isinstance(entry, Mapping):
             where.fail("event", f"expected a JSON object, got {type(entry).__name__}")
+    abandoned = _abandoned([entry for _, entry in entries])
+    turns: list[_Turn] = []
+    seen: set[str] = set()
+    calls: set[str] = set()  # tool_use ids of the assistant messages read so far
+    for where, entry in entries:
         if not _conversational(entry):
             continue
-        uuid = entry.get("uuid") if isinstance(entry.get("uuid"), str) and entry.get("uuid") else None
-        if uuid is not None and uuid in seen:
+        uuid = _uuid(entry.get("uuid"))
+        if uuid is not None and (uuid in seen or (uuid in abandoned and not _answers(entry, calls))):
             continue
         if uuid is not None:
             seen.add(uuid)
@@ -88,6 +94,7 @@ def claude_code_rows(entries: Sequence[tuple[Where, Any]]) -> tuple[Message, ...
         role, api_id, content = message.get("role", entry["type"]), message.get("id"), message.get("content")
         last = turns[-1] if turns else None
         joins = last is not None and role == last.role == "assistant" and api_id is not None
+        calls.update(_call_ids(content))
         if joins and last is not None and last.api_id == api_id:
             last.join(content)
             continue
@@ -95,6 +102,62 @@ def claude_code_rows(entries: Sequence[tuple[Where, Any]]) -> tuple[Message, ...
             continue
         turns.append(_Turn(where, uuid, role, api_id, content))
     return _messages(turns)
+
+
+def _call_ids(content: Any) -> set[str]:
+    blocks = content if isinstance(content, list) else []
+    return {b["id"] for b in blocks if isinstance(b, Mapping) and b.get("type") == "tool_use" and _uuid(b.get("id"))}
+
+
+def _answers(entry: Mapping[str, Any], calls: set[str]) -> bool:
+    """A user event holding only results of calls already read: Claude Code hangs parallel results off the thread."""
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list) or not content:
+        return False
+    return all(
+        isinstance(b, Mapping) and b.get("type") == "tool_result" and _uuid(b.get("tool_use_id")) in calls
+        for b in content
+    )
+
+
+def _uuid(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _abandoned(events: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The events on branches left behind: forks off the thread that leads to the last message (a rewind, an edit).
+
+    The thread is followed from the last user or assistant event up its ``parentUuid`` links (``logicalParentUuid``
+    across a compaction boundary). An event whose ancestors reach that thread without being on it is on a branch
+    the session left; events whose ancestry never meets it (another root) are kept.
+    """
+    parent: dict[str, str | None] = {}
+    last = None
+    for event in events:
+        uuid = _uuid(event.get("uuid"))
+        if uuid is None:
+            continue
+        parent.setdefault(uuid, _uuid(event.get("parentUuid")) or _uuid(event.get("logicalParentUuid")))
+        if _conversational(event):
+            last = uuid
+    thread: set[str] = set()
+    node = last
+    while node is not None and node not in thread:
+        thread.add(node)
+        node = parent.get(node)
+    meets: dict[str, bool] = {}  # uuid -> its ancestry reaches the thread off it
+    for start in parent:
+        path: list[str] = []
+        node, found = start, False
+        while node is not None and node not in meets and node not in thread and node not in path:
+            path.append(node)
+            node = parent.get(node)
+        if node is not None:
+            found = node in thread or meets.get(node, False)
+        for item in path:
+            meets[item] = found
+    return {uuid for uuid, off in meets.items() if off}
 
 
 def _conversational(entry: Mapping[str, Any]) -> bool:
