@@ -187,7 +187,11 @@ def test_compacted_openai_transcript_is_plain_openai_and_keeps_null_content(tmp_
 
 @pytest.mark.parametrize(
     ("name", "extra"),
-    [("openai_chat_pydantic_ai.json", ()), ("tau_bench_gpt4o_airline.json", ("--key", "1"))],
+    [
+        ("openai_chat_pydantic_ai.json", ()),
+        ("tau_bench_gpt4o_airline.json", ("--key", "1")),
+        ("swe_agent_pydicom_1458.traj", ()),
+    ],
 )
 def test_compact_output_is_accepted_by_the_openai_sdk(name: str, extra: tuple[str, ...], tmp_path: Path) -> None:
     out = tmp_path / "compacted.json"
@@ -213,5 +217,19 @@ def test_compacted_claude_code_session_is_accepted_by_the_anthropic_sdk(tmp_path
     with FakeAnthropicServer(max_tokens=8000) as server:
         client = Anthropic(base_url=server.url, api_key="test", max_retries=0)
         client.messages.create(model="claude-haiku-4-5", max_tokens=1024, **body)
+    assert server.stats.accepted == 1
+    assert server.stats.orphaned == server.stats.over_window == server.stats.malformed == 0
+
+
+def test_compacted_responses_request_is_accepted_by_the_openai_sdk(tmp_path: Path) -> None:
+    out = tmp_path / "responses.json"
+    argv = ["compact", str(DATA / "responses_pydantic_ai.json"), "-o", str(out), "--max-tokens", "6000"]
+    assert main([*argv, "--no-progress"]) == EXIT_OK
+    body = json.loads(out.read_text(encoding="utf-8"))
+    assert body["model"] == "gpt-4o"  # the request's own fields are kept
+    assert body["input"] == _json("responses_pydantic_ai.json")["input"]  # nothing to compact: exactly the input
+    with FakeOpenAIServer(max_tokens=6000) as server:
+        client = OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+        client.responses.create(**body)
     assert server.stats.accepted == 1
     assert server.stats.orphaned == server.stats.over_window == server.stats.malformed == 0
