@@ -222,3 +222,17 @@ def test_to_string_from_string_resumes_the_session() -> None:
     assert again.token_limit == 800
     assert [c.content for c in again.get()] == [c.content for c in before]
     assert len(again.get_all()) == 30
+
+
+def test_the_summary_is_a_system_message_after_the_system_prompt_so_no_two_user_turns_touch() -> None:
+    memory = BudgetedMemory.from_defaults(max_tokens=1_200, system_prompt="Be brief.")
+    for turn in range(40):
+        memory.put(ChatMessage(role="user", content=f"question {turn} " + "detail " * 20))
+        memory.put(ChatMessage(role="assistant", content=f"answer {turn} " + "words " * 20))
+    sent = memory.get()
+    assert memory.session.summary is not None  # compaction ran
+    assert [c.role.value for c in sent[:2]] == ["system", "system"]
+    assert sent[0].content == "Be brief."
+    assert "[Context Summary]" in (sent[1].content or "")
+    roles = [c.role.value for c in sent]
+    assert all(not (a == b == "user") for a, b in zip(roles, roles[1:], strict=False))
