@@ -11,7 +11,6 @@ import hashlib
 import json
 import threading
 from collections.abc import Iterable, Iterator
-from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,7 +49,7 @@ class ArchiveEntry(BaseModel):
     text: str | None = Field(default=None, description="The original text, for long outputs kept as evidence.")
     source: str | None = Field(default=None, description="Where the text came from (tool name, file, command).")
 
-    @cached_property
+    @property
     def digest(self) -> str:
         """The entry's content digest (:func:`content_digest` of its JSON), as stores write and check it."""
         return content_digest(self.model_dump(mode="json"))
