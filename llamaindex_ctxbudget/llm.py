@@ -25,7 +25,9 @@ LangChain's ``ContextBudgetMiddleware`` fits each model call::
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import weakref
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import Any
 
@@ -122,6 +124,9 @@ class BudgetedLLM(FunctionCallingLLM):
     _system: tuple[tuple[object, ...], int] = PrivateAttr(default=((), 0))
     _lock: threading.RLock = PrivateAttr(default_factory=threading.RLock)
     _copied: int = PrivateAttr(default=0)
+    _alocks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = PrivateAttr(
+        default_factory=weakref.WeakKeyDictionary
+    )
 
     def __init__(self, llm: LLM, **data: Any) -> None:
         if not isinstance(llm, LLM):
@@ -197,14 +202,40 @@ class BudgetedLLM(FunctionCallingLLM):
 
     def _fit(self, messages: Sequence[ChatMessage], schemas: Sequence[ToolSchema] | None) -> list[ChatMessage]:
         with self._lock, overflow_as_value_error():
-            calls = self._call_memory()
-            self._configure(calls, schemas)
-            cut = _leading_system(messages)
-            lead, body = list(messages[:cut]), list(messages[cut:])
-            self._absorb(calls, body)
-            fitted = calls.get(initial_token_count=self._system_tokens(lead, calls.session.counter))
+            calls, lead, reserve = self._prepare(messages, schemas)
+            fitted = calls.get(initial_token_count=reserve)
             self._share_archive(calls)
             return [*lead, *fitted]
+
+    async def _afit(self, messages: Sequence[ChatMessage], schemas: Sequence[ToolSchema] | None) -> list[ChatMessage]:
+        """Async :meth:`_fit`: compaction awaits the summarizer; calls on one event loop are fitted one at a time."""
+        async with self._loop_lock():
+            with overflow_as_value_error():
+                with self._lock:
+                    calls, lead, reserve = self._prepare(messages, schemas)
+                fitted = await calls.aget(initial_token_count=reserve)
+                with self._lock:
+                    self._share_archive(calls)
+                return [*lead, *fitted]
+
+    def _prepare(
+        self, messages: Sequence[ChatMessage], schemas: Sequence[ToolSchema] | None
+    ) -> tuple[_CallMemory, list[ChatMessage], int]:
+        """The call view brought up to ``messages`` (leading system messages apart), and their tokens."""
+        calls = self._call_memory()
+        self._configure(calls, schemas)
+        cut = _leading_system(messages)
+        lead, body = list(messages[:cut]), list(messages[cut:])
+        self._absorb(calls, body)
+        return calls, lead, self._system_tokens(lead, calls.session.counter)
+
+    def _loop_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            lock = self._alocks.get(loop)
+            if lock is None:
+                lock = self._alocks[loop] = asyncio.Lock()
+            return lock
 
     def _record(self, response: ChatResponse | None) -> None:
         tokens = _prompt_tokens(response) if response is not None else None
@@ -230,7 +261,7 @@ class BudgetedLLM(FunctionCallingLLM):
 
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         """Async :meth:`chat`."""
-        fitted = self._fit(messages, self._schemas(kwargs))
+        fitted = await self._afit(messages, self._schemas(kwargs))
         response = await self.llm.achat(fitted, **kwargs)
         self._record(response)
         return response
@@ -250,7 +281,7 @@ class BudgetedLLM(FunctionCallingLLM):
 
     async def astream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseAsyncGen:
         """Async :meth:`stream_chat` (what ``FunctionAgent`` calls when streaming)."""
-        fitted = self._fit(messages, self._schemas(kwargs))
+        fitted = await self._afit(messages, self._schemas(kwargs))
         stream = await self.llm.astream_chat(fitted, **kwargs)
 
         async def gen() -> AsyncGenerator[ChatResponse, None]:
