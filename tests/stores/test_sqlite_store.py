@@ -168,3 +168,47 @@ def test_switching_to_wal_gives_up_after_the_timeout_and_never_retries_other_err
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         sqlite_module._enable_wal(broken, timeout=5.0)  # type: ignore[arg-type]
     assert broken.calls == 1
+
+
+def test_a_schema_1_file_is_migrated_in_place_and_its_sessions_keep_working(tmp_path: Path) -> None:
+    from ctxbudget.shared_session import SharedSession
+    from ctxbudget.snapshot import SessionSnapshot
+
+    from .test_shared_archive import COUNTER, legacy_snapshot, note
+
+    path = tmp_path / "old.db"
+    data, original = legacy_snapshot(90)
+    with sqlite3.connect(path) as raw:  # the schema ctxbudget wrote before the archive moved out of the snapshot
+        raw.execute("CREATE TABLE ctxbudget_schema (version INTEGER NOT NULL)")
+        raw.execute("INSERT INTO ctxbudget_schema (version) VALUES (1)")
+        raw.execute(
+            "CREATE TABLE ctxbudget_snapshots"
+            " (session_id TEXT PRIMARY KEY, version INTEGER NOT NULL, data TEXT NOT NULL)"
+        )
+        raw.execute("CREATE TABLE ctxbudget_log_heads (session_id TEXT PRIMARY KEY, head INTEGER NOT NULL)")
+        raw.execute(
+            "CREATE TABLE ctxbudget_log (session_id TEXT NOT NULL, seq INTEGER NOT NULL, record TEXT NOT NULL,"
+            " PRIMARY KEY (session_id, seq)) WITHOUT ROWID"
+        )
+        raw.execute("INSERT INTO ctxbudget_snapshots VALUES ('s1', 3, ?)", (data,))
+        record = json.dumps({"schema": "ctxbudget.log.v1", "message": note(90).model_dump(mode="json")})
+        raw.execute("INSERT INTO ctxbudget_log VALUES ('s1', 1, ?)", (record,))
+        raw.execute("INSERT INTO ctxbudget_log_heads VALUES ('s1', 1)")
+
+    store = SQLiteSnapshotStore(path)
+    shared = SharedSession(store, "s1", counter=COUNTER)
+    assert [m.id for m in shared.originals()] == [f"n{n}" for n in range(91)]
+    shared.compact()
+    store.close()
+
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("SELECT version FROM ctxbudget_schema").fetchall() == [(sqlite_module.SCHEMA_VERSION,)]
+        (count,) = raw.execute("SELECT COUNT(*) FROM ctxbudget_archive WHERE session_id = 's1'").fetchone()
+    assert count >= len(original.archive)
+    reopened = SQLiteSnapshotStore(path)
+    loaded = reopened.load("s1")
+    assert loaded is not None
+    assert loaded.version == 4
+    assert SessionSnapshot.from_json(loaded.data).archive == ()
+    assert [m.id for m in SharedSession(reopened, "s1").originals()] == [f"n{n}" for n in range(91)]
+    reopened.close()
