@@ -15,6 +15,7 @@ EXPECTED = [
     "ArchiveHit",
     "ArchiveIndex",
     "ArchiveReason",
+    "ArchiveRecord",
     "ArchivedItem",
     "AsyncKnowledgeProvider",
     "AsyncSummarizer",

@@ -200,6 +200,7 @@ from .sources import (
     parse_front_matter,
 )
 from .stores import (
+    ArchiveRecord,
     BaseSnapshotStore,
     InMemorySnapshotStore,
     SnapshotStore,
@@ -277,6 +278,7 @@ __all__ = [
     "ArchiveHit",
     "ArchiveIndex",
     "ArchiveReason",
+    "ArchiveRecord",
     "ArchivedItem",
     "AsyncKnowledgeProvider",
     "AsyncSummarizer",

@@ -30,7 +30,7 @@ from .errors import ArchiveError, SnapshotFormatError, SnapshotIntegrityError
 from .messages import Message
 from .stores.base import ArchiveRecord, SnapshotStore
 
-__all__ = ["ARCHIVE_RECORD_SCHEMA", "ArchiveCache", "SparseOrder", "StoredArchive", "decode_entry", "encode_entry"]
+__all__ = ["ARCHIVE_RECORD_SCHEMA", "ArchiveCache", "StoredArchive", "decode_entry", "encode_entry"]
 
 ARCHIVE_RECORD_SCHEMA = "ctxbudget.archive.v1"
 
@@ -218,24 +218,3 @@ class StoredArchive(Archive):
         if not new:
             return self.cache.archive.search(query, k)
         return Archive([*self.cache.archive.entries(), *new]).search(query, k)
-
-
-class SparseOrder(dict[str, int]):
-    """Add positions of the live messages only, with ``len()`` counting every message ever added.
-
-    A session loaded from a store-kept archive holds this as its add order: new messages take the position
-    ``len(order)``, which continues after every message ever added, while the mapping itself stays as small as the
-    live state (archived messages' positions are in the store's records).
-    """
-
-    def __init__(self, live: dict[str, int], added: int) -> None:
-        super().__init__(live)
-        self._offset = max(added - len(live), 0)
-
-    def __len__(self) -> int:
-        return dict.__len__(self) + self._offset
-
-    @property
-    def added(self) -> int:
-        """How many messages were ever added (the next add position)."""
-        return len(self)
