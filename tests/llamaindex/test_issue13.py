@@ -7,6 +7,7 @@ fake LLMs that check requests as strict providers do.
 from __future__ import annotations
 
 import base64
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -235,4 +236,4 @@ def test_the_summary_is_a_system_message_after_the_system_prompt_so_no_two_user_
     assert sent[0].content == "Be brief."
     assert "[Context Summary]" in (sent[1].content or "")
     roles = [c.role.value for c in sent]
-    assert all(not (a == b == "user") for a, b in zip(roles, roles[1:], strict=False))
+    assert all(not (a == b == "user") for a, b in itertools.pairwise(roles))
