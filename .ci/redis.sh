@@ -4,6 +4,12 @@
 # nothing on disk, and is safe to run twice: `start` reuses a server that already answers, `stop` stops only
 # the server `start` launched and is a no-op otherwise.
 #
+# This server is deliberately NOT durable (--save '' --appendonly no: a restart loses everything), which keeps the
+# Redis suite fast; never point a real deployment at such settings (README, "Shared sessions"). The durability test
+# (tests/reliability/test_redis_durability.py) starts its own private redis-server with appendonly yes and
+# appendfsync always in a temp dir, on a free port, and restarts it mid-run (SIGTERM, SIGKILL); it needs only the
+# redis-server binary, which `start` installs.
+#
 # `bash .ci/redis.sh run CMD...` (what `make test` does) runs CMD with CTXBUDGET_REDIS_URL set, never installing
 # anything: a URL already set (.ci/run sets one) is used as it is, so no second server is started; otherwise, when
 # redis-server is installed, a private one is started on a free loopback port for CMD alone and stopped after it,
