@@ -94,7 +94,8 @@ class SessionSnapshot(BaseModel):
     digest: str | None = Field(
         default=None,
         pattern=r"^sha256:[0-9a-f]{64}$",
-        description="``sha256:`` over the canonical JSON of every other field; written by ``to_json``.",
+        description="``sha256:`` over the canonical JSON of every other field; written by ``to_json``, checked and "
+        "cleared by ``from_json`` (so a snapshot read back equals the one written).",
     )
 
     @model_validator(mode="before")
@@ -137,9 +138,10 @@ class SessionSnapshot(BaseModel):
             raise SnapshotFormatError(
                 f"snapshot.{field}: {first['msg']} ({exc.error_count()} problem(s) in all)", field=field
             ) from None
-        if snapshot.digest is not None:
-            _check_digest(snapshot, data)
-        return snapshot
+        if snapshot.digest is None:
+            return snapshot
+        _check_digest(snapshot, data)
+        return snapshot.model_copy(update={"digest": None})  # checked; equal to the snapshot that was written
 
 
 def _check_digest(snapshot: SessionSnapshot, data: str | bytes) -> None:
