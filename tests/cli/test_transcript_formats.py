@@ -239,3 +239,23 @@ def test_claude_code_skips_a_branch_the_session_rewound_from(tmp_path: Path) -> 
     ]
     messages = load_transcript(write_jsonl(tmp_path / "rewound.jsonl", rows)).messages
     assert [m.id for m in messages] == ["u1", "a1", "u3", "a3", "u4"]
+
+
+def test_responses_instructions_are_written_back_as_instructions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items: list[dict[str, Any]] = []
+    for turn in range(30):
+        call = {"type": "function_call", "call_id": f"c{turn}", "name": "cat", "arguments": '{"path":"m.py"}'}
+        output = {"type": "function_call_output", "call_id": f"c{turn}", "output": "x = 1\n" * 400}
+        items += [{"role": "user", "content": f"Turn {turn}: read m.py"}, call, output]
+    body = {"model": "gpt-4o", "instructions": "Answer in French.", "input": items}
+    source = write(tmp_path / "responses.json", body)
+    read = load_transcript(source)
+    assert (read.format, read.messages[0].role, read.messages[0].text) == ("responses", "system", "Answer in French.")
+    assert _compact(source, tmp_path / "out.json") == EXIT_OK
+    out = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert (out["model"], out["instructions"]) == ("gpt-4o", "Answer in French.")
+    assert all(item.get("role") != "system" for item in out["input"])
+    assert out["input"] != items  # compacted (old outputs cleared to markers)
+    capsys.readouterr()

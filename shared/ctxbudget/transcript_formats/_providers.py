@@ -28,6 +28,7 @@ from ._generic import convert_all, is_langchain, tools_from
 from ._where import Where, fail_from
 
 __all__ = [
+    "INSTRUCTIONS",
     "Read",
     "anthropic_document",
     "anthropic_rows",
@@ -38,6 +39,8 @@ __all__ = [
     "responses_document",
 ]
 
+INSTRUCTIONS = "responses_instructions"
+"""Metadata key of the system message a Responses request's ``instructions`` were read as."""
 _OPENAI_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _LENIENT_KEYS = frozenset({"blocks", "additional_kwargs"})
 
@@ -115,7 +118,8 @@ def openai_tools(specs: Any, source: str) -> tuple[ToolSchema, ...]:
 def responses_document(document: Any, source: str) -> Read:
     """A Responses request body (``{"input": [...], "instructions", "tools", ...}``) or a bare list of items.
 
-    Non-empty ``instructions`` become a leading system message (the model sees them first); empty ones stay in
+    Non-empty ``instructions`` become a leading system message marked :data:`INSTRUCTIONS` (the model sees them
+    first; writing Responses puts them back in ``instructions``); empty ones stay in
     the envelope as given.
     """
     items, envelope = document, None
@@ -130,7 +134,7 @@ def responses_document(document: Any, source: str) -> Read:
         taken = ["input", "tools"]
         if isinstance(instructions, str) and instructions:
             Where(source, "instructions").check_tree(instructions, "instructions")
-            lead = [Message(role="system", content=instructions)]
+            lead = [Message(role="system", content=instructions, metadata={INSTRUCTIONS: True})]
             taken.append("instructions")
         envelope = envelope_of(document, taken, source)
     if not isinstance(items, list) or not items:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..messages import Message, ToolSchema
 from ..providers import to_anthropic_request, to_openai_request, to_responses_request
+from ._providers import INSTRUCTIONS
 
 __all__ = ["DEFAULT_OUTPUT", "OUTPUT_FORMATS", "PROVIDER_FORMATS", "render"]
 
@@ -78,5 +79,10 @@ def _request(output_format: str, messages: list[Message], tools: list[ToolSchema
     if output_format == "openai":
         return "messages", to_openai_request(messages, tools)
     if output_format == "responses":
-        return "input", to_responses_request(messages, tools)
+        instructions = [m for m in messages if m.role == "system" and m.metadata.get(INSTRUCTIONS)]
+        rest = [m for m in messages if not (m.role == "system" and m.metadata.get(INSTRUCTIONS))]
+        request = to_responses_request(rest, tools)
+        if instructions:  # read from a request's instructions: written back there
+            request = {"instructions": "\n\n".join(m.text for m in instructions), **request}
+        return "input", request
     return "messages", to_anthropic_request(messages, tools)
