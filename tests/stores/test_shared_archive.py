@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 
 import pytest
-from ctxbudget.errors import SnapshotConflictError
+from ctxbudget.errors import SnapshotConflictError, SnapshotFormatError
 from ctxbudget.messages import Message
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.session import ContextSession
@@ -211,3 +211,14 @@ def test_a_store_with_the_archive_inside_its_snapshot_is_read_and_migrated(store
     assert [m.content for m in SharedSession(store_factory(), "s1").originals()][:90] == [
         m.content for m in original.originals()
     ]
+
+
+def test_a_live_only_snapshot_is_not_restored_without_its_archive(store: SnapshotStore) -> None:
+    shared = SharedSession.create(store, template(), counter=COUNTER)
+    grow(shared, 0, 60)
+    found = store.load("s1")
+    assert found is not None
+
+    with pytest.raises(SnapshotFormatError, match="archive_in_store") as caught:
+        ContextSession.restore(found.data, counter=COUNTER)
+    assert caught.value.field == "archive_in_store"
