@@ -11,6 +11,8 @@ import pytest
 from ctxbudget.errors import ContextOverflowError
 from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
 from llama_index.core.llms import ChatMessage
+from llama_index.core.llms.llm import ToolSelection
+from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.tools import FunctionTool
 
@@ -22,6 +24,7 @@ from llamaindex_ctxbudget import (
     FakeToolCall,
     StrictFakeLLM,
     archive_tools,
+    from_chat_message,
 )
 
 from .conftest import assert_all_requests_valid
@@ -135,3 +138,26 @@ async def test_agent_workflow_state_is_seen_on_every_model_call(kind: str) -> No
         assert "T-4821" in last_user.text, last_user.text
     if isinstance(memory, BudgetedMemory):
         assert all("T-4821" not in (m.content or "") for m in memory.get_all())  # the stored history is clean
+
+
+async def test_wrapping_upstreams_mock_function_calling_llm_keeps_its_tool_selections() -> None:
+    """The wrapped LLM's own reading of tool calls is used (ToolSelection objects in additional_kwargs)."""
+    seen: list[list[ChatMessage]] = []
+
+    def respond(messages: list[ChatMessage], **kwargs: object) -> ChatMessage:
+        seen.append(list(messages))
+        if len(seen) <= 12:
+            call = ToolSelection(tool_id=f"sel-{len(seen)}", tool_name="cat", tool_kwargs={"path": f"m{len(seen)}.py"})
+            return ChatMessage(role="assistant", content="", additional_kwargs={"tool_calls": [call]})
+        return ChatMessage(role="assistant", content="done")
+
+    memory = BudgetedMemory.from_defaults(max_tokens=3_000)
+    llm = BudgetedLLM(MockFunctionCallingLLM(response_generator=respond), memory=memory)
+    result = await FunctionAgent(tools=[FunctionTool.from_defaults(cat)], llm=llm).run("Read.", memory=memory)
+    assert str(result) == "done"
+    assert len(seen) == 13
+    counter = memory.session.counter
+    for messages in seen:
+        assert sum(counter.count_message(from_chat_message(m)) for m in messages) <= 3_000
+        results = [m.additional_kwargs["tool_call_id"] for m in messages if m.role.value == "tool"]
+        assert all(r.startswith("sel-") for r in results)
