@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._validation import short_repr
 from .errors import InvalidPolicyError, UsageError
-from .tokens import TokenCounter
+from .tokens import TiktokenCounter, TokenCounter
 
 __all__ = ["excerpt"]
 
@@ -55,7 +55,9 @@ def excerpt(
         raise UsageError(f"text: must be a str, got {type(text).__name__}", field="text")
     if handle is not None and not isinstance(handle, str):
         raise InvalidPolicyError(f"handle: must be a str or None, got {type(handle).__name__}", field="handle")
-    if counter.count_text(text) <= max_tokens:
+    tokens = counter.encode(text) if isinstance(counter, TiktokenCounter) else None
+    total = len(tokens) if tokens is not None else counter.count_text(text)
+    if total <= max_tokens:
         return text
     where = f"; full text: {handle}" if handle else ""
     marker = f"\n[... {{omitted}} of {len(text):,} chars omitted{where} ...]\n"
@@ -64,18 +66,24 @@ def excerpt(
     if room < 0:
         raise InvalidPolicyError(
             f"max_tokens: {max_tokens:,} cannot hold the omission marker ({marker_tokens:,} tokens) for a text of "
-            f"{counter.count_text(text):,} tokens; use max_tokens >= {marker_tokens:,}",
+            f"{total:,} tokens; use max_tokens >= {marker_tokens:,}",
             field="max_tokens",
         )
+    if tokens is not None and isinstance(counter, TiktokenCounter):  # exact and fast: slice the tokens
+        head, tail = counter.fit_edges(tokens, int(room * head_fraction), room)
+        return _joined(head, tail, text, marker, max_tokens=max_tokens, counter=counter)
     head = _fit_prefix(text, int(room * head_fraction), counter)
     tail_budget = room - counter.count_text(head)
-    reversed_tail = _fit_prefix(text[len(head) :][::-1], tail_budget, counter)
-    tail = reversed_tail[::-1]
+    tail = _fit_prefix(text[len(head) :][::-1], tail_budget, counter)[::-1]
     # Token boundaries differ when text is reversed; shrink until the joined result fits.
     while tail and counter.count_text(tail) > tail_budget:
         tail = tail[1:]
+    return _joined(head, tail, text, marker, max_tokens=max_tokens, counter=counter)
+
+
+def _joined(head: str, tail: str, text: str, marker: str, *, max_tokens: int, counter: TokenCounter) -> str:
+    """Head, marker, tail; joined text can tokenize differently at the seams, so trim until the whole fits."""
     result = head + marker.format(omitted=f"{len(text) - len(head) - len(tail):,}") + tail
-    # Joined text can tokenize differently at the seams; trim until the whole is within budget.
     while counter.count_text(result) > max_tokens and (head or tail):
         head, tail = (head[:-1], tail) if len(head) >= len(tail) else (head, tail[1:])
         result = head + marker.format(omitted=f"{len(text) - len(head) - len(tail):,}") + tail

@@ -191,6 +191,7 @@ class TiktokenCounter:
         self._messages = _ContentCache(cache_size)
         self._texts = _ContentCache(cache_size)
         self._roles: dict[str, int] = {}
+        self._last: tuple[str, list[int]] | None = None
 
     @property
     def name(self) -> str:
@@ -214,7 +215,18 @@ class TiktokenCounter:
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``; special-token strings are ordinary text here, never an error."""
-        return self._encoding.encode_ordinary(text)
+        return self._encode(text)
+
+    def _encode(self, text: str) -> list[int]:
+        # The last long text encoded is remembered (by identity): a tool output counted on arrival and then
+        # excerpted because it is too long is encoded once, not twice.
+        last = self._last
+        if last is not None and last[0] is text:
+            return last[1]
+        tokens = self._encoding.encode_ordinary(text)
+        if len(text) > 4096:
+            self._last = (text, tokens)
+        return tokens
 
     def count_text(self, text: str) -> int:
         """Tokens in ``text`` (cached for strings over 64 characters).
@@ -233,6 +245,30 @@ class TiktokenCounter:
             self._texts.put(key, cached)
         return cached
 
+    def fit_edges(self, tokens: list[int], head_budget: int, budget: int) -> tuple[str, str]:
+        """A head of the text ``tokens`` encode within ``head_budget`` tokens, and a tail within the rest of ``budget``.
+
+        ``tokens`` is :meth:`encode` of the text. Each edge is the longest its budget allows, cut on a character
+        boundary, and they never overlap. A decode per edge instead of a binary search of encodes; an edge that
+        re-encodes to more tokens (a word cut mid-merge) is shortened a token at a time.
+        """
+        head_budget = max(0, min(head_budget, budget, len(tokens)))
+        head, used = self._edge(tokens, head_budget, from_end=False)
+        return head, self._edge(tokens, min(budget - used, len(tokens) - head_budget), from_end=True)[0]
+
+    def _edge(self, tokens: list[int], budget: int, *, from_end: bool) -> tuple[str, int]:
+        keep = budget
+        while keep > 0:
+            part = tokens[len(tokens) - keep :] if from_end else tokens[:keep]
+            # The tokens' bytes are a byte prefix (suffix) of the text's UTF-8: "ignore" drops only the character
+            # cut in two at the edge, so the decoded string is an exact prefix (suffix) of the text.
+            piece = self._encoding.decode_bytes(part).decode("utf-8", errors="ignore")
+            count = len(self._encoding.encode_ordinary(piece))
+            if count <= budget:
+                return piece, count
+            keep -= 1
+        return "", 0
+
     def count_message(self, message: Message) -> int:
         """Framing + role + content (+ name) + tool calls, cached by content.
 
@@ -250,7 +286,7 @@ class TiktokenCounter:
         content = message.content
         if isinstance(content, str):
             # Content goes straight to the encoder: the message cache remembers it; a text cache would not help.
-            total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(content))
+            total = TOKENS_PER_MESSAGE + role + len(self._encode(content))
         else:
             total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(message.text))
             total += _block_tokens(message)
