@@ -63,7 +63,6 @@ from .persistence import parse_snapshot, snapshot_key
 __all__ = ["BudgetedMemory"]
 
 
-
 _TOKEN_LIMIT_RATIO = 0.75
 """``ChatMemoryBuffer``'s share of an ``llm``'s context window when no limit is given."""
 
