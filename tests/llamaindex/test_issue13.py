@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from ctxbudget.errors import ContextOverflowError
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.tokens import TiktokenCounter, count_request
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import (
     AudioBlock,
@@ -149,9 +149,9 @@ def test_a_memory_with_thinking_blocks_stays_inside_its_budget() -> None:
             ChatMessage(role="assistant", blocks=[ThinkingBlock(content=REASONING[:2_000]), TextBlock(text="a")])
         )
     sent = memory.get()
-    tokens = sum(COUNT(b.content or "") for c in sent for b in c.blocks if isinstance(b, ThinkingBlock))
-    tokens += sum(COUNT(c.content or "") for c in sent)
-    assert tokens <= 1_000
+    thinking = sum(COUNT(b.content or "") for c in sent for b in c.blocks if isinstance(b, ThinkingBlock))
+    assert thinking + sum(COUNT(c.content or "") for c in sent) <= 1_000  # what is sent, by an independent count
+    assert count_request(TiktokenCounter(), [from_chat_message(c) for c in sent], []) <= 1_000  # framing included
 
 
 # -- 3. a pasted document as the first message ------------------------------------------------------------------
