@@ -22,10 +22,12 @@ a few minutes on a shared 2-core machine); ``--quick`` runs tiny sizes and print
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import statistics
 import time
+import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -172,6 +174,21 @@ SYSTEMS: list[tuple[str, Callable[[int], Cell]]] = [
 ]
 
 
+def measure_memory(size: int) -> tuple[int, int]:
+    """Bytes the runnable's cache allocates for a ``size``-message list (tracemalloc; messages built before), and
+    the characters of text in the list."""
+    rng = random.Random(SEED)
+    messages, _ = history(size, rng)
+    runnable = ContextBudgetRunnable(max_tokens=BUDGET)
+    gc.collect()
+    tracemalloc.start()
+    runnable.invoke(messages)
+    gc.collect()
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return held, sum(len(m.text) for m in messages)
+
+
 def check_same_output(size: int) -> None:
     """The cached runnable returns exactly what the uncached fit returns, call after call (checked, not timed)."""
     rng = random.Random(SEED)
@@ -191,7 +208,7 @@ def _ratio(cell: Cell, ours: Cell) -> str:
     return "—" if cell is None or ours is None else f"{cell[0] / ours[0]:.0f}x"
 
 
-def render(sizes: Sequence[int], rows: list[tuple[str, list[Cell]]]) -> str:
+def render(sizes: Sequence[int], rows: list[tuple[str, list[Cell]]], memory: tuple[int, int, int]) -> str:
     ours = rows[0][1]
     head = " | ".join(f"{s // 1000}k msgs" if s >= 1000 else f"{s} msgs" for s in sizes)
     lines = [
@@ -212,6 +229,12 @@ def render(sizes: Sequence[int], rows: list[tuple[str, list[Cell]]]) -> str:
     lines += ["", f"| slower than the cached runnable | {head} |", "|---|" + "---:|" * len(sizes)]
     for name, cells in rows[1:-1]:
         lines.append(f"| {name} | " + " | ".join(_ratio(c, o) for c, o in zip(cells, ours, strict=True)) + " |")
+    size, held, chars = memory
+    lines += [
+        "",
+        f"Memory: at {size:,} messages ({chars:,} characters of text) the runnable's cache holds {held:,} bytes, "
+        f"{held / size:,.0f} per message (tracemalloc), most of it the bounded head + tail of the large tool outputs.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -225,7 +248,8 @@ def main() -> None:
     for name, run in SYSTEMS:
         rows.append((name, [run(size) for size in sizes]))
         print(f"{name}: {rows[-1][1]}", flush=True)
-    table = render(sizes, rows)
+    held, chars = measure_memory(sizes[-1])
+    table = render(sizes, rows, (sizes[-1], held, chars))
     print(table)
     if not args.quick:
         RESULTS.write_text(table)

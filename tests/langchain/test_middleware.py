@@ -124,7 +124,8 @@ def test_checkpoint_round_trip_resumes_in_a_new_graph_instance(policy: Compactio
     before = first.get_state(config).values
     assert before[SUMMARY_KEY]
 
-    second_model = StrictFakeChatModel(max_input_tokens=6_000, respond=ToolLoop("search", parallel=2))
+    # One model call in the resumed turn, so the state read afterwards is the one that call was built from.
+    second_model = StrictFakeChatModel(max_input_tokens=6_000, responses=["done"])
 
     class Recording(ExtractiveSummarizer):
         previous: ClassVar[list[str | None]] = []
@@ -143,9 +144,10 @@ def test_checkpoint_round_trip_resumes_in_a_new_graph_instance(policy: Compactio
         assert Recording.previous[0] == before[SUMMARY_KEY]
     else:
         assert before[SUMMARY_KEY] in request[1].text
-    assert [m.id for m in request[2:]] == [
-        m.id for m in second.get_state(config).values["messages"][: len(request) - 2]
-    ]
+    state_messages = second.get_state(config).values["messages"]
+    # A human message right after the summary is sent merged with it (no two user turns touch).
+    folded = int(state_messages[0].type == "human" and state_messages[0].text in request[1].text)
+    assert [m.id for m in request[2:]] == [m.id for m in state_messages[folded : folded + len(request) - 2]]
     session = second_mw.session("resume")
     assert session is not None
     assert len(session.archive) >= len(before[ARCHIVE_KEY])
