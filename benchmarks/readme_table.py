@@ -1,27 +1,39 @@
-"""Rewrite the README's benchmark table from the checked-in results, so the two cannot drift apart.
+"""Rewrite the README's per-turn benchmark tables from the checked-in results, so the two cannot drift apart.
 
-The table lives in ``README.md`` between ``<!-- benchmark-table:start -->`` and ``<!-- benchmark-table:end -->``.
-It is generated from ``benchmarks/results/session.md`` (written by ``python -m benchmarks.bench_session``): the
-per-turn rows with their 1k/5k/10k medians and the 10k / 1k growth, API names in code style.
-``tests/test_readme_table.py`` fails when the README block differs from what this script would write.
+Two blocks, each between its markers in ``README.md``:
 
-Run: ``python -m benchmarks.bench_session && python -m benchmarks.readme_table`` (``--check`` only compares and
-exits 1 on a difference).
+* ``<!-- benchmark-table:start -->`` ... ``<!-- benchmark-table:end -->``: the main table, the agent workload (tool
+  calls, large outputs) in both windows (nothing compacted / a 100k budget), from ``benchmarks/results/agent.md``
+  (written by ``python -m benchmarks.bench_agent``): every row with its 1k/5k/10k medians and 10k / 1k growth.
+* ``<!-- plain-chat-table:start -->`` ... ``<!-- plain-chat-table:end -->``: plain user/assistant chat, from
+  ``benchmarks/results/session.md`` (``python -m benchmarks.bench_session``): the 1k/5k/10k medians and the growth.
+
+API names are set in code style. ``tests/test_readme_table.py`` fails when a README block differs from what this
+script would write.
+
+Run: ``python -m benchmarks.bench_agent && python -m benchmarks.readme_table`` (``--check`` only compares and exits
+1 on a difference).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-SESSION_RESULTS = Path(__file__).parent / "results" / "session.md"
+RESULTS_DIR = Path(__file__).parent / "results"
+AGENT_RESULTS = RESULTS_DIR / "agent.md"
+SESSION_RESULTS = RESULTS_DIR / "session.md"
 START = "<!-- benchmark-table:start -->"
 END = "<!-- benchmark-table:end -->"
-KEPT_COLUMNS = 5  # name, 1k, 5k, 10k, 10k / 1k; the "vs ctxbudget" ratio stays in the results file
+PLAIN_START = "<!-- plain-chat-table:start -->"
+PLAIN_END = "<!-- plain-chat-table:end -->"
+KEPT_COLUMNS = 5  # plain chat: name, 1k, 5k, 10k, 10k / 1k; the "vs ctxbudget" ratio stays in the results file
+AGENT_COLUMNS = 9  # name, then 1k, 5k, 10k, 10k / 1k for each window
 
 
 class TableError(ValueError):
@@ -49,50 +61,92 @@ def code_name(name: str) -> str:
     return " ".join([library, f"`{api}`", *rest])
 
 
-def render(results: str) -> str:
-    """The README table for the text of ``session.md``."""
+def _render(results: str, columns: int, *, exact: bool) -> str:
     header, *rows = parse_table(results)
-    if len(header) < KEPT_COLUMNS:
-        raise TableError(f"expected at least {KEPT_COLUMNS} columns in the results table, found {len(header)}")
+    if len(header) < columns or (exact and len(header) != columns):
+        raise TableError(f"expected {columns} columns in the results table, found {len(header)}")
     lines = [
-        "| " + " | ".join(header[:KEPT_COLUMNS]) + " |",
-        "|---|" + "---:|" * (KEPT_COLUMNS - 1),
+        "| " + " | ".join(header[:columns]) + " |",
+        "|---|" + "---:|" * (columns - 1),
     ]
     for row in rows:
-        lines.append("| " + " | ".join([code_name(row[0]), *row[1:KEPT_COLUMNS]]) + " |")
+        if len(row) < columns:
+            raise TableError(f"expected {columns} cells in the row {row[0]!r}, found {len(row)}")
+        lines.append("| " + " | ".join([code_name(row[0]), *row[1:columns]]) + " |")
     return "\n".join(lines)
 
 
-def replace_block(readme: str, table: str) -> str:
+def render(results: str) -> str:
+    """The README's plain-chat table for the text of ``session.md``."""
+    return _render(results, KEPT_COLUMNS, exact=False)
+
+
+def render_agent(results: str) -> str:
+    """The README's main (agent workload) table for the text of ``agent.md``: every column, both windows."""
+    return _render(results, AGENT_COLUMNS, exact=True)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One generated README block: its markers, the results file it comes from, and how it is rendered."""
+
+    name: str
+    start: str
+    end: str
+    results: Path
+    render: Callable[[str], str]
+
+
+def blocks() -> tuple[Block, ...]:
+    """The README's generated blocks (read at call time, so tests can point the paths elsewhere)."""
+    return (
+        Block("agent workload", START, END, AGENT_RESULTS, render_agent),
+        Block("plain chat", PLAIN_START, PLAIN_END, SESSION_RESULTS, render),
+    )
+
+
+def _span(readme: str, start: str, end: str) -> tuple[int, int]:
+    first, last = readme.find(start), readme.find(end)
+    if first < 0 or last < first or readme.count(start) != 1 or readme.count(end) != 1:
+        raise TableError(f"README.md must contain {start} followed by {end}, once each")
+    return first, last
+
+
+def replace_block(readme: str, table: str, start: str = START, end: str = END) -> str:
     """``readme`` with the text between the markers replaced by ``table``."""
-    start, end = readme.find(START), readme.find(END)
-    if start < 0 or end < start:
-        raise TableError(f"README.md must contain {START} followed by {END}")
-    return readme[: start + len(START)] + "\n" + table + "\n" + readme[end:]
+    first, last = _span(readme, start, end)
+    return readme[: first + len(start)] + "\n" + table + "\n" + readme[last:]
 
 
-def current_block(readme: str) -> str:
+def current_block(readme: str, start: str = START, end: str = END) -> str:
     """The table currently between the markers."""
-    start, end = readme.find(START), readme.find(END)
-    if start < 0 or end < start:
-        raise TableError(f"README.md must contain {START} followed by {END}")
-    return readme[start + len(START) : end].strip("\n")
+    first, last = _span(readme, start, end)
+    return readme[first + len(start) : last].strip("\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Regenerate the README benchmark table from benchmarks/results/.")
+    parser = argparse.ArgumentParser(description="Regenerate the README benchmark tables from benchmarks/results/.")
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when the README is stale")
     args = parser.parse_args(argv)
     readme = README.read_text(encoding="utf-8")
-    table = render(SESSION_RESULTS.read_text(encoding="utf-8"))
+    updated = readme
+    stale = []
+    for block in blocks():
+        table = block.render(block.results.read_text(encoding="utf-8"))
+        if current_block(updated, block.start, block.end) != table:
+            stale.append(block.name)
+        updated = replace_block(updated, table, block.start, block.end)
+        if not args.check:
+            print(f"wrote the {block.name} table ({len(table.splitlines()) - 2} rows) into {README.name}")
     if args.check:
-        stale = current_block(readme) != table
-        print("README benchmark table is stale" if stale else "README benchmark table is up to date")
+        print(
+            f"README benchmark tables are stale: {', '.join(stale)}"
+            if stale
+            else "README benchmark tables are up to date"
+        )
         return 1 if stale else 0
-    updated = replace_block(readme, table)
     if updated != readme:
         README.write_text(updated, encoding="utf-8")
-    print(f"wrote the benchmark table ({len(table.splitlines()) - 2} rows) into {README.relative_to(ROOT)}")
     return 0
 
 
