@@ -284,9 +284,12 @@ class Cell:
 
 
 def run_system(
-    system: System, turns: Sequence[Turn], sizes: Sequence[int], *, repeats: int, cap_s: float
+    system: System, turns: Sequence[Turn], sizes: Sequence[int], *, repeats: int, cap_s: float, collect: bool = True
 ) -> list[Cell]:
-    """Grow ``system`` through ``sizes``, timing up to ``repeats`` turns at each (fewer once ``cap_s`` is spent)."""
+    """Grow ``system`` through ``sizes``, timing up to ``repeats`` turns at each (fewer once ``cap_s`` is spent).
+
+    ``collect`` runs a full garbage collection before each size's turns (``False`` in tests: it dominates there).
+    """
     cells: list[Cell] = []
     done = 0
     for size in sizes:
@@ -297,7 +300,8 @@ def run_system(
         system.extend(turns[done:start])
         cell = Cell()
         spent = 0.0
-        gc.collect()  # once per cell: a full collection over a 10k-message heap takes longer than most turns
+        if collect:  # once per cell: a full collection over a 10k-message heap takes longer than most turns
+            gc.collect()
         for turn in turns[start : start + repeats]:
             DEADLINE.arm(DEADLINE_S)
             t0 = time.perf_counter()
