@@ -41,8 +41,11 @@ memory a ``ContextSession`` holds at 10k messages (tracemalloc; the messages are
 the figure is what the session allocates on top of the messages it is given: counts, indexes, archive, bounded
 copies).
 
-Run: ``python -m benchmarks.bench_agent`` (writes ``benchmarks/results/agent.md``, ~5 minutes on a shared 2-core
-machine), then ``python -m benchmarks.readme_table`` for the README. ``--quick`` runs tiny sizes and prints only.
+Run: ``python -m benchmarks.bench_agent`` (writes ``benchmarks/results/agent.md``), then ``python -m
+benchmarks.readme_table`` for the README. The peers' exact counters over ~11M tokens cost about 3 minutes of CPU
+whatever ctxbudget does; the whole run took 7 minutes of CPU on the core before issue #12 (its O(history) turns,
+pre-fill and one-by-one adds), 19 minutes wall on a loaded 2-core machine. ``--quick`` runs tiny sizes and prints
+only.
 """
 
 from __future__ import annotations
