@@ -486,7 +486,8 @@ class ContextSession:
     @property
     def state(self) -> ContextState:
         """How full the window is now."""
-        return self.tracker.state(self.counted_tokens())
+        exact = getattr(self.counter, "exact", None)  # a counter of the caller's own may not say
+        return self.tracker.state(self.counted_tokens(), exact=exact if isinstance(exact, bool) else None)
 
     def _emit_update(self) -> None:
         seq = self.events.next_seq()

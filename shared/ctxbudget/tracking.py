@@ -14,6 +14,13 @@ __all__ = ["ContextState", "ContextWindowTracker"]
 class ContextState:
     """A reading of the window: ``used_percentage`` is capped at 100 and rounded to 2 decimals.
 
+    ``used_tokens`` is the figure every decision uses: the largest of our own count, our count calibrated by
+    provider reports, the last report plus what was added since, and the caller's floor. The fields after it say
+    where that figure comes from: ``counted_tokens`` is our own count and ``exact`` whether the counter is the
+    model's own tokenizer (``False``: an estimate, e.g. for Anthropic or Gemini models); ``reported_tokens`` is the
+    provider's last billed prompt (``None`` before any ``record_usage``), ``calibration_ratio`` the learnt ratio of
+    reported to counted tokens (1.0 until a provider billed more than we counted).
+
     A slotted dataclass rather than a pydantic model: one is built on every turn, and that must stay cheap.
     """
 
@@ -21,14 +28,36 @@ class ContextState:
     used_tokens: int
     used_percentage: float
     remaining_percentage: float
+    counted_tokens: int | None = None
+    exact: bool | None = None
+    reported_tokens: int | None = None
+    calibration_ratio: float = 1.0
 
     @classmethod
-    def of(cls, used_tokens: int, max_tokens: int) -> ContextState:
+    def of(
+        cls,
+        used_tokens: int,
+        max_tokens: int,
+        *,
+        counted_tokens: int | None = None,
+        exact: bool | None = None,
+        reported_tokens: int | None = None,
+        calibration_ratio: float = 1.0,
+    ) -> ContextState:
         """Build a state from raw figures."""
         # Exact integer arithmetic: a figure far past the window (a bogus report, a huge floor) reads 100%, it
         # never overflows a float.
         used = 100.0 if used_tokens >= max_tokens else round(100 * used_tokens / max_tokens, 2)
-        return cls(max_tokens, used_tokens, used, round(100.0 - used, 2))
+        return cls(
+            max_tokens,
+            used_tokens,
+            used,
+            round(100.0 - used, 2),
+            counted_tokens,
+            exact,
+            reported_tokens,
+            calibration_ratio,
+        )
 
     def model_dump(self) -> dict[str, int | float]:
         """The figures as a plain dict (the same spelling as the pydantic models around it)."""
@@ -92,6 +121,13 @@ class ContextWindowTracker:
                 used = max(used, -(-self.last_reported * counted // self.counted_at_report))  # exact ceil
         return used
 
-    def state(self, counted: int) -> ContextState:
-        """The :class:`ContextState` for our own count ``counted``."""
-        return ContextState.of(self.used(counted), self.max_tokens)
+    def state(self, counted: int, *, exact: bool | None = None) -> ContextState:
+        """The :class:`ContextState` for our own count ``counted`` (``exact``: whether the counter is exact)."""
+        return ContextState.of(
+            self.used(counted),
+            self.max_tokens,
+            counted_tokens=counted,
+            exact=exact,
+            reported_tokens=self.last_reported,
+            calibration_ratio=self.calibration.ratio if self.calibration.samples else 1.0,
+        )
