@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import get_args
+from typing import cast, get_args
 
 from ._foreign import check_not_foreign
 from .errors import InvalidMessageError, InvalidPolicyError, SystemPromptTooLargeError, UsageError
@@ -113,7 +113,8 @@ def check_messages(messages: object) -> list[Message]:
         raise InvalidMessageError(
             f"messages: expected a sequence of ctxbudget.Message, got {type(messages).__name__}", field="messages"
         )
-    checked: list[Message] = []
+    if set(map(type, listed)) <= {Message}:  # the common case, checked at C speed (a framework's 10k messages)
+        return cast("list[Message]", listed)
     for index, message in enumerate(listed):
         if not isinstance(message, Message):
             check_not_foreign(f"messages[{index}]", message, "ctxbudget.Message")
@@ -121,8 +122,7 @@ def check_messages(messages: object) -> list[Message]:
                 f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}",
                 field=f"messages[{index}]",
             )
-        checked.append(message)
-    return checked
+    return cast("list[Message]", listed)
 
 
 def check_tool_calls(tool_calls: object) -> tuple[object, ...]:

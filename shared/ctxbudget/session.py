@@ -10,6 +10,7 @@ that every strict provider accepts. Nothing is ever lost: every original that le
 from __future__ import annotations
 
 import math
+import operator
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -438,14 +439,17 @@ class ContextSession:
         """
         messages = check_messages(messages)
         with self._lock:
-            body: list[Message] = []
-            for message in messages:
-                if message.role != "system":
-                    body.append(message)
-                elif not self._conv.knows(message.id):
-                    self._add_one(message)
+            body = [message for message in messages if message.role != "system"]
+            if len(body) != len(messages):
+                for message in messages:
+                    if message.role == "system" and not self._conv.knows(message.id):
+                        self._add_one(message)
             live = self._conv.live.messages
-            if len(body) >= len(live) and all(self._same(b, m) for b, m in zip(body, live, strict=False)):
+            extends = len(body) >= len(live) and (
+                all(map(operator.is_, body, live))  # the same objects: checked at C speed
+                or all(self._same(b, m) for b, m in zip(body, live, strict=False))
+            )
+            if extends:
                 for message in body[len(live) :]:
                     self._add_one(message)
                 self._emit_update()
