@@ -14,10 +14,8 @@ each cleared marker it measures (:class:`ClearWatch`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Protocol
 
 from .compaction import CLEARED_META
@@ -25,13 +23,11 @@ from .messages import Message, ToolSchema
 from .session import ContextSession
 from .summarize import ExtractiveSummarizer, SummaryRequest
 from .tokens import TokenCounter
-from .transcripts import Transcript, load_transcript
 
-__all__ = ["STEPS", "ClearWatch", "Progress", "ReportingSummarizer", "compaction_progress", "no_progress", "read"]
+__all__ = ["STEPS", "ClearWatch", "Progress", "ReportingSummarizer", "compaction_progress", "no_progress"]
 
 STEPS = ("reading", "parsing", "counting", "clearing", "summarizing")
 """The steps a :class:`Progress` hears about, in order."""
-_READ_CHUNK = 1 << 20  # bytes read between two reports
 
 
 class Progress(Protocol):
@@ -43,29 +39,6 @@ class Progress(Protocol):
 
 def no_progress(step: str, completed: int, total: int | None, detail: str = "") -> None:
     """A :class:`Progress` that reports nowhere."""
-
-
-def read(path: Path, *, key: str | None = None, progress: Progress = no_progress) -> Transcript:
-    """:func:`~ctxbudget.transcripts.load_transcript`, reporting the bytes read, then the messages parsed.
-
-    The file is streamed once for the byte count (nothing kept) and read again by ``load_transcript`` from the
-    page cache, so every error is exactly ``load_transcript``'s.
-    """
-    try:
-        with path.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            done = 0
-            progress("reading", 0, size)
-            while chunk := handle.read(_READ_CHUNK):
-                done += len(chunk)
-                progress("reading", done, max(size, done))
-    except OSError:
-        pass  # load_transcript reports it, naming the file
-    progress("parsing", 0, None)
-    transcript = load_transcript(path, key=key)
-    count = len(transcript.messages)
-    progress("parsing", count, count)
-    return transcript
 
 
 class ReportingSummarizer(ExtractiveSummarizer):
