@@ -12,7 +12,7 @@ import json
 from .errors import InvalidMessageError, SnapshotFormatError
 from .messages import Message
 
-__all__ = ["LOG_RECORD_SCHEMA", "decode", "encode"]
+__all__ = ["LOG_RECORD_SCHEMA", "decode", "decoded", "encode", "records_of"]
 
 LOG_RECORD_SCHEMA = "ctxbudget.log.v1"
 """The schema string of every message record :meth:`SharedSession.add` appends."""
@@ -73,3 +73,24 @@ def _serialization_problem(message: Message) -> str | None:
     except (ValueError, RecursionError) as exc:
         return str(exc)
     return None
+
+
+def records_of(messages: tuple[Message, ...]) -> list[str]:
+    """The log records of one add's messages; two with one id are an :class:`InvalidMessageError`."""
+    records = [encode(message, index) for index, message in enumerate(messages)]
+    ids = [message.id for message in messages]
+    if len(set(ids)) != len(ids):
+        duplicate = next(i for i in ids if ids.count(i) > 1)
+        raise InvalidMessageError(f"messages.id: {duplicate!r} appears twice in one add", field="id")
+    return records
+
+
+def decoded(records: list[tuple[int, str]]) -> list[tuple[int, Message | str]]:
+    """Each record's message, or why it cannot be replayed (the load skips and reports it)."""
+    decoded: list[tuple[int, Message | str]] = []
+    for seq, record in records:
+        try:
+            decoded.append((seq, decode(seq, record)))
+        except SnapshotFormatError as exc:
+            decoded.append((seq, str(exc)))
+    return decoded

@@ -19,12 +19,27 @@ from typing import Any, cast
 
 from ._session_snapshots import take
 from ._shared_archive import ArchiveCache, StoredArchive, encode_entry
+from .errors import SnapshotFormatError
+from .events import ContextCompacted
 from .messages import Message
+from .request import BuiltRequest
 from .session import ContextSession
 from .snapshot import SessionSnapshot
 from .stores.base import ArchiveRecord
 
-__all__ = ["LoadOrigin", "StoreBackedSession", "archive_records", "restore_from_store", "store_snapshot"]
+__all__ = [
+    "Fetched",
+    "LoadOrigin",
+    "StoreBackedSession",
+    "archive_records",
+    "built_compaction",
+    "itself",
+    "restore_from_store",
+    "snapshot_json",
+    "stale",
+    "store_snapshot",
+    "unknown_ids",
+]
 
 
 @dataclass(frozen=True)
@@ -118,3 +133,45 @@ def store_snapshot(session: StoreBackedSession, archive_head: int) -> SessionSna
     added = origin.added + len(local) - origin.ranked
     update = {"order": order, "added": added, "archive_in_store": True, "archive_head": archive_head}
     return snap.model_copy(update=update)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What one load read from the store, before any session is built (the I/O half of a load)."""
+
+    version: int
+    snapshot: SessionSnapshot
+    decoded: list[tuple[int, Message | str]]  # (seq, message or why it cannot be replayed)
+    archived: dict[str, int]  # replayed ids with an archive entry -> the log record it was archived from
+
+
+def stale(snapshot: SessionSnapshot, records: list[tuple[int, str]], head: int) -> bool:
+    """A newer snapshot absorbed and trimmed records this one still needs."""
+    first_expected = snapshot.log_seq + 1
+    return bool(records and records[0][0] != first_expected) or (not records and head >= first_expected)
+
+
+def unknown_ids(snapshot: SessionSnapshot, decoded: list[tuple[int, Message | str]]) -> list[str]:
+    """Ids of replayed messages the snapshot does not hold live: the store's archive may know them."""
+    if not snapshot.archive_in_store:
+        return []  # a whole-history snapshot's order names every message ever added
+    return [item.id for _, item in decoded if isinstance(item, Message) and item.id not in snapshot.order]
+
+
+def snapshot_json(session: StoreBackedSession, archive_head: int) -> str:
+    """The live-only snapshot JSON of a loaded session; a serialization failure becomes :class:`SnapshotFormatError`."""
+    try:
+        return store_snapshot(session, archive_head).to_json()
+    except (ValueError, RecursionError) as exc:
+        message = f"snapshot: save of session {session.session_id!r} failed, it cannot be serialized: {exc}"
+        raise SnapshotFormatError(message, field="snapshot") from exc
+
+
+def itself(event: ContextCompacted) -> ContextCompacted:
+    """A compaction's own event (what ``compact`` returns)."""
+    return event
+
+
+def built_compaction(request: BuiltRequest) -> ContextCompacted | None:
+    """The compaction a request build ran, if any."""
+    return request.compaction

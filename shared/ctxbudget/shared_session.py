@@ -46,16 +46,26 @@ SQLite and the in-memory store) and the summarizer of an async compaction is awa
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from ._shared_archive import ArchiveCache, encode_entry
-from ._shared_log import LOG_RECORD_SCHEMA, decode, encode
-from ._shared_state import StoreBackedSession, archive_records, restore_from_store, store_snapshot
+from ._shared_async import AsyncSharedMethods
+from ._shared_log import LOG_RECORD_SCHEMA, decoded, records_of
+from ._shared_state import (
+    Fetched,
+    StoreBackedSession,
+    archive_records,
+    built_compaction,
+    itself,
+    restore_from_store,
+    snapshot_json,
+    stale,
+    unknown_ids,
+)
 from .archive_search import ArchiveHit
 from .errors import (
     InvalidMessageError,
@@ -140,17 +150,7 @@ class SharedSessionStats:
             setattr(self, name, getattr(self, name) + by)
 
 
-@dataclass(frozen=True)
-class _Fetched:
-    """What one load read from the store, before any session is built (the I/O half of a load)."""
-
-    version: int
-    snapshot: SessionSnapshot
-    decoded: list[tuple[int, Message | str]]  # (seq, message or why it cannot be replayed)
-    archived: dict[str, int]  # replayed ids with an archive entry -> the log record it was archived from
-
-
-class SharedSession:
+class SharedSession(AsyncSharedMethods):
     """A handle on one session shared by many workers through a :class:`SnapshotStore`.
 
     Handles are cheap and hold no session state between calls (every operation loads fresh state); a handle keeps
@@ -260,13 +260,7 @@ class SharedSession:
             SnapshotStoreError: the store failed; the messages may or may not have been appended (a commit can
                 land and its reply be lost). Re-appending the same messages is safe: loads skip duplicate ids.
         """
-        seqs = self.store.append(self.session_id, _records(messages))
-        self.stats.bump("appended", len(seqs))
-        return seqs
-
-    async def aadd(self, *messages: Message) -> list[int]:
-        """Async :meth:`add`."""
-        seqs: list[int] = await self._astore("append", self.session_id, _records(messages))
+        seqs = self.store.append(self.session_id, records_of(messages))
         self.stats.bump("appended", len(seqs))
         return seqs
 
@@ -274,12 +268,6 @@ class SharedSession:
         """Append a user message and return it."""
         message = Message(role="user", content=text, metadata=metadata)
         self.add(message)
-        return message
-
-    async def aadd_user(self, text: str, **metadata: Any) -> Message:
-        """Async :meth:`add_user`."""
-        message = Message(role="user", content=text, metadata=metadata)
-        await self.aadd(message)
         return message
 
     # -- reading ---------------------------------------------------------------------------------------------------
@@ -303,24 +291,9 @@ class SharedSession:
             self.stats.bump("stale_reloads")
         raise self._kept_moving(self._stored_version())
 
-    async def aload(self) -> LoadedSession:
-        """Async :meth:`load`."""
-        for _ in range(self.max_attempts):
-            fetched = await self._afetch()
-            if fetched is not None:
-                return self._build(fetched)
-            self.stats.bump("stale_reloads")
-        stored = await self._astore("load", self.session_id)
-        raise self._kept_moving(stored.version if stored is not None else 0)
-
     def originals(self) -> list[Message]:
         """Every message ever added to the shared session, as given, in add order (see :meth:`load`)."""
         return self.load().session.originals()
-
-    async def aoriginals(self) -> list[Message]:
-        """Async :meth:`originals` (the archive is read in a worker thread)."""
-        loaded = await self.aload()
-        return await asyncio.to_thread(loaded.session.originals)
 
     def search_archive(self, query: str, k: int = 5) -> list[ArchiveHit]:
         """Rank every archived original of the shared session for ``query`` (entries are read from the store once)."""
@@ -338,27 +311,16 @@ class SharedSession:
         stored = self.store.load(self.session_id)
         return stored.version if stored is not None else 0
 
-    def _fetch(self) -> _Fetched | None:
+    def _fetch(self) -> Fetched | None:
         snapshot, version = self._parse(self.store.load(self.session_id))
         head = self.store.log_head(self.session_id)
         records = self.store.read_log(self.session_id, after=snapshot.log_seq)
-        if _stale(snapshot, records, head):
+        if stale(snapshot, records, head):
             return None
-        decoded = _decoded(records)
-        unknown = _unknown_ids(snapshot, decoded)
+        items = decoded(records)
+        unknown = unknown_ids(snapshot, items)
         archived = self.store.archived_ids(self.session_id, unknown) if unknown else {}
-        return _Fetched(version, snapshot, decoded, archived)
-
-    async def _afetch(self) -> _Fetched | None:
-        snapshot, version = self._parse(await self._astore("load", self.session_id))
-        head = await self._astore("log_head", self.session_id)
-        records = await self._astore("read_log", self.session_id, after=snapshot.log_seq)
-        if _stale(snapshot, records, head):
-            return None
-        decoded = _decoded(records)
-        unknown = _unknown_ids(snapshot, decoded)
-        archived = await self._astore("archived_ids", self.session_id, unknown) if unknown else {}
-        return _Fetched(version, snapshot, decoded, archived)
+        return Fetched(version, snapshot, items, archived)
 
     def _parse(self, stored: StoredSnapshot | None) -> tuple[SessionSnapshot, int]:
         if stored is None:
@@ -374,7 +336,7 @@ class SharedSession:
                 str(exc).replace(exc.where, where, 1), where=where, expected=exc.expected, actual=exc.actual
             ) from None
 
-    def _build(self, fetched: _Fetched) -> LoadedSession:
+    def _build(self, fetched: Fetched) -> LoadedSession:
         """Restore the snapshot and replay the log on top (CPU only: no store call)."""
         snapshot = fetched.snapshot
         sources: dict[str, int] = {}
@@ -432,13 +394,7 @@ class SharedSession:
             SnapshotConflictError: the compaction lost to other writers on ``max_attempts`` tries in a row.
             SnapshotStoreError: the store failed; nothing was written.
         """
-        return self._with_retries("build_request", lambda loaded: loaded.session.build_request(), _built_compaction)
-
-    async def abuild_request(self) -> BuiltRequest:
-        """Async :meth:`build_request`: store calls and an async summarizer are awaited."""
-        return await self._awith_retries(
-            "build_request", lambda loaded: loaded.session.abuild_request(), _built_compaction
-        )
+        return self._with_retries("build_request", lambda loaded: loaded.session.build_request(), built_compaction)
 
     def compact(self, instructions: str | None = None) -> ContextCompacted:
         """Compact the shared session now (manual trigger) and save the result with compare-and-set.
@@ -451,14 +407,7 @@ class SharedSession:
             SnapshotConflictError: the save lost to other writers on ``max_attempts`` tries in a row.
             SnapshotStoreError: the store failed; the stored state is the old snapshot or the new one, whole.
         """
-        return self._with_retries("compact", lambda loaded: loaded.session.compact(instructions), _itself)
-
-    async def acompact(self, instructions: str | None = None) -> ContextCompacted:
-        """Async :meth:`compact`: store calls and the summarizer are awaited.
-
-        Cancelling the calling task while the summarizer runs writes nothing.
-        """
-        return await self._awith_retries("compact", lambda loaded: loaded.session.acompact(instructions), _itself)
+        return self._with_retries("compact", lambda loaded: loaded.session.compact(instructions), itself)
 
     def _with_retries(
         self,
@@ -473,25 +422,6 @@ class SharedSession:
                 return result
             try:
                 self._save(loaded)
-            except SnapshotConflictError as exc:
-                self._note_conflict(exc, attempt, operation)
-                continue
-            return result
-        raise AssertionError("unreachable: _note_conflict raises on the last attempt")  # pragma: no cover
-
-    async def _awith_retries(
-        self,
-        operation: str,
-        run: Callable[[LoadedSession], Awaitable[_T]],
-        compaction_of: Callable[[_T], ContextCompacted | None],
-    ) -> _T:
-        for attempt in range(1, self.max_attempts + 1):
-            loaded = await self.aload()
-            result = await run(loaded)
-            if compaction_of(result) is None:
-                return result
-            try:
-                await self._asave(loaded)
             except SnapshotConflictError as exc:
                 self._note_conflict(exc, attempt, operation)
                 continue
@@ -513,7 +443,7 @@ class SharedSession:
         session = cast(StoreBackedSession, loaded.session)
         records = archive_records(session)
         seqs = self.store.put_archive(self.session_id, records) if records else []
-        data = _snapshot_json(session, max(seqs, default=session.origin.archive_head))
+        data = snapshot_json(session, max(seqs, default=session.origin.archive_head))
         version = self.store.save(self.session_id, data, expected_version=loaded.version)
         self.stats.bump("compactions_saved")
         if loaded.log_seq > 0:
@@ -525,76 +455,10 @@ class SharedSession:
                 self.stats.bump("trim_failures")
         return version
 
-    async def _asave(self, loaded: LoadedSession) -> int:
-        """Async :meth:`_save`."""
-        session = cast(StoreBackedSession, loaded.session)
-        records = archive_records(session)
-        seqs = await self._astore("put_archive", self.session_id, records) if records else []
-        data = _snapshot_json(session, max(seqs, default=session.origin.archive_head))
-        version: int = await self._astore("save", self.session_id, data, expected_version=loaded.version)
-        self.stats.bump("compactions_saved")
-        if loaded.log_seq > 0:
-            try:
-                await self._astore("trim_log", self.session_id, upto=loaded.log_seq)
-            except SnapshotStoreError:
-                self.stats.bump("trim_failures")
-        return version
-
-    async def _astore(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Await the store's async twin of ``name`` (``aload`` ...), or run ``name`` in a worker thread."""
-        twin = getattr(self.store, f"a{name}", None)
-        if twin is not None:
-            return await twin(*args, **kwargs)
-        return await asyncio.to_thread(getattr(self.store, name), *args, **kwargs)
-
-
-def _abuild(loaded: LoadedSession) -> Awaitable[BuiltRequest]:
-    return loaded.session.abuild_request()
-
-
-def _itself(event: ContextCompacted) -> ContextCompacted:
-    return event
-
-
-def _built_compaction(request: BuiltRequest) -> ContextCompacted | None:
-    return request.compaction
-
 
 def _describe(store: object) -> str:
     describe = getattr(store, "_describe", None)
     return str(describe()) if callable(describe) else type(store).__name__
-
-
-def _stale(snapshot: SessionSnapshot, records: list[tuple[int, str]], head: int) -> bool:
-    """A newer snapshot absorbed and trimmed records this one still needs."""
-    first_expected = snapshot.log_seq + 1
-    return bool(records and records[0][0] != first_expected) or (not records and head >= first_expected)
-
-
-def _decoded(records: list[tuple[int, str]]) -> list[tuple[int, Message | str]]:
-    decoded: list[tuple[int, Message | str]] = []
-    for seq, record in records:
-        try:
-            decoded.append((seq, decode(seq, record)))
-        except SnapshotFormatError as exc:
-            decoded.append((seq, str(exc)))
-    return decoded
-
-
-def _unknown_ids(snapshot: SessionSnapshot, decoded: list[tuple[int, Message | str]]) -> list[str]:
-    """Ids of replayed messages the snapshot does not hold live: the store's archive may know them."""
-    if not snapshot.archive_in_store:
-        return []  # a whole-history snapshot's order names every message ever added
-    return [item.id for _, item in decoded if isinstance(item, Message) and item.id not in snapshot.order]
-
-
-def _records(messages: tuple[Message, ...]) -> list[str]:
-    records = [encode(message, index) for index, message in enumerate(messages)]
-    ids = [message.id for message in messages]
-    if len(set(ids)) != len(ids):
-        duplicate = next(i for i in ids if ids.count(i) > 1)
-        raise InvalidMessageError(f"messages.id: {duplicate!r} appears twice in one add", field="id")
-    return records
 
 
 def _serialized(session: ContextSession, operation: str, take: Callable[[], SessionSnapshot]) -> SessionSnapshot:
@@ -606,12 +470,3 @@ def _serialized(session: ContextSession, operation: str, take: Callable[[], Sess
         message = f"snapshot: {operation} of session {session.session_id!r} failed, it cannot be serialized: {exc}"
         raise SnapshotFormatError(message, field="snapshot") from exc
     return snapshot
-
-
-def _snapshot_json(session: StoreBackedSession, archive_head: int) -> str:
-    """The live-only snapshot JSON of a loaded session; a serialization failure becomes :class:`SnapshotFormatError`."""
-    try:
-        return store_snapshot(session, archive_head).to_json()
-    except (ValueError, RecursionError) as exc:
-        message = f"snapshot: save of session {session.session_id!r} failed, it cannot be serialized: {exc}"
-        raise SnapshotFormatError(message, field="snapshot") from exc
