@@ -8,8 +8,9 @@ message each), started together. With compaction, one more process compacts the 
 Afterwards every worker message must be in ``originals()`` exactly once (lost / duplicated).
 
 Reported: appends/s (worker messages / wall time from the start barrier to the last worker's last append),
-compactions saved and conflicts retried, the stored snapshot's size at the end, and the bytes each backend was sent
-per append (log records, snapshots and archive entries, counted by a wrapper in every process, divided by 4,000).
+compactions saved and conflicts retried, the median time of one compaction, the stored snapshot's size at the end,
+and the bytes each backend was sent per append (log records, snapshots and archive entries, counted by a wrapper
+in every process, divided by 4,000).
 
 Redis runs on a private loopback ``redis-server`` started for the benchmark with the durable settings the README
 recommends (``--appendonly yes --appendfsync everysec``, in a temp dir); ``--redis-url`` uses another server.
@@ -28,6 +29,7 @@ import multiprocessing as mp
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import tempfile
 import time
@@ -63,6 +65,7 @@ class Run:
     seconds: float
     compactions: int
     conflicts: int
+    compact_ms: float  # median wall time of one compaction (load, compact, write archive, compare-and-set, trim)
     snapshot_bytes: int
     bytes_sent: int
     lost: int
@@ -148,17 +151,22 @@ def worker(spec: tuple[str, str], session_id: str, index: int, start: Any, out: 
     start.wait()
     for message in messages:
         shared.add(message)
-    out.put(("worker", time.perf_counter(), store.sent, 0, 0))
+    out.put(("worker", time.perf_counter(), store.sent, 0, 0, 0.0))
 
 
 def compactor(spec: tuple[str, str], session_id: str, start: Any, done: Any, out: Any) -> None:
     store = Counting(open_store(spec))
     shared = SharedSession(store, session_id, counter=COUNTER, max_attempts=50)
     start.wait()
+    timings = []
     while not done.is_set():
+        began = time.perf_counter()
         with suppress(SnapshotConflictError):
             shared.compact()
-    out.put(("compactor", 0.0, store.sent, shared.stats.compactions_saved, shared.stats.conflicts_retried))
+            timings.append(time.perf_counter() - began)
+    median = statistics.median(timings) * 1_000 if timings else 0.0
+    stats = shared.stats
+    out.put(("compactor", 0.0, store.sent, stats.compactions_saved, stats.conflicts_retried, median))
 
 
 def run(spec: tuple[str, str], history: int, *, compaction: bool) -> Run:
@@ -192,6 +200,7 @@ def run(spec: tuple[str, str], history: int, *, compaction: bool) -> Run:
         seconds=ended - began,
         compactions=sum(r[3] for r in results),
         conflicts=sum(r[4] for r in results),
+        compact_ms=max(r[5] for r in results),
         snapshot_bytes=len(stored.data.encode()) if stored is not None else 0,
         bytes_sent=sum(r[2] for r in results),
         lost=len(wanted - set(ids)),
@@ -233,15 +242,16 @@ def redis_server(url: str | None) -> Iterator[str]:
 def table(runs: list[Run]) -> str:
     rows = [
         "| backend | history (msgs) | compaction | appends/s | vs no compaction | compactions (conflicts) "
-        "| snapshot bytes | bytes sent per append | lost | duplicated |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| ms per compaction | snapshot bytes | bytes sent per append | lost | duplicated |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     base = {(r.backend, r.history): r.rate for r in runs if not r.compaction}
     for r in runs:
         ratio = f"{r.rate / base[(r.backend, r.history)]:.0%}" if (r.backend, r.history) in base else "-"
         rows.append(
             f"| {r.backend} | {r.history:,} | {'running' if r.compaction else 'none'} | {r.rate:,.0f} | {ratio} "
-            f"| {r.compactions} ({r.conflicts}) | {r.snapshot_bytes:,} | {r.bytes_sent / (WORKERS * APPENDS):,.0f} "
+            f"| {r.compactions} ({r.conflicts}) | {f'{r.compact_ms:,.0f}' if r.compaction else '-'} "
+            f"| {r.snapshot_bytes:,} | {r.bytes_sent / (WORKERS * APPENDS):,.0f} "
             f"| {r.lost} | {r.duplicated} |"
         )
     return "\n".join(rows)
@@ -287,7 +297,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             "shared and busy: single runs wobble by tens of percent), and lost / duplicated are the worst of the "
             "runs.\n\n"
             "*vs no compaction*: this run's appends/s over the same backend's and history's run without compaction. "
-            "*bytes sent per append*: log records + snapshots + archive entries sent to the store by every process, "
+            "*ms per compaction*: the median wall time of one compaction in the compacting process (load the "
+            "snapshot and the log since it, compact, write the archived originals, compare-and-set, trim the log), "
+            "while the workers append. *bytes sent per append*: log records + snapshots + archive entries sent to the "
+            "store by every process, "
             f"over the {WORKERS * APPENDS:,} appends. lost / duplicated: worker messages missing from, or twice in, "
             "`originals()` afterwards.\n\n"
         )
