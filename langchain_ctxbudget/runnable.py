@@ -121,7 +121,8 @@ def fit_messages(
     converted = [from_langchain(m) for m in _stable_ids(given)]
     forms = {id(m): sent_form(lc, m) for lc, m in zip(given, converted, strict=True)}
     by_id = {m.id: forms[id(m)] for m in converted}
-    return [forms.get(id(m)) or to_langchain(m, by_id.get(m.id)) for m in _fit_core(converted, *fit_args)]
+    fitted = _fit_core(converted, *fit_args)
+    return [form if (form := forms.get(id(m))) is not None else to_langchain(m, by_id.get(m.id)) for m in fitted]
 
 
 def _any_tool_schemas(tools: Sequence[Any]) -> tuple[ToolSchema, ...]:
