@@ -83,13 +83,8 @@ class ThreadView:
         session: ContextSession,
         converter: MessageConverter,
         forwarder: EventForwarder,
-        exclude_tools: frozenset[str] = frozenset(),
     ) -> None:
         self.session = session
-        self.exclude_tools = exclude_tools
-        """Tools whose results are added pinned: never cleared or shortened by compaction."""
-        self.call_names: dict[str, str] = {}
-        """Tool call id -> tool name, for the calls seen (a result's tool is its name, else its call's)."""
         self.cleared: dict[str, ClearedResult] = {}
         """Tool results compaction cleared, by message id (for the request-time edits)."""
         self.converter = converter
@@ -140,7 +135,7 @@ class ThreadView:
             if lacks_tool_call_ids(slim):  # persist the ids its calls are sent with, so a restart sends the same
                 slim = with_tool_call_ids(slim)
                 self.pending.replaced[ensure_id(slim)] = slim
-            message = self._pinned(self.converter.to_message(slim), slim)
+            message = self.converter.to_message(slim)
             if message.metadata.get(CLEARED_META):
                 self.cleared[message.id] = ClearedResult(
                     message.tool_call_id or "", handle or message.metadata.get(ARCHIVE_META), message.text
@@ -164,19 +159,6 @@ class ThreadView:
             self.absorb()  # the session bounded an oversized output on arrival: persist the bounded version
         else:
             self.collect_archive()
-
-    def _pinned(self, message: Message, lc: BaseMessage) -> Message:
-        """``message``, pinned when it is a result of an excluded tool (and remembered as ``lc``'s form)."""
-        for call in message.tool_calls:
-            self.call_names[call.id] = call.name
-        if not self.exclude_tools or message.role != "tool" or message.metadata.get("pinned") is True:
-            return message
-        name = message.name or self.call_names.get(message.tool_call_id or "")
-        if name not in self.exclude_tools:
-            return message
-        pinned = message.model_copy(update={"metadata": {**message.metadata, "pinned": True}})
-        self.converter.adopt(lc, pinned)
-        return pinned
 
     def absorb(self) -> None:
         """Diff the session's history against the state view and queue the removals and replacements."""

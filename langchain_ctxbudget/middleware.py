@@ -163,8 +163,9 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         forward_events: ctxbudget event types dispatched as LangChain custom events.
         max_threads: conversation threads (and threadless runs in flight) kept in memory; others are rebuilt from
             their state on demand.
-        exclude_tools: tools whose results are never cleared (as ``ClearToolUsesEdit.exclude_tools``): compaction
-            never clears or shortens them, and keeps them verbatim after the summary when their turn is summarized.
+        exclude_tools: tools whose results are never cleared (as ``ClearToolUsesEdit.exclude_tools``; added to the
+            policy's ``never_clear_tools``): the clear tier leaves them whole; an oversized one is still bounded, and
+            they are summarized with their turn like the rest, so they never pile up to the hard stop.
         clear_tool_inputs: send a call whose result was cleared with empty arguments (as
             ``ClearToolUsesEdit.clear_tool_inputs``).
         placeholder: the text a cleared result is sent as (as ``ClearToolUsesEdit.placeholder``), followed by where
@@ -212,6 +213,9 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         self.max_tokens = max_tokens
         self.counter: TokenCounter = counter or TiktokenCounter()
         self.policy = policy or CompactionPolicy()
+        if self.edits.exclude_tools:  # the clear tier leaves their results whole; they are still summarized
+            excluded = set(self.policy.never_clear_tools) | self.edits.exclude_tools
+            self.policy = self.policy.with_changes(never_clear_tools=tuple(sorted(excluded)))
         self.summarizer = LangChainSummarizer(summarizer) if isinstance(summarizer, BaseChatModel) else summarizer
         self.compact_instructions = compact_instructions
         self.forward_events = forward_events
@@ -253,7 +257,7 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             session = restore_session(
                 request.state, messages, lambda: self._new_session(request.model, session_id), session_id
             )
-            view = ThreadView(session, self.converter, EventForwarder(self.forward_events), self.edits.exclude_tools)
+            view = ThreadView(session, self.converter, EventForwarder(self.forward_events))
             view.persisted = set((request.state.get(ARCHIVE_KEY) or {}).keys())  # type: ignore[attr-defined]
             if key is not None:  # no key: a threadless call outside an agent run; its view is not cached
                 with self._lock:

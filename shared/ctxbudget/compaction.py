@@ -199,6 +199,7 @@ class Compaction:
         self._original_of = original_of
         self._pending: dict[str, Message] = {}  # message id -> original archived by this run
         self._summary_memo: tuple[tuple[str | None, bool], int] | None = None
+        self._call_names: dict[str, str] | None = None  # call id -> tool name, for never_clear_tools
         self.out = CompactionOutcome(history=list(history), summary=summary)
         self._sizes = list(sizes) if sizes is not None else [counter.count_message(m) for m in self.out.history]
         self._history_tokens = sum(self._sizes)  # kept in step with _sizes: total() runs once per step of a tier
@@ -218,6 +219,7 @@ class Compaction:
 
     def extend(self, messages: Sequence[Message]) -> None:
         """Append messages that arrived while a summary was being made (they are newer than any cut)."""
+        self._call_names = None
         for message in messages:
             self.out.history.append(message)
             self._sizes.append(self.counter.count_message(message))
@@ -310,7 +312,7 @@ class Compaction:
         output's key lines (failure, paths, figures), so what mattered in it stays in view.
         """
         protected = self.policy.protected_tool_budget(self.window)
-        tool_indexes = [i for i, m in enumerate(self.out.history) if m.role == "tool"]
+        tool_indexes = [i for i, m in enumerate(self.out.history) if m.role == "tool" and not self._never_cleared(m)]
         kept = 0
         clearable: list[int] = []
         for index in reversed(tool_indexes):
@@ -343,6 +345,15 @@ class Compaction:
             changed = True
         if changed:
             self.out.tiers.append("clear")
+
+    def _never_cleared(self, message: Message) -> bool:
+        """A result of one of the policy's ``never_clear_tools`` (named on the result, else on its call)."""
+        excluded = self.policy.never_clear_tools
+        if not excluded:
+            return False
+        if self._call_names is None:
+            self._call_names = {call.id: call.name for m in self.out.history for call in m.tool_calls}
+        return (message.name or self._call_names.get(message.tool_call_id or "")) in excluded
 
     def _next_to_clear(self, candidates: list[int]) -> int:
         """The oldest candidate, unless a smaller one (still enough to reach the target) avoids overshooting it."""

@@ -52,6 +52,21 @@ class CompactionPolicy(BaseModel):
     bound_tool_outputs_on_add: StrictBool = Field(
         default=True, description="Bound oversized tool outputs as they arrive, archiving the full text."
     )
+    never_clear_tools: tuple[str, ...] = Field(
+        default=(),
+        description="Tools whose results the clear tier leaves whole (as ClearToolUsesEdit.exclude_tools); they "
+        "are still bounded when oversized and summarized with the rest of their turn.",
+    )
+
+    @field_validator("never_clear_tools", mode="before")
+    @classmethod
+    def _tool_names(cls, value: object) -> object:
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, set, frozenset)):
+            raise ValueError("must be a list of tool names")
+        for index, name in enumerate(value):
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"item {index} must be a non-empty tool name, got {short_repr(name)}")
+        return tuple(sorted(value)) if isinstance(value, (set, frozenset)) else tuple(value)
 
     @field_validator("threshold", "target", "hard_stop", "summarizer_timeout", mode="before")
     @classmethod
