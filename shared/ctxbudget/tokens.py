@@ -241,7 +241,7 @@ class TiktokenCounter:
         key = _text_key(text)
         cached = self._texts.get(key)
         if cached is None:
-            cached = len(self._encoding.encode_ordinary(text))
+            cached = len(self._encode(text))  # a long text is remembered: counting it as a message is then free
             self._texts.put(key, cached)
         return cached
 
