@@ -260,7 +260,7 @@ def restore_session(
     snapshot = SessionSnapshot(
         session_id=session_id,
         max_tokens=fresh.max_tokens,
-        policy=fresh.policy.model_dump(),
+        policy=fresh.policy.model_dump(mode="json"),
         compact_instructions=fresh.compact_instructions,
         summary=summary,
         goal=meta.get("goal"),

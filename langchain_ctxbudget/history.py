@@ -124,7 +124,7 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
             snapshot = SessionSnapshot(
                 session_id=session.session_id,
                 max_tokens=session.max_tokens,
-                policy=session.policy.model_dump(),
+                policy=session.policy.model_dump(mode="json"),
                 summary=marks.get("summary"),
                 goal=marks.get("goal"),
                 tracker=TrackerSnapshot(ratio=1.0, samples=0),

@@ -130,7 +130,7 @@ def _resumed(fresh: ContextSession, state: CompactedState, messages: list[Messag
         max_tokens=fresh.max_tokens,
         system_prompt=fresh.system_prompt,
         tools=fresh.tools,
-        policy=fresh.policy.model_dump(),
+        policy=fresh.policy.model_dump(mode="json"),
         compact_instructions=fresh.compact_instructions,
         history=tuple(history),
         summary=state.summary,

@@ -57,7 +57,7 @@ def take(session: SnapshotHost, *, archive: bool = True) -> SessionSnapshot:
         max_tokens=session.max_tokens,
         system_prompt=conversation.system_prompt,
         tools=conversation.tools,
-        policy=session.policy.model_dump(),
+        policy=session.policy.model_dump(mode="json"),
         compact_instructions=session.compact_instructions,
         history=tuple(conversation.live.messages),
         summary=conversation.summary,

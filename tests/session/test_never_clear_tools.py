@@ -48,3 +48,11 @@ def test_results_of_a_never_cleared_tool_stay_whole_while_others_are_cleared() -
 def test_tool_names_must_be_a_list_of_names(bad: object) -> None:
     with pytest.raises(InvalidPolicyError, match="never_clear_tools"):
         CompactionPolicy(never_clear_tools=bad)  # type: ignore[arg-type]
+
+
+def test_the_policy_survives_a_snapshot_round_trip() -> None:
+    session, _ = run(CompactionPolicy(never_clear_tools=["notes"]))
+    snapshot = session.snapshot()
+    restored = ContextSession.restore(snapshot.to_json())
+    assert restored.policy.never_clear_tools == ("notes",)
+    assert restored.snapshot() == snapshot
