@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .messages import Message, MessageSequence
-from .request import INTERRUPTED_NOTICE
-from .toolpairs import MISSING_RESULT_TEXT
+from .request import interrupted_notice
+from .toolpairs import missing_result
 
 __all__ = ["LiveHistory", "UnsentResult"]
 
@@ -29,27 +29,6 @@ class UnsentResult:
 
     message: Message
     reason: Literal["orphaned_result", "duplicate_result"]  # duplicate: its call was already answered
-
-
-def missing_result(call_id: str) -> Message:
-    """The synthetic result that stands in for a tool call that was never answered."""
-    return Message(
-        role="tool",
-        tool_call_id=call_id,
-        content=MISSING_RESULT_TEXT,
-        id=f"ctxbudget-missing-{call_id}",
-        metadata={"ctxbudget": "synthetic_result"},
-    )
-
-
-def interrupted_notice(after: Message) -> Message:
-    """The notice sent after an interrupted assistant reply (and its tool results)."""
-    return Message(
-        role="user",
-        content=INTERRUPTED_NOTICE,
-        id=f"ctxbudget-notice-{after.id}",
-        metadata={"ctxbudget": "interrupted_notice"},
-    )
 
 
 class LiveHistory:

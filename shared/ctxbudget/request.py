@@ -131,10 +131,14 @@ def insert_interrupted_notice(messages: list[Message]) -> list[Message]:
     end = index + 1
     while end < len(messages) and messages[end].role == "tool":
         end += 1
-    notice = Message(
+    return [*messages[:end], interrupted_notice(messages[index]), *messages[end:]]
+
+
+def interrupted_notice(after: Message) -> Message:
+    """The notice a request carries after an interrupted assistant reply (and its tool results)."""
+    return Message(
         role="user",
         content=INTERRUPTED_NOTICE,
-        id=f"ctxbudget-notice-{messages[index].id}",
+        id=f"ctxbudget-notice-{after.id}",
         metadata={"ctxbudget": "interrupted_notice"},
     )
-    return [*messages[:end], notice, *messages[end:]]

@@ -143,18 +143,20 @@ def repair_tool_pairs(messages: Sequence[Message]) -> list[Message]:
             repaired.extend(pending)
             pending = []
         repaired.append(message)
-        for call_id in missing.get(index, []):
-            pending.append(
-                Message(
-                    role="tool",
-                    tool_call_id=call_id,
-                    content=MISSING_RESULT_TEXT,
-                    id=f"ctxbudget-missing-{call_id}",
-                    metadata={"ctxbudget": "synthetic_result"},
-                )
-            )
+        pending.extend(missing_result(call_id) for call_id in missing.get(index, []))
     repaired.extend(pending)
     return repaired
+
+
+def missing_result(call_id: str) -> Message:
+    """The synthetic result :func:`repair_tool_pairs` sends for a tool call that was never answered."""
+    return Message(
+        role="tool",
+        tool_call_id=call_id,
+        content=MISSING_RESULT_TEXT,
+        id=f"ctxbudget-missing-{call_id}",
+        metadata={"ctxbudget": "synthetic_result"},
+    )
 
 
 def safe_cut_points(messages: Sequence[Message]) -> list[bool]:
