@@ -67,7 +67,10 @@ class LiveHistory:
         self._sent: list[Message] = []  # the sent view up to the latest assistant run (synthetic results included)
         self._sent_tokens = 0
         self._diverged = False  # a result was left out or a synthetic one added: _sent is not _messages
-        self._open: dict[str, None] = {}  # calls of the latest assistant message still unanswered, in call order
+        # Calls of the latest assistant message still unanswered, in call order, each with the synthetic result
+        # (and its size) a request sends in its place: built when first needed, then kept, not rebuilt on every
+        # measurement while the calls are open.
+        self._open: dict[str, tuple[Message, int] | None] = {}
         self._run: tuple[str, ...] = ()  # every call the latest assistant message made
         self._closed: set[str] = set()  # calls of the latest run already answered
         self._interrupted: Message | None = None  # the latest assistant message, when it was an interrupted reply
@@ -117,17 +120,15 @@ class LiveHistory:
 
     def sent_tokens(self, notice_tokens: int) -> int:
         """Tokens of the sent view; ``notice_tokens`` is what the interrupted-reply notice costs."""
-        total = self._sent_tokens
-        if self._open:
-            total += sum(self._count(missing_result(call_id)) for call_id in self._open)
-        return total + (notice_tokens if self._interrupted is not None else 0)
+        open_tokens = sum(size for _, size in self._synthetic_results())
+        return self._sent_tokens + open_tokens + (notice_tokens if self._interrupted is not None else 0)
 
     def view(self, prefix: Sequence[Message]) -> MessageSequence:
         """``prefix`` then the sent view, zero-copy: O(prefix + open calls), whatever the history's length."""
         if not self.needs_repair:
             return MessageSequence(prefix, self._messages)  # the same list: adapters reuse their conversions
         base = self._sent if self._diverged else self._messages  # equal lists until a result is left out
-        tail = [missing_result(call_id) for call_id in self._open]
+        tail = [synthetic for synthetic, _ in self._synthetic_results()]
         notice = interrupted_notice(self._interrupted) if self._interrupted is not None else None
         if notice is None:
             return MessageSequence(prefix, base, tail=tail)
@@ -174,14 +175,21 @@ class LiveHistory:
 
     def _close_run(self) -> None:
         """A non-tool message ends the latest run: unanswered calls get their synthetic results, then the notice."""
-        for call_id in self._open:
+        for synthetic, size in self._synthetic_results():
             self._diverged = True
-            synthetic = missing_result(call_id)
-            self._send(synthetic, self._count(synthetic))
+            self._send(synthetic, size)
         self._open = {}
         self._closed = set()
         if self._interrupted is not None and self._notice_at is None:
             self._notice_at = len(self._sent)
+
+    def _synthetic_results(self) -> list[tuple[Message, int]]:
+        """The synthetic result (and its size) of each open call, in call order, built once per call."""
+        for call_id, known in self._open.items():
+            if known is None:  # replacing a value while iterating is safe: the keys do not change
+                synthetic = missing_result(call_id)
+                self._open[call_id] = (synthetic, self._count(synthetic))
+        return [known for known in self._open.values() if known is not None]
 
     def _send(self, message: Message, size: int) -> None:
         self._sent.append(message)
