@@ -73,7 +73,6 @@ class Conversation:
         self._system_extras: list[Message] = []
         self._context: Message | None = None
         self._reserve = 0
-        self._revision = 0
         self._fixed_cache: int | None = None
         self._prefix_cache: tuple[Message | None, tuple[Message, ...]] | None = None
         self._summary_cache: tuple[tuple[str | None, str | None, bool], Message | None, int] | None = None
@@ -138,16 +137,6 @@ class Conversation:
         """Add position of every message ever added (a copy)."""
         return dict(self._order)
 
-    @property
-    def revision(self) -> int:
-        """Bumped by every change to the history (an async compaction commits only on the revision it planned)."""
-        return self._revision
-
-    @property
-    def reserve(self) -> int:
-        """Tokens the caller adds around the request that the session cannot see."""
-        return self._reserve
-
     def knows(self, message_id: str) -> bool:
         """A message with this id was added before (live, compacted away or a system message)."""
         return message_id in self._order
@@ -181,7 +170,6 @@ class Conversation:
         if message.id in self._order:
             raise InvalidMessageError(f"message.id: {message.id!r} is already in this session", field="id")
         self._order[message.id] = len(self._order)
-        self._revision += 1
 
     def add_system(self, message: Message) -> None:
         """A registered system message: it joins the leading system block and is never compacted away."""
@@ -210,7 +198,6 @@ class Conversation:
 
     def replace_history(self, history: Iterable[Message]) -> None:
         """Swap the live history for ``history`` (messages it knows)."""
-        self._revision += 1
         self.live.replace(())
         self._goal_live = False
         for message in history:
