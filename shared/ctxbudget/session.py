@@ -62,7 +62,7 @@ from .planner import PlannerConfig, PlanResult, plan_context
 from .policy import CompactionPolicy
 from .providers import is_responses_item, messages_from_anthropic, messages_from_openai, messages_from_responses
 from .providers.usage import usage_figures
-from .request import INTERRUPTED_NOTICE, BuiltRequest, PreCompact
+from .request import BuiltRequest, PreCompact
 from .snapshot import SessionSnapshot
 from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer
 from .tokens import TokenCounter
@@ -70,7 +70,6 @@ from .tracking import ContextState, ContextWindowTracker
 
 __all__ = ["ContextSession"]
 
-_NOTICE_PROBE = Message(role="user", content=INTERRUPTED_NOTICE, id="ctxbudget-notice")
 _THEN_ADD = " and pass that to add()"
 """How a framework message given to ``add_user``/``add_assistant``/``add_tool_result`` gets in instead."""
 
