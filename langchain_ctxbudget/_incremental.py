@@ -110,10 +110,9 @@ class StatelessCache:
         self.conversions = 0
         """Messages converted and counted so far (a message recognised from an earlier call is not)."""
         self._given: list[Any] = []
-        self._given_lc: list[BaseMessage] = []
+        self._converted: list[BaseMessage] | None = None
         self._head: list[_Item] = []
         self._shifted = False
-        self._raw: list[BaseMessage] = []
         self._items: list[_Item] = []
         self._run_raw: list[int] = []
         self._run_out: list[int] = []
@@ -125,9 +124,9 @@ class StatelessCache:
     def fit(self, value: Any) -> list[BaseMessage]:
         """The fitted messages for ``value`` (a ``PromptValue``, a str, or a sequence ``convert_to_messages`` reads)."""
         with self._lock:
-            messages = self._messages(value)
+            messages, previous, common = self._messages(value)
             head = self._fit_head(messages)
-            self._fit_body(messages[len(head) :], len(head))
+            self._fit_body(messages, len(head), previous, common)
             fixed = self._fixed + sum(it.size for it in head)
             if not self._users:  # no human message: only the system messages may be sent, if nothing else is
                 if self._out:
@@ -140,22 +139,47 @@ class StatelessCache:
             k = bisect_left(self._user_prefix, need) if need > 0 else 0
             if k == len(self._users):
                 raise overflow(total - self._user_prefix[-1], self._budget, self._budget)
-            return [it.lc for it in head] + self._out[self._users[k] :]
+            fitted = self._out[self._users[k] :]  # one copy of the kept tail; the system messages go in front
+            fitted[:0] = [it.lc for it in head]
+            return fitted
 
     # -- input -------------------------------------------------------------------------------------------------
-    def _messages(self, value: Any) -> list[BaseMessage]:
+    def _messages(self, value: Any) -> tuple[list[BaseMessage], list[BaseMessage], int]:
+        """This call's messages, the previous call's, and how many leading ones are unchanged since.
+
+        Only the new part is converted, and a list of LangChain messages is used as given. The snapshot kept for
+        the next call is extended by the new messages and compared whole with the list given (in C, identity
+        first, then by value): a list that extends the previous one is neither copied nor sliced, so its unchanged
+        messages are never touched (a copy would update the reference count of each).
+        """
         if isinstance(value, PromptValue):
-            return value.to_messages()
-        if isinstance(value, str):
-            return convert_to_messages([value])
-        given = value if isinstance(value, list) else list(value)
-        n = len(self._given)
-        if n and len(given) >= n and given[:n] == self._given:  # compared in C, identity first
-            messages = self._given_lc[:n] + convert_to_messages(given[n:])
+            given: list[Any] = value.to_messages()
+        elif isinstance(value, str):
+            given = [value]
         else:
-            messages = convert_to_messages(given)
-        self._given, self._given_lc = list(given), messages
-        return messages
+            given = value if isinstance(value, list) else list(value)
+        snapshot, n = self._given, len(self._given)
+        previous = snapshot if self._converted is None else self._converted
+        if n and len(given) >= n:
+            snapshot += given[n:]
+            if given == snapshot:
+                return self._convert(given, previous, n)
+            del snapshot[n:]
+        common = _common_prefix(given, snapshot)
+        self._given = given.copy()
+        return self._convert(given, previous, common)
+
+    def _convert(
+        self, given: list[Any], previous: list[BaseMessage], common: int
+    ) -> tuple[list[BaseMessage], list[BaseMessage], int]:
+        fresh = given[common:]
+        converted = convert_to_messages(fresh)
+        if self._converted is None and all(a is b for a, b in zip(converted, fresh, strict=True)):
+            messages: list[BaseMessage] = given  # LangChain messages all along: nothing to keep but the snapshot
+        else:
+            messages = previous[:common] + converted
+        self._converted = None if messages is given else messages
+        return messages, previous, common
 
     def _item(self, index: int, raw: BaseMessage) -> _Item:
         self.conversions += 1
@@ -180,28 +204,35 @@ class StatelessCache:
         return head
 
     # -- body --------------------------------------------------------------------------------------------------
-    def _fit_body(self, body: list[BaseMessage], offset: int) -> None:
-        old, shifted = self._raw, self._shifted
-        n = len(old)
-        if not shifted and n == len(body) and body == old:
-            self._raw = body
+    def _fit_body(self, messages: list[BaseMessage], offset: int, previous: list[BaseMessage], common: int) -> None:
+        """Refit the messages after the ``offset`` leading system messages, from the run holding the first change.
+
+        ``common`` leading messages equal the ``previous`` call's. ``previous`` is read only when the system
+        messages changed, which a list extending the previous call's cannot have.
+        """
+        length = len(messages) - offset
+        shifted = self._shifted
+        if shifted:
+            same = 0  # positions moved: items are found again by identity or id below
+        elif common >= offset:
+            same = common - offset
+        else:  # the system messages changed, the body may not have
+            same = _common_prefix(messages[offset:], previous[offset:])
+        if not shifted and same == length == len(self._items):
             return
-        extends = not shifted and n <= len(body) and body[:n] == old  # compared in C, identity first
-        common = n if extends else 0 if shifted else _common_prefix(body, old)
-        run = max(bisect_right(self._run_raw, common) - 1, 0)
+        run = max(bisect_right(self._run_raw, same) - 1, 0)
         start = self._run_raw[run] if self._run_raw else 0
         spare = self._truncate(start)
         by_id = {it.raw.id: it for it in spare if it.raw.id}
         items = self._items
-        for index in range(start, len(body)):
-            raw = body[index]
+        for index in range(start, length):
+            raw = messages[offset + index]
             back = index - start
             same_place = back < len(spare) and spare[back].raw is raw and (raw.id or not shifted)
             item = spare[back] if same_place else by_id.get(raw.id or "")
             if item is None or not (item.raw is raw or item.raw == raw):
                 item = self._item(offset + index, raw)
             items.append(item)
-        self._raw = body
         self._add_runs(start)
 
     def _truncate(self, start: int) -> list[_Item]:
@@ -225,7 +256,9 @@ class StatelessCache:
         self._run_raw.append(start)
         self._run_out.append(len(self._out))
         messages = [it.message for it in run]
-        repaired = repair_tool_pairs(messages)
+        # A lone message without tool calls (a user turn, a reply) is a run with nothing to repair.
+        lone = len(run) == 1 and messages[0].role != "tool" and not messages[0].tool_calls
+        repaired = messages if lone else repair_tool_pairs(messages)
         known = {id(it.message): it for it in run}
         for message in repaired:
             item = known.get(id(message))

@@ -20,8 +20,9 @@ collects the (non-streaming) input and emits one output, so the model after it s
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any, cast, overload
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from typing import Any, Generic, TypeVar, cast, overload
 
 from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.errors import ContextOverflowError, InvalidMessageError
@@ -44,6 +45,25 @@ from .errors import LangChainContextOverflowError
 from .events import EventForwarder
 
 __all__ = ["ContextBudgetRunnable", "fit_messages"]
+
+
+_R = TypeVar("_R")
+
+
+class _OneArgument(Generic[_R]):
+    """``fit`` as a callable whose signature is fixed, for LangChain's ``_call_with_config``.
+
+    It reads the signature of the function it runs on every invoke (does it take ``config``? ``run_manager``?),
+    which cost more than a cached fit of 10k messages; a class-level ``__signature__`` makes that a lookup.
+    """
+
+    __signature__ = inspect.Signature([inspect.Parameter("value", inspect.Parameter.POSITIONAL_ONLY)])
+
+    def __init__(self, fit: Callable[[LanguageModelInput], _R]) -> None:
+        self._fit = fit
+
+    def __call__(self, value: LanguageModelInput) -> _R:
+        return self._fit(value)
 
 
 def _as_messages(value: LanguageModelInput | Sequence[Any]) -> list[BaseMessage]:
@@ -229,6 +249,8 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
         self.forwarder = EventForwarder()
         self._seen: set[str] = set()
         self._cache = StatelessCache(budget=self.max_tokens, counter=self.counter, policy=self.policy, tools=schemas)
+        self._invoked = _OneArgument(self._fit)
+        self._ainvoked: _OneArgument[Awaitable[list[BaseMessage]]] = _OneArgument(self._afit)
         if session is not None:
             self.forwarder.attach(session)
             if self.tools:
@@ -292,7 +314,7 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
         self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[BaseMessage]:
         """Fit ``input`` to the budget and return the messages to send."""
-        return self._call_with_config(self._fit, input, config, run_type="chain")
+        return self._call_with_config(self._invoked, input, config, run_type="chain")
 
     async def ainvoke(
         self,
@@ -301,7 +323,7 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
         **kwargs: Any,
     ) -> list[BaseMessage]:
         """Async :meth:`invoke`."""
-        return await self._acall_with_config(self._afit, input, config, run_type="chain")
+        return await self._acall_with_config(self._ainvoked, input, config, run_type="chain")
 
     def transform(
         self,

@@ -102,6 +102,7 @@ def test_cached_equals_uncached_on_any_sequence_of_calls(
     policy = CompactionPolicy(max_tool_output_tokens=limit)
     runnable = ContextBudgetRunnable(max_tokens=budget, counter=COUNTER, policy=policy)
     length = start % (len(pool) + 1)
+    live: list[BaseMessage] = []  # one list object the caller changes in place between calls, as agent loops do
     for op, arg in [("same", 0), *ops]:
         if op == "extend":
             length = min(len(pool), length + 1 + arg % 6)
@@ -118,6 +119,9 @@ def test_cached_equals_uncached_on_any_sequence_of_calls(
             pool[:] = [m.model_copy() for m in pool]
         current = pool[:length]
         value: Any = current
+        if arg % 2:
+            live[:] = current
+            value = live
         if op == "prompt":
             value = ChatPromptTemplate.from_messages([MessagesPlaceholder("m")]).invoke({"m": current})
         expected = _outcome(lambda: fit_messages(current, max_tokens=budget, counter=COUNTER, policy=policy))  # noqa: B023  # called at once
