@@ -5,7 +5,8 @@ every call. The workload (seeded): every turn is a user message, an assistant me
 their tool results (100-6,000 words of log-like text with paths and figures; one output in seven is large, 2,000 to
 6,000 words) and an assistant reply. History is pre-filled to 1k, 5k and 10k messages (one call made, untimed);
 a measured call = append one turn to the list, then fit the whole list to the budget. Every system starts on a
-human turn and keeps the leading system message; a 100k-token budget, so the oldest messages are dropped.
+human turn and keeps the leading system message; a 100k-token budget, so the oldest messages are dropped, and (in
+the paired table at the end) a window holding the whole history, where nothing is dropped.
 
 * ``ContextBudgetRunnable`` stateless, exact ``o200k_base`` (its default): the previous call's per-message results
   are cached, so a list that extends the last one costs its new messages.
@@ -39,6 +40,8 @@ from langchain_ctxbudget import ContextBudgetRunnable, fit_messages
 
 SIZES = (1_000, 5_000, 10_000)
 BUDGET = 100_000
+LARGE_WINDOW = 50_000_000
+"""Larger than the whole 10k-message history (about 9M tokens): nothing is dropped, every call keeps everything."""
 SEED = 13
 CELL_S = 15.0
 """A system stops repeating calls at one size once its measured calls add up to this many seconds."""
@@ -94,11 +97,13 @@ def _exact(messages: Sequence[BaseMessage]) -> int:
     return total
 
 
-def _trim(counter: Callable[[Sequence[BaseMessage]], int]) -> Callable[[list[BaseMessage]], object]:
+def _trim(
+    counter: Callable[[Sequence[BaseMessage]], int], budget: int = BUDGET
+) -> Callable[[list[BaseMessage]], object]:
     def call(messages: list[BaseMessage]) -> object:
         return trim_messages(
             messages,
-            max_tokens=BUDGET,
+            max_tokens=budget,
             token_counter=counter,
             strategy="last",
             start_on="human",
@@ -115,7 +120,8 @@ def _floor(turn: Turn) -> None:
             ENCODING.encode_ordinary(json.dumps(call["args"]))
 
 
-Cell = tuple[float, int] | None
+Measured = tuple[float, int]
+Cell = Measured | None
 
 
 def measure(
@@ -140,39 +146,31 @@ def measure(
     return statistics.median(samples), len(samples)
 
 
-def measure_paired(size: int, repeats: int) -> tuple[Cell, Cell]:
-    """The cached runnable and approximate ``trim_messages`` timed back to back on the same lists, call after call,
-    so load on the shared machine weighs on both alike; their medians (the ratio the table reports)."""
+def measure_paired(size: int, repeats: int, budget: int = BUDGET) -> tuple[Measured, Measured, Measured]:
+    """The cached runnable, approximate ``trim_messages`` and the floor timed in turn on the same lists, call after
+    call, so load on the shared machine weighs on all three alike; their medians.
+
+    The floor (encoding the turn's new text) is what any exact counter pays, so approximate ``trim_messages`` over
+    the floor is the most an exact fit can be faster than it."""
     rng = random.Random(SEED)
     messages, t = history(size, rng)
-    ours, approximate = _ours(), _trim(count_tokens_approximately)
+    ours, approximate = _ours(budget), _trim(count_tokens_approximately, budget)
     ours(messages)
-    samples: tuple[list[float], list[float]] = ([], [])
+    samples: tuple[list[float], list[float], list[float]] = ([], [], [])
     for _ in range(repeats):
-        messages += make_turn(rng, t)
+        turn = make_turn(rng, t)
+        messages += turn
         t += 1
-        for fit, into in ((ours, samples[0]), (approximate, samples[1])):
+        for fit, into in ((ours, samples[0]), (approximate, samples[1]), (lambda _: _floor(turn), samples[2])):  # noqa: B023  # called at once
             start = time.perf_counter()
             fit(messages)
             into.append((time.perf_counter() - start) * 1000)
-    return (statistics.median(samples[0]), repeats), (statistics.median(samples[1]), repeats)
+    ours_ms, trim_ms, floor_ms = (statistics.median(times) for times in samples)
+    return (ours_ms, repeats), (trim_ms, repeats), (floor_ms, repeats)
 
 
-def measure_floor(size: int, repeats: int) -> Cell:
-    rng = random.Random(SEED)
-    _, t = history(size, rng)
-    samples = []
-    for _ in range(repeats):
-        turn = make_turn(rng, t)
-        t += 1
-        start = time.perf_counter()
-        _floor(turn)
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples), len(samples)
-
-
-def _ours() -> Callable[[list[BaseMessage]], object]:
-    return ContextBudgetRunnable(max_tokens=BUDGET).invoke
+def _ours(budget: int = BUDGET) -> Callable[[list[BaseMessage]], object]:
+    return ContextBudgetRunnable(max_tokens=budget).invoke
 
 
 def _uncached() -> Callable[[list[BaseMessage]], object]:
@@ -180,6 +178,7 @@ def _uncached() -> Callable[[list[BaseMessage]], object]:
 
 
 APPROXIMATE = "`trim_messages` (approximate)"
+FLOOR = "tiktoken `encode_ordinary` (the turn's new text)"
 UNCACHED_MAX = 1_000
 """``fit_messages`` re-bounds every large output on every call (seconds per call at 1k messages): larger sizes are
 not run."""
@@ -189,7 +188,7 @@ SYSTEMS: list[tuple[str, Callable[[int], Cell]]] = [
     ("`fit_messages` (exact, nothing cached)", lambda s: measure(s, _uncached, 3) if s <= UNCACHED_MAX else None),
     ("`trim_messages` (tiktoken, exact)", lambda s: measure(s, lambda: _trim(_exact), PEER_REPEATS)),
     (APPROXIMATE, lambda s: measure(s, lambda: _trim(count_tokens_approximately), PEER_REPEATS)),
-    ("tiktoken `encode_ordinary` (the turn's new text)", lambda s: measure_floor(s, OURS_REPEATS)),
+    (FLOOR, lambda s: None),  # measured with the runnable, in measure_paired
 ]
 
 
@@ -227,7 +226,38 @@ def _ratio(cell: Cell, ours: Cell) -> str:
     return "—" if cell is None or ours is None else f"{cell[0] / ours[0]:.0f}x"
 
 
-def render(sizes: Sequence[int], rows: list[tuple[str, list[Cell]]], memory: tuple[int, int, int]) -> str:
+Paired = list[tuple[Measured, Measured, Measured]]
+
+
+def render_windows(sizes: Sequence[int], windows: list[tuple[int, Paired]]) -> list[str]:
+    """The paired runnable / approximate trim / floor medians in both windows, with the ratios."""
+    lines = [
+        "",
+        "## Both windows, paired",
+        "",
+        "The runnable, approximate `trim_messages` and the floor (tiktoken encoding only the turn's new text, what",
+        "any exact counter pays) timed in turn on the same lists. Approximate trim over the floor is the most an",
+        f"exact fit could be faster than it. {LARGE_WINDOW:,} tokens holds the whole history: nothing is dropped.",
+        "",
+        "| window | messages | runnable ms | approximate trim ms | floor ms | trim / runnable | trim / floor "
+        "(ceiling) | runnable / floor |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for window, cells in windows:
+        for size, (ours, trim, floor) in zip(sizes, cells, strict=True):
+            lines.append(
+                f"| {window:,} | {size:,} | {ours[0]:.3f} | {trim[0]:.3f} | {floor[0]:.3f} | "
+                f"{trim[0] / ours[0]:.1f}x | {trim[0] / floor[0]:.1f}x | {ours[0] / floor[0]:.2f} |"
+            )
+    return lines
+
+
+def render(
+    sizes: Sequence[int],
+    rows: list[tuple[str, list[Cell]]],
+    memory: tuple[int, int, int],
+    windows: list[tuple[int, Paired]],
+) -> str:
     ours = rows[0][1]
     head = " | ".join(f"{s // 1000}k msgs" if s >= 1000 else f"{s} msgs" for s in sizes)
     lines = [
@@ -256,6 +286,7 @@ def render(sizes: Sequence[int], rows: list[tuple[str, list[Cell]]], memory: tup
         f"Memory: at {size:,} messages ({chars:,} characters of text) the runnable's cache holds {held:,} bytes, "
         f"{held / size:,.0f} per message (tracemalloc), most of it the bounded head + tail of the large tool outputs.",
     ]
+    lines += render_windows(sizes, windows)
     return "\n".join(lines) + "\n"
 
 
@@ -267,17 +298,21 @@ def main() -> None:
     check_same_output(sizes[0])
     rows: list[tuple[str, list[Cell]]] = []
     paired = [measure_paired(size, OURS_REPEATS) for size in sizes]
+    large = [measure_paired(size, OURS_REPEATS, LARGE_WINDOW) for size in sizes]
     for name, run in SYSTEMS:
+        cells: list[Cell]
         if name == SYSTEMS[0][0]:
             cells = [pair[0] for pair in paired]
         elif name == APPROXIMATE:
             cells = [pair[1] for pair in paired]
+        elif name == FLOOR:
+            cells = [pair[2] for pair in paired]
         else:
             cells = [run(size) for size in sizes]
         rows.append((name, cells))
         print(f"{name}: {rows[-1][1]}", flush=True)
     held, chars = measure_memory(sizes[-1])
-    table = render(sizes, rows, (sizes[-1], held, chars))
+    table = render(sizes, rows, (sizes[-1], held, chars), [(BUDGET, paired), (LARGE_WINDOW, large)])
     print(table)
     if not args.quick:
         RESULTS.write_text(table)

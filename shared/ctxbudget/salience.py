@@ -160,16 +160,22 @@ def clip(text: str, limit: int = _MAX_LINE) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_SUFFIX = re.compile(r"(\.\w{1,8})(?::\d+)+$|(\.\w{1,8})::.*$")
+
+
+@lru_cache(maxsize=65_536)
 def _normal(token: str) -> str:
     """A token without trailing punctuation or a ``:line`` / ``::test`` suffix (``a.py:12:`` is ``a.py``)."""
     token = token.lower().rstrip(".,;:")
-    return re.sub(r"(\.\w{1,8})(?::\d+)+$|(\.\w{1,8})::.*$", lambda m: m.group(1) or m.group(2), token)
+    return _SUFFIX.sub(lambda m: m.group(1) or m.group(2), token)
 
 
+@lru_cache(maxsize=8_192)
 def informative_tokens(text: str) -> frozenset[str]:
     """The tokens of ``text`` that can carry information: identifiers, paths, numbers and non-stop words.
 
-    Line numbers after a path and timestamps are dropped: they make every log line look unique.
+    Line numbers after a path and timestamps are dropped: they make every log line look unique. Cached: a rolling
+    summary's lines are read again at every compaction.
     """
     found = {_normal(m.group(0)) for m in _PATH.finditer(text)}
     found.update(_normal(m.group(0)) for m in _IDENT.finditer(text))
@@ -340,42 +346,54 @@ def _json_records(text: str, label: str) -> list[Salient]:
     return out
 
 
+_Candidate = tuple[int, SalienceKind, str, str | None, str]
+"""A line worth keeping: its weight, kind, bullet text, supersession key, and the text its tokens come from."""
+
+
 @lru_cache(maxsize=512)
 def _scan_output(text: str, label: str) -> tuple[Salient, ...]:
     """:func:`_output_lines` for one text, cached: a cleared marker and the later summary read the same output."""
     records = _json_records(text, label)
     if records:
         return tuple(records)
-    found: list[tuple[int, Salient]] = []
+    found: list[_Candidate] = []
     seen: set[str] = set()
+    strong = 0  # weight-2 items found: once there are as many as are kept, no later line can make the cut
     lines = text[:_SCAN_CHARS].splitlines()
     short = len(lines) <= _SHORT_OUTPUT_LINES  # a short listing (search results): its paths are the answer
     for line in lines:
+        if strong >= _MAX_ITEMS_PER_OUTPUT:
+            break
         stripped = line.strip()
         if not stripped or len(stripped) > 600 or not _CANDIDATE.search(stripped):
             continue
         paths = _PATH.findall(stripped)
         written = _WRITE_VERB.search(stripped) is not None
+        candidate: _Candidate
         if paths and (written or not _REFERENCE.search(stripped)):
             weight = 2 if (written or _OUTCOME.search(stripped) or _FIGURE.search(stripped)) else int(short)
             if weight == 0:
                 continue
-            item = Salient("artifact", clip(stripped), paths[0].lower(), 0, informative_tokens(stripped))
+            candidate = (weight, "artifact", clip(stripped), paths[0].lower(), stripped)
         elif not paths and (record := _RECORD.match(stripped)) and re.search(r"\d", record.group(2)):
-            weight = 1  # a field of a structured record whose value is an id, amount or number
+            # a field of a structured record whose value is an id, amount or number
             field, value = record.group(1).strip(), record.group(2).strip()
-            text = f"{label}: {field} = {value}"
-            item = Salient("figure", clip(text, 180), None, 0, informative_tokens(text))
+            shown = f"{label}: {field} = {value}"
+            candidate = (1, "figure", clip(shown, 180), None, shown)
         elif not paths and _FIGURE.search(stripped) and len(stripped) < 200:
-            weight = 1
-            item = Salient("figure", f"{label}: {clip(stripped, 180)}", None, 0, informative_tokens(stripped))
+            candidate = (1, "figure", f"{label}: {clip(stripped, 180)}", None, stripped)
         else:
             continue
-        if item.text not in seen:
-            seen.add(item.text)
-            found.append((weight, item))
-    found.sort(key=lambda pair: -pair[0])  # stable: equal weights keep their order in the output
-    return tuple(item for _, item in found[:_MAX_ITEMS_PER_OUTPUT])
+        if candidate[2] not in seen:
+            seen.add(candidate[2])
+            found.append(candidate)
+            strong += candidate[0] == 2
+    found.sort(key=lambda entry: -entry[0])  # stable: equal weights keep their order in the output
+    # Only the items kept are tokenized (most lines of a long log are candidates; a few are kept).
+    return tuple(
+        Salient(kind, shown, key, 0, informative_tokens(source))
+        for _, kind, shown, key, source in found[:_MAX_ITEMS_PER_OUTPUT]
+    )
 
 
 def key_lines(message: Message, max_lines: int) -> list[str]:
