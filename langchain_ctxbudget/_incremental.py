@@ -162,9 +162,14 @@ class StatelessCache:
         previous = snapshot if self._converted is None else self._converted
         if n and len(given) >= n:
             snapshot += given[n:]
-            if given == snapshot:
+            extends = False
+            try:
+                extends = given == snapshot
+            finally:  # unless it extends the last list (a comparison may raise), the snapshot stays as it was
+                if not extends:
+                    del snapshot[n:]
+            if extends:
                 return self._convert(given, previous, n)
-            del snapshot[n:]
         common = _common_prefix(given, snapshot)
         self._given = given.copy()
         return self._convert(given, previous, common)

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from ctxbudget.errors import InvalidMessageError
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.tokens import TiktokenCounter
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from langchain_ctxbudget import ContextBudgetRunnable, LangChainContextOverflowError, fit_messages
@@ -227,3 +228,30 @@ def test_messages_kept_unchanged_come_back_as_the_objects_given() -> None:
     for out in (ContextBudgetRunnable(max_tokens=1_000).invoke(messages), fit_messages(messages, max_tokens=1_000)):
         assert all(a is b for a, b in zip(out, messages, strict=True))
         assert out[0].id is None  # no id is stamped on what the caller gave
+
+
+class _Unequal(HumanMessage):
+    """A message whose comparison with another object raises (as one holding an array in its kwargs would)."""
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        raise RuntimeError("cannot compare")
+
+    __hash__ = HumanMessage.__hash__
+
+
+def test_a_call_that_raises_leaves_the_cache_as_good_as_new() -> None:
+    runnable = ContextBudgetRunnable(max_tokens=1_000, counter=COUNTER)
+    history: list[BaseMessage] = [SystemMessage("rules", id="s"), HumanMessage("hi", id="h1"), AIMessage("yo", id="a1")]
+    good = [*history, HumanMessage("q2", id="h2"), AIMessage("ok", id="a2")]
+    runnable.invoke(history)
+    with pytest.raises(InvalidMessageError, match="cannot map a ChatMessage"):  # fails while converting the new part
+        runnable.invoke([*history, HumanMessage("q2", id="h2"), ChatMessage(role="weird", content="x", id="w")])
+    assert runnable.invoke(good) == fit_messages(good, max_tokens=1_000, counter=COUNTER)
+    longer = [*good, _Unequal("q3", id="h3")]
+    runnable.invoke(longer)
+    with pytest.raises(RuntimeError, match="cannot compare"):  # fails while comparing with the last call's list
+        runnable.invoke([*good, _Unequal("q3", id="h3"), AIMessage("a3", id="a3")])
+    for messages in (good, longer, history):
+        assert runnable.invoke(list(messages)) == fit_messages(messages, max_tokens=1_000, counter=COUNTER)
