@@ -36,6 +36,9 @@ The systems, each on its own copy of the workload in its own message types (conv
 * ``tiktoken encode_ordinary``: bare tiktoken encoding only the turn's new text (user, call arguments, outputs,
   reply): the floor any exact counter pays.
 
+Each system's ratio to the floor divides by the floor timed right after each of that system's own measured turns
+(same turn, same text), so a busy spell on the shared machine weighs on both; the floor's own row is its own run.
+
 Also measured: adding 1k and 4k messages one by one to a fresh ``ContextSession`` (no request built), and the
 memory a ``ContextSession`` holds at 10k messages (tracemalloc; the messages are built before tracing starts, so
 the figure is what the session allocates on top of the messages it is given: counts, indexes, archive, bounded
@@ -274,6 +277,14 @@ class Cell:
     stopped_ms: float | None = None
     skipped: bool = False
     by_kind: dict[str, list[float]] = field(default_factory=dict)
+    floor_samples: list[float] = field(default_factory=list)
+    """The floor (encoding the same turn's new text), timed right after each measured turn: load on the shared
+    machine then weighs on a system and its floor alike."""
+
+    @property
+    def floor(self) -> float | None:
+        """Median ms of the floor paired with this cell's turns."""
+        return statistics.median(self.floor_samples) if self.floor_samples else None
 
     @property
     def median(self) -> float | None:
@@ -317,6 +328,10 @@ def run_system(
                 DEADLINE.disarm()
             elapsed = (time.perf_counter() - t0) * 1000
             cell.samples.append(elapsed)
+            t1 = time.perf_counter()
+            for text in turn.texts:  # after the system's turn: the encoder is as warm as the system left it
+                ENCODING.encode_ordinary(text)
+            cell.floor_samples.append((time.perf_counter() - t1) * 1000)
             kind = "interrupted" if turn.interrupted else "complete"
             cell.by_kind.setdefault(kind, []).append(elapsed)
             spent += elapsed / 1000
@@ -657,7 +672,8 @@ def _growth(cells: Sequence[Cell]) -> str:
 
 
 def _ratio(cell: Cell, floor: Cell) -> str:
-    median, base = cell.median, floor.median
+    """``cell`` over the floor timed with its own turns (else over the floor's own run)."""
+    median, base = cell.median, cell.floor or floor.median
     if cell.stopped_ms is not None and base:
         return f"> {cell.stopped_ms / base:,.0f}x"
     return "—" if median is None or not base else f"{median / base:,.1f}x"
@@ -710,6 +726,9 @@ def report(
     lines += [
         "",
         "## Each system / the tiktoken floor (same turns)",
+        "",
+        "Each system's median over the median of the floor timed right after each of its own measured turns (the",
+        "same turns, encoding the same text), so a busy spell on the shared machine weighs on both.",
         "",
         f"| system / floor | no compaction: {heads} | 100k budget: {heads} |",
         "|---|" + "---:|" * (2 * len(sizes)),

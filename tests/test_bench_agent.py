@@ -83,6 +83,7 @@ def test_every_system_runs_both_windows_and_the_report_feeds_the_readme_table() 
         for cell in [*cells[0], *cells[1]]:
             assert cell.median is not None
             assert cell.median > 0
+            assert len(cell.floor_samples) == len(cell.samples)  # the floor is timed with each measured turn
         rows.append(Row(large.name, *cells))
     text = report(rows, sizes, {s: 1_000 * s for s in sizes}, adds=[], memory=None, notes={"x": "y"})
     table = render_agent(text)
@@ -90,6 +91,12 @@ def test_every_system_runs_both_windows_and_the_report_feeds_the_readme_table() 
     assert "| 30 / 10 |" in table
     assert "## Each system / the tiktoken floor" in text
     assert "ContextBudgetRunnable vs trim_messages" in text
+
+
+def test_a_systems_ratio_is_over_the_floor_timed_with_its_own_turns() -> None:
+    floor_run = Cell(samples=[0.5, 0.5])
+    assert bench_agent._ratio(Cell(samples=[2.0, 2.0], floor_samples=[1.0, 1.0]), floor_run) == "2.0x"
+    assert bench_agent._ratio(Cell(samples=[2.0]), floor_run) == "4.0x"  # no paired floor: the floor's own run
 
 
 def test_a_summarizing_peer_really_summarizes_in_the_small_window() -> None:
