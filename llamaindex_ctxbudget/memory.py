@@ -55,7 +55,7 @@ from llama_index.core.tools import BaseTool
 from ._memory_persistence import MemoryPersistence
 from ._memory_writes import MemoryWrites
 from ._render import RenderedView
-from .convert import ChatMessageConverter, ContentKey, content_key, tool_schemas
+from .convert import ChatMessageConverter, ContentKey, content_key, is_system_key, tool_schemas
 from .errors import overflow_as_value_error
 from .instrumentation import forward_session_events
 from .persistence import parse_snapshot, snapshot_key
@@ -436,15 +436,17 @@ class BudgetedMemory(MemoryWrites, MemoryPersistence, BaseMemory):
         return self._with_status(list(await self.chat_store.aget_messages(self.chat_store_key)), status)
 
     def _with_status(self, chats: list[ChatMessage], status: object) -> list[ChatMessage]:
-        wanted = getattr(status, "value", status)
+        wanted = _status(status)
         if wanted is None:
             return chats
-        if wanted not in ("active", "archived"):
-            raise InvalidPolicyError(f"status: expected 'active', 'archived' or None, got {status!r}", field="status")
         with self._lock:
-            live = {m.id for m in self._live().history}
-            keep = [self._ids[i] in live for i in range(min(len(chats), len(self._ids)))]
-        return [chat for chat, active in zip(chats, keep, strict=False) if active == (wanted == "active")]
+            active = self._active(len(chats))
+        return [chat for chat, live in zip(chats, active, strict=False) if live == (wanted == "active")]
+
+    def _active(self, count: int) -> list[bool]:
+        """Whether each of the first ``count`` stored messages is still sent: live, or a held system message."""
+        live = {m.id for m in self._live().history}
+        return [self._ids[i] in live or is_system_key(self._keys[i]) for i in range(min(count, len(self._ids)))]
 
     def reset(self) -> None:
         """Forget the conversation: the store's keys are deleted and a fresh session starts."""
@@ -454,9 +456,44 @@ class BudgetedMemory(MemoryWrites, MemoryPersistence, BaseMemory):
             self._open(None, [])
 
     async def areset(self, status: object = None) -> None:
-        """Async :meth:`reset` (``status`` is accepted as ``Memory.areset`` takes it; everything is forgotten)."""
+        """Async :meth:`reset`, or with ``status`` (as ``Memory.areset`` takes it) forget only those messages.
+
+        ``ARCHIVED`` forgets the messages compacted away, with the summary and archive made from them; the messages
+        still sent (live, and system messages) start a fresh conversation, in order. ``ACTIVE`` forgets the
+        messages still sent. Nothing compacted away yet: that is everything, as :meth:`reset`.
+
+        Raises:
+            InvalidPolicyError: ``status`` is not ``ACTIVE``/``ARCHIVED`` (or their values) or ``None``; or it is
+                ``ACTIVE`` while messages are archived, which would leave them without the conversation their
+                summary is about (forget everything with ``areset()``, or the archived ones with ``ARCHIVED``).
+        """
+        wanted = _status(status)
         async with self._write_lock():
+            chats = list(await self.chat_store.aget_messages(self.chat_store_key))
+            with self._lock:
+                active = self._active(len(chats))
+            kept = [chat for chat, live in zip(chats, active, strict=False) if live != (wanted == "active")]
+            if wanted == "active" and kept:
+                raise InvalidPolicyError(
+                    f"status: areset(status=ACTIVE) would keep {len(kept):,} archived message(s) without the "
+                    "conversation they were compacted from; call areset() to forget everything, or "
+                    "areset(status=ARCHIVED) to forget only the archived ones",
+                    field="status",
+                )
+            if wanted == "archived" and len(kept) == len(chats):
+                return  # nothing is archived
             await self.chat_store.adelete_messages(self.chat_store_key)
             await self.chat_store.adelete_messages(snapshot_key(self.chat_store_key))
             with self._lock:
                 self._open(None, [])
+                pairs = self._convert([] if wanted is None else kept)
+            await self._awrite(pairs)
+            await self._asave_locked()
+
+
+def _status(status: object) -> str | None:
+    """``"active"``, ``"archived"`` or ``None`` from a ``MessageStatus`` or its value; else a typed error."""
+    wanted = getattr(status, "value", status)
+    if wanted is not None and wanted not in ("active", "archived"):
+        raise InvalidPolicyError(f"status: expected 'active', 'archived' or None, got {status!r}", field="status")
+    return wanted
