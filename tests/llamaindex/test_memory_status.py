@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from ctxbudget.errors import InvalidPolicyError
 from llama_index.core.llms import ChatMessage
-from llama_index.core.memory.memory import MessageStatus
 from llama_index.core.storage.chat_store import SimpleChatStore
+from llama_index.core.storage.chat_store.base_db import MessageStatus
 
 from llamaindex_ctxbudget import BudgetedMemory
 
