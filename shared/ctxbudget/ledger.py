@@ -227,12 +227,12 @@ class Ledger:
         newest = max(i.order for i in items)
         oldest = min(i.order for i in items)
         span = max(1, newest - oldest)
+        # Each token's rarity once (an identifier or figure weighs more), not once per item holding it.
+        weight = {t: math.log((total + 1) / n) * (1.5 if _DIGITS.search(t) else 1.0) for t, n in df.items()}
         scored = []
         for given in items:
             item = given
-            rare = sorted(
-                (math.log((total + 1) / df[t]) * (1.5 if _DIGITS.search(t) else 1.0) for t in item.tokens), reverse=True
-            )[:4]
+            rare = sorted((weight[t] for t in item.tokens), reverse=True)[:4]
             rarity = sum(rare) / (4 * math.log(total + 1)) if rare else 0.0
             recency = (item.order - oldest) / span
             value = _WEIGHT[item.kind] * (0.35 + rarity) + 0.4 * recency
