@@ -44,6 +44,8 @@ def new_message_id() -> str:
 
 def _check_utf8(field: str, text: str, where: str | None = None) -> None:
     """Reject text that cannot be encoded as UTF-8 (a lone surrogate): it could never be sent or persisted."""
+    if text.isascii():  # checked in C without copying: ASCII text is valid UTF-8
+        return
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
