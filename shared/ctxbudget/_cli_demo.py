@@ -35,7 +35,7 @@ _TIERS = {
     "summarize": "older turns folded into the ledger summary",
     "summarize-skipped": "clearing sufficed; a summary would have cost more than it saved",
     "extractive": "the offline ledger, after the summarizer failed",
-    "truncate": "the oldest turns dropped from the request (archived)",
+    "truncate": "the oldest kept turns folded into the summary too (offline ledger), when summarizing left it over",
 }
 _STAGE_COLUMNS = ("turns", "calls", "sent", "largest", "used", "compactions", "bounded")
 """The stage table's columns; the legend under it explains each, in this order."""
