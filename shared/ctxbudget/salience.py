@@ -406,23 +406,23 @@ def _scan_output(text: str, label: str) -> tuple[Salient, ...]:
         stripped = line.strip()
         if not stripped or len(stripped) > 600 or not _CANDIDATE.search(stripped):
             continue
-        paths = _PATH.findall(stripped)
+        path = _PATH.search(stripped)  # the first path names the artifact
         low = stripped.lower()
         words = set(_WORD.findall(low))
         written = not _WRITE_VERBS.isdisjoint(words)
         candidate: _Candidate
-        if paths and (written or not _REFERENCE.search(stripped)):
+        if path and (written or not _REFERENCE.search(stripped)):
             outcome = not _OUTCOME_WORDS.isdisjoint(words) or _OUTCOME_PHRASE.search(low) is not None
             weight = 2 if (written or outcome or _FIGURE_LOWER.search(low)) else int(short)
             if weight == 0:
                 continue
-            candidate = (weight, "artifact", clip(stripped), paths[0].lower(), stripped)
-        elif not paths and (record := _RECORD.match(stripped)) and re.search(r"\d", record.group(2)):
+            candidate = (weight, "artifact", clip(stripped), path.group(0).lower(), stripped)
+        elif not path and (record := _RECORD.match(stripped)) and re.search(r"\d", record.group(2)):
             # a field of a structured record whose value is an id, amount or number
             field, value = record.group(1).strip(), record.group(2).strip()
             shown = f"{label}: {field} = {value}"
             candidate = (1, "figure", clip(shown, 180), None, shown)
-        elif not paths and len(stripped) < 200 and _FIGURE_LOWER.search(low):
+        elif not path and len(stripped) < 200 and _FIGURE_LOWER.search(low):
             candidate = (1, "figure", f"{label}: {clip(stripped, 180)}", None, stripped)
         else:
             continue
