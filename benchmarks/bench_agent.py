@@ -38,6 +38,8 @@ The systems, each on its own copy of the workload in its own message types (conv
 
 Each system's ratio to the floor divides by the floor timed right after each of that system's own measured turns
 (same turn, same text), so a busy spell on the shared machine weighs on both; the floor's own row is its own run.
+Approximate ``trim_messages`` is also timed right after each of the runnable's measured turns (same turn, its own
+copy of the history), for the paired runnable-vs-trim ratio at the end of the report.
 
 Also measured: adding 1k and 4k messages one by one to a fresh ``ContextSession`` (no request built), and the
 memory a ``ContextSession`` holds at 10k messages (tracemalloc; the messages are built before tracing starts, so
@@ -261,6 +263,8 @@ class System:
     """A contender: ``extend`` adds turns untimed (pre-fill), ``turn`` is the timed per-turn step."""
 
     name = ""
+    peer: System | None = None
+    """A system timed right after each of this one's measured turns, on the same turn (see ``Cell.peer_samples``)."""
 
     def extend(self, turns: Sequence[Turn]) -> None:
         raise NotImplementedError
@@ -280,6 +284,9 @@ class Cell:
     floor_samples: list[float] = field(default_factory=list)
     """The floor (encoding the same turn's new text), timed right after each measured turn: load on the shared
     machine then weighs on a system and its floor alike."""
+
+    peer_samples: list[float] = field(default_factory=list)
+    """The system's ``peer``, timed right after each measured turn (after the floor) on the same turn."""
 
     @property
     def floor(self) -> float | None:
@@ -312,6 +319,8 @@ def run_system(
             cells.append(Cell(stopped_ms=cells[-1].stopped_ms, skipped=True))
             continue
         system.extend(turns[done:start])
+        if system.peer is not None:
+            system.peer.extend(turns[done:start])
         cell = Cell()
         spent = 0.0
         if collect:  # once per cell: a full collection over a 10k-message heap takes longer than most turns
@@ -332,6 +341,10 @@ def run_system(
             for text in turn.texts:  # after the system's turn: the encoder is as warm as the system left it
                 ENCODING.encode_ordinary(text)
             cell.floor_samples.append((time.perf_counter() - t1) * 1000)
+            if system.peer is not None:
+                t2 = time.perf_counter()
+                system.peer.turn(turn)
+                cell.peer_samples.append((time.perf_counter() - t2) * 1000)
             kind = "interrupted" if turn.interrupted else "complete"
             cell.by_kind.setdefault(kind, []).append(elapsed)
             spent += elapsed / 1000
@@ -434,11 +447,13 @@ class TrimMessages(LangChainSide):
 class Runnable(LangChainSide):
     name = RUNNABLE_NAME
 
-    def __init__(self, turns: Sequence[Turn], window: int) -> None:
+    def __init__(self, turns: Sequence[Turn], window: int, *, paired: bool = True) -> None:
         from langchain_ctxbudget import ContextBudgetRunnable
 
         super().__init__(turns)
         self.runnable = ContextBudgetRunnable(max_tokens=window)
+        if paired:  # approximate trim_messages on the same turns, timed right after each: the issue's comparison
+            self.peer = TrimMessages(turns, window, approximate=True)
 
     def extend(self, turns: Sequence[Turn]) -> None:
         super().extend(turns)
@@ -690,6 +705,40 @@ def _size(size: int) -> str:
     return f"{size // 1000}k" if size >= 1000 else str(size)
 
 
+def _runnable_vs_trim(rows: Sequence[Row], sizes: Sequence[int]) -> list[str]:
+    """The report's section on the issue's comparison: the stateless runnable against ``trim_messages``."""
+    runnable = next((row for row in rows if row.name == RUNNABLE_NAME), None)
+    trims = [row for row in rows if row.name in (TRIM_APPROX, TRIM_EXACT)]
+    if runnable is None or not trims:
+        return []
+    lines = [
+        "",
+        f"## Stateless ContextBudgetRunnable vs trim_messages at {_size(sizes[-1])} messages",
+        "",
+        "| window | " + " | ".join(f"{row.name.split(' ', 1)[1]} / runnable" for row in trims) + " |",
+        "|---|" + "---:|" * len(trims),
+    ]
+    paired = any(cell.peer_samples for cell in (*runnable.large, *runnable.budget))
+    if paired:
+        lines[-2] = lines[-2].removesuffix(" |") + " | approximate, paired / runnable |"
+        lines[-1] += "---:|"
+    for label, large in (("no compaction", True), ("100k budget", False)):
+        cells = []
+        mine_cell = (runnable.large if large else runnable.budget)[-1]
+        for row in trims:
+            theirs = (row.large if large else row.budget)[-1]
+            cells.append(_times(theirs, mine_cell.median))
+        if paired:
+            peer, mine = mine_cell.peer_samples, mine_cell.median
+            cells.append(f"{statistics.median(peer) / mine:.2f}x" if peer and mine else "—")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines.append(
+        "\n(> 1 means the runnable is faster. *Paired*: approximate `trim_messages` timed right after each of the"
+        " runnable's measured turns, on the same turn, so load on the shared machine weighs on both alike.)"
+    )
+    return lines
+
+
 def report(
     rows: Sequence[Row],
     sizes: Sequence[int],
@@ -790,24 +839,7 @@ def report(
             f"themselves: {memory.message_bytes / memory.messages:,.0f} bytes per message "
             f"({memory.message_bytes / 2**20:,.1f} MiB).",
         ]
-    runnable = next((row for row in rows if row.name == RUNNABLE_NAME), None)
-    trims = [row for row in rows if row.name in (TRIM_APPROX, TRIM_EXACT)]
-    if runnable is not None and trims:
-        lines += [
-            "",
-            f"## Stateless ContextBudgetRunnable vs trim_messages at {_size(sizes[-1])} messages",
-            "",
-            "| window | " + " | ".join(f"{row.name.split(' ', 1)[1]} / runnable" for row in trims) + " |",
-            "|---|" + "---:|" * len(trims),
-        ]
-        for label, large in (("no compaction", True), ("100k budget", False)):
-            cells = []
-            for row in trims:
-                theirs = (row.large if large else row.budget)[-1]
-                mine = (runnable.large if large else runnable.budget)[-1].median
-                cells.append(_times(theirs, mine))
-            lines.append(f"| {label} | " + " | ".join(cells) + " |")
-        lines.append("\n(> 1 means the runnable is faster.)")
+    lines += _runnable_vs_trim(rows, sizes)
     lines += ["", "## Notes", ""]
     lines += [f"- {name}: {note}" for name, note in notes.items()]
     lines.append(

@@ -91,6 +91,9 @@ def test_every_system_runs_both_windows_and_the_report_feeds_the_readme_table() 
     assert "| 30 / 10 |" in table
     assert "## Each system / the tiktoken floor" in text
     assert "ContextBudgetRunnable vs trim_messages" in text
+    assert "| approximate, paired / runnable |" in text  # approximate trim timed with the runnable's own turns
+    runnable = next(row for row in rows if row.name == bench_agent.RUNNABLE_NAME)
+    assert all(len(c.peer_samples) == len(c.samples) for c in (*runnable.large, *runnable.budget))
 
 
 def test_a_systems_ratio_is_over_the_floor_timed_with_its_own_turns() -> None:
