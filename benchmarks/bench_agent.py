@@ -734,7 +734,9 @@ def _runnable_vs_trim(rows: Sequence[Row], sizes: Sequence[int]) -> list[str]:
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append(
         "\n(> 1 means the runnable is faster. *Paired*: approximate `trim_messages` timed right after each of the"
-        " runnable's measured turns, on the same turn, so load on the shared machine weighs on both alike.)"
+        " runnable's measured turns, on the same turn, so load on the shared machine weighs on both alike. It also"
+        " means each runnable turn starts with caches as cold as after another chain step walked the list, which"
+        " makes its figures in the tables above higher than a loop of runnable calls alone would show.)"
     )
     return lines
 
