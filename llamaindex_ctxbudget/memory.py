@@ -482,12 +482,16 @@ class BudgetedMemory(MemoryWrites, MemoryPersistence, BaseMemory):
                 )
             if wanted == "archived" and len(kept) == len(chats):
                 return  # nothing is archived
-            await self.chat_store.adelete_messages(self.chat_store_key)
+            # The snapshot goes first: should the store fail after it, reopening replays every message it holds.
             await self.chat_store.adelete_messages(snapshot_key(self.chat_store_key))
+            if wanted is None:
+                await self.chat_store.adelete_messages(self.chat_store_key)
+            else:  # one call replaces the conversation with the messages kept: none is ever only in memory
+                await self.chat_store.aset_messages(self.chat_store_key, kept)
             with self._lock:
                 self._open(None, [])
-                pairs = self._convert([] if wanted is None else kept)
-            await self._awrite(pairs)
+                if wanted is not None:
+                    self._added(self._convert(kept))
             await self._asave_locked()
 
 

@@ -9,6 +9,7 @@ from llama_index.core.storage.chat_store import SimpleChatStore
 from llama_index.core.storage.chat_store.base_db import MessageStatus
 
 from llamaindex_ctxbudget import BudgetedMemory
+from llamaindex_ctxbudget.persistence import SNAPSHOT_SUFFIX
 
 
 def _compacted(store: SimpleChatStore | None = None) -> BudgetedMemory:
@@ -85,3 +86,27 @@ async def test_an_unknown_status_is_a_typed_error_and_nothing_is_forgotten(statu
         await memory.areset(status=status)
     assert info.value.field == "status"
     assert _texts(memory.get_all()) == ["hi"]
+
+
+class _FailingStore(SimpleChatStore):
+    """A chat store that fails to replace a conversation (as a store losing its connection would)."""
+
+    fail: bool = False
+
+    async def aset_messages(self, key: str, messages: list[ChatMessage]) -> None:
+        if self.fail and not key.endswith(SNAPSHOT_SUFFIX):
+            raise ConnectionError("store unreachable")
+        await super().aset_messages(key, messages)
+
+
+async def test_a_store_failing_during_areset_archived_loses_nothing() -> None:
+    store = _FailingStore()
+    memory = _compacted(store)
+    everything = _texts(memory.get_all())
+    store.fail = True
+    with pytest.raises(ConnectionError, match="store unreachable"):
+        await memory.areset(status=MessageStatus.ARCHIVED)
+    assert _texts(memory.get_all()) == everything
+    store.fail = False
+    reopened = BudgetedMemory.from_defaults(token_limit=2_000, chat_store=store)
+    assert _texts(reopened.get_all()) == everything  # every message is still in the store, and read back
