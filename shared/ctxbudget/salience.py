@@ -408,21 +408,23 @@ def _scan_output(text: str, label: str) -> tuple[Salient, ...]:
             continue
         path = _PATH.search(stripped)  # the first path names the artifact
         low = stripped.lower()
-        words = set(_WORD.findall(low))
-        written = not _WRITE_VERBS.isdisjoint(words)
         candidate: _Candidate
-        if path and (written or not _REFERENCE.search(stripped)):
+        if path:
+            words = set(_WORD.findall(low))  # read only for a path: its verbs and outcome weigh it
+            written = not _WRITE_VERBS.isdisjoint(words)
+            if not written and _REFERENCE.search(stripped):
+                continue  # a path only referred to (a.py:12 in a log) is what search is for
             outcome = not _OUTCOME_WORDS.isdisjoint(words) or _OUTCOME_PHRASE.search(low) is not None
             weight = 2 if (written or outcome or _FIGURE_LOWER.search(low)) else int(short)
             if weight == 0:
                 continue
             candidate = (weight, "artifact", clip(stripped), path.group(0).lower(), stripped)
-        elif not path and (record := _RECORD.match(stripped)) and re.search(r"\d", record.group(2)):
+        elif (record := _RECORD.match(stripped)) and re.search(r"\d", record.group(2)):
             # a field of a structured record whose value is an id, amount or number
             field, value = record.group(1).strip(), record.group(2).strip()
             shown = f"{label}: {field} = {value}"
             candidate = (1, "figure", clip(shown, 180), None, shown)
-        elif not path and len(stripped) < 200 and _FIGURE_LOWER.search(low):
+        elif len(stripped) < 200 and _FIGURE_LOWER.search(low):
             candidate = (1, "figure", f"{label}: {clip(stripped, 180)}", None, stripped)
         else:
             continue
