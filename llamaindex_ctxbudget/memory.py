@@ -469,30 +469,30 @@ class BudgetedMemory(MemoryWrites, MemoryPersistence, BaseMemory):
         """
         wanted = _status(status)
         async with self._write_lock():
-            chats = list(await self.chat_store.aget_messages(self.chat_store_key))
-            with self._lock:
-                active = self._active(len(chats))
-            kept = [chat for chat, live in zip(chats, active, strict=False) if live != (wanted == "active")]
-            if wanted == "active" and kept:
-                raise InvalidPolicyError(
-                    f"status: areset(status=ACTIVE) would keep {len(kept):,} archived message(s) without the "
-                    "conversation they were compacted from; call areset() to forget everything, or "
-                    "areset(status=ARCHIVED) to forget only the archived ones",
-                    field="status",
-                )
-            if wanted == "archived" and len(kept) == len(chats):
-                return  # nothing is archived
+            kept: list[ChatMessage] = []
+            if wanted is not None:
+                chats = list(await self.chat_store.aget_messages(self.chat_store_key))
+                with self._lock:
+                    active = self._active(len(chats))
+                kept = [chat for chat, live in zip(chats, active, strict=False) if live != (wanted == "active")]
+                if wanted == "active" and kept:
+                    raise InvalidPolicyError(
+                        f"status: areset(status=ACTIVE) would keep {len(kept):,} archived message(s) without the "
+                        "conversation they were compacted from; call areset() to forget everything, or "
+                        "areset(status=ARCHIVED) to forget only the archived ones",
+                        field="status",
+                    )
+                if wanted == "archived" and len(kept) == len(chats):
+                    return  # nothing is archived
             # The snapshot goes first: should the store fail after it, reopening replays every message it holds.
             await self.chat_store.adelete_messages(snapshot_key(self.chat_store_key))
-            if wanted is None:
-                await self.chat_store.adelete_messages(self.chat_store_key)
-            else:  # one call replaces the conversation with the messages kept: none is ever only in memory
+            if kept:  # one call replaces the conversation with the messages kept: none is ever only in memory
                 await self.chat_store.aset_messages(self.chat_store_key, kept)
+            else:
+                await self.chat_store.adelete_messages(self.chat_store_key)
             with self._lock:
                 self._open(None, [])
-                if wanted is not None:
-                    self._added(self._convert(kept))
-            await self._asave_locked()
+                self._added(self._convert(kept))
 
 
 def _status(status: object) -> str | None:
