@@ -124,16 +124,11 @@ Measured = tuple[float, int]
 Cell = Measured | None
 
 
-def measure(
-    size: int, make: Callable[[], Callable[[list[BaseMessage]], object]], repeats: int, *, warm: bool = False
-) -> Cell:
-    """Median ms of one call (append a turn, fit the whole list) and the calls measured; ``warm``: after one
-    untimed call on the pre-filled history (what a cache keeps from the previous call)."""
+def measure(size: int, make: Callable[[], Callable[[list[BaseMessage]], object]], repeats: int) -> Cell:
+    """Median ms of one call (append a turn, fit the whole list) and the calls measured."""
     rng = random.Random(SEED)
     messages, t = history(size, rng)
     fit = make()
-    if warm:
-        fit(messages)
     samples: list[float] = []
     for _ in range(repeats):
         messages += make_turn(rng, t)
@@ -177,19 +172,18 @@ def _uncached() -> Callable[[list[BaseMessage]], object]:
     return lambda messages: fit_messages(messages, max_tokens=BUDGET)
 
 
+OURS = "`ContextBudgetRunnable` stateless (exact, cached)"
 APPROXIMATE = "`trim_messages` (approximate)"
 FLOOR = "tiktoken `encode_ordinary` (the turn's new text)"
 UNCACHED_MAX = 1_000
 """``fit_messages`` re-bounds every large output on every call (seconds per call at 1k messages): larger sizes are
 not run."""
 
-SYSTEMS: list[tuple[str, Callable[[int], Cell]]] = [
-    ("`ContextBudgetRunnable` stateless (exact, cached)", lambda s: measure(s, _ours, OURS_REPEATS, warm=True)),
+SEPARATE: list[tuple[str, Callable[[int], Cell]]] = [
     ("`fit_messages` (exact, nothing cached)", lambda s: measure(s, _uncached, 3) if s <= UNCACHED_MAX else None),
     ("`trim_messages` (tiktoken, exact)", lambda s: measure(s, lambda: _trim(_exact), PEER_REPEATS)),
-    (APPROXIMATE, lambda s: measure(s, lambda: _trim(count_tokens_approximately), PEER_REPEATS)),
-    (FLOOR, lambda s: None),  # measured with the runnable, in measure_paired
 ]
+"""The systems timed on their own; the runnable, approximate trim and the floor are timed in turn (measure_paired)."""
 
 
 def measure_memory(size: int) -> tuple[int, int]:
@@ -296,21 +290,17 @@ def main() -> None:
     args = parser.parse_args()
     sizes: Sequence[int] = (200, 600) if args.quick else SIZES
     check_same_output(sizes[0])
-    rows: list[tuple[str, list[Cell]]] = []
     paired = [measure_paired(size, OURS_REPEATS) for size in sizes]
     large = [measure_paired(size, OURS_REPEATS, LARGE_WINDOW) for size in sizes]
-    for name, run in SYSTEMS:
-        cells: list[Cell]
-        if name == SYSTEMS[0][0]:
-            cells = [pair[0] for pair in paired]
-        elif name == APPROXIMATE:
-            cells = [pair[1] for pair in paired]
-        elif name == FLOOR:
-            cells = [pair[2] for pair in paired]
-        else:
-            cells = [run(size) for size in sizes]
-        rows.append((name, cells))
-        print(f"{name}: {rows[-1][1]}", flush=True)
+    separate: list[tuple[str, list[Cell]]] = [(name, [run(size) for size in sizes]) for name, run in SEPARATE]
+    rows: list[tuple[str, list[Cell]]] = [
+        (OURS, [pair[0] for pair in paired]),
+        *separate,
+        (APPROXIMATE, [pair[1] for pair in paired]),
+        (FLOOR, [pair[2] for pair in paired]),
+    ]
+    for name, cells in rows:
+        print(f"{name}: {cells}", flush=True)
     held, chars = measure_memory(sizes[-1])
     table = render(sizes, rows, (sizes[-1], held, chars), [(BUDGET, paired), (LARGE_WINDOW, large)])
     print(table)
