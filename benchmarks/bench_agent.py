@@ -304,6 +304,12 @@ class Cell:
         return "—" if median is None else f"{median:.3f}"
 
 
+def encode_new_text(turn: Turn) -> None:
+    """The floor: tiktoken encoding only the turn's new text (what any exact counter pays)."""
+    for text in turn.texts:
+        ENCODING.encode_ordinary(text)
+
+
 def run_system(
     system: System, turns: Sequence[Turn], sizes: Sequence[int], *, repeats: int, cap_s: float, collect: bool = True
 ) -> list[Cell]:
@@ -338,8 +344,7 @@ def run_system(
             elapsed = (time.perf_counter() - t0) * 1000
             cell.samples.append(elapsed)
             t1 = time.perf_counter()
-            for text in turn.texts:  # after the system's turn: the encoder is as warm as the system left it
-                ENCODING.encode_ordinary(text)
+            encode_new_text(turn)  # after the system's turn: the encoder is as warm as the system left it
             cell.floor_samples.append((time.perf_counter() - t1) * 1000)
             if system.peer is not None:
                 t2 = time.perf_counter()
@@ -447,13 +452,13 @@ class TrimMessages(LangChainSide):
 class Runnable(LangChainSide):
     name = RUNNABLE_NAME
 
-    def __init__(self, turns: Sequence[Turn], window: int, *, paired: bool = True) -> None:
+    def __init__(self, turns: Sequence[Turn], window: int) -> None:
         from langchain_ctxbudget import ContextBudgetRunnable
 
         super().__init__(turns)
         self.runnable = ContextBudgetRunnable(max_tokens=window)
-        if paired:  # approximate trim_messages on the same turns, timed right after each: the issue's comparison
-            self.peer = TrimMessages(turns, window, approximate=True)
+        # Approximate trim_messages on the same turns, timed right after each: the issue's comparison.
+        self.peer = TrimMessages(turns, window, approximate=True)
 
     def extend(self, turns: Sequence[Turn]) -> None:
         super().extend(turns)
@@ -605,8 +610,7 @@ class Floor(System):
         pass
 
     def turn(self, turn: Turn) -> None:
-        for text in turn.texts:
-            ENCODING.encode_ordinary(text)
+        encode_new_text(turn)
 
 
 # -- the other measurements -----------------------------------------------------------------------------------
@@ -711,17 +715,16 @@ def _runnable_vs_trim(rows: Sequence[Row], sizes: Sequence[int]) -> list[str]:
     trims = [row for row in rows if row.name in (TRIM_APPROX, TRIM_EXACT)]
     if runnable is None or not trims:
         return []
+    paired = any(cell.peer_samples for cell in (*runnable.large, *runnable.budget))
+    columns = [f"{row.name.split(' ', 1)[1]} / runnable" for row in trims]
+    columns += ["approximate, paired / runnable"] if paired else []
     lines = [
         "",
         f"## Stateless ContextBudgetRunnable vs trim_messages at {_size(sizes[-1])} messages",
         "",
-        "| window | " + " | ".join(f"{row.name.split(' ', 1)[1]} / runnable" for row in trims) + " |",
-        "|---|" + "---:|" * len(trims),
+        "| window | " + " | ".join(columns) + " |",
+        "|---|" + "---:|" * len(columns),
     ]
-    paired = any(cell.peer_samples for cell in (*runnable.large, *runnable.budget))
-    if paired:
-        lines[-2] = lines[-2].removesuffix(" |") + " | approximate, paired / runnable |"
-        lines[-1] += "---:|"
     for label, large in (("no compaction", True), ("100k budget", False)):
         cells = []
         mine_cell = (runnable.large if large else runnable.budget)[-1]
