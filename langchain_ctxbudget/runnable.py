@@ -35,6 +35,7 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import ensure_config, get_callback_manager_for_config
 
 from ._checks import check_common, check_instance, check_positive_int, check_tools, check_window
 from ._incremental import StatelessCache, no_human, overflow, sent_form, stable_id
@@ -313,7 +314,13 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
     def invoke(
         self, input: LanguageModelInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> list[BaseMessage]:
-        """Fit ``input`` to the budget and return the messages to send."""
+        """Fit ``input`` to the budget and return the messages to send.
+
+        A run is reported to the callbacks LangChain configures for ``config`` (handlers passed in it, tracing,
+        ``collect_runs``); stateless, with none configured, the fit is called directly (see :func:`_unobserved`).
+        """
+        if self.session is None and _unobserved(config):
+            return self._cache.fit(input)
         return self._call_with_config(self._invoked, input, config, run_type="chain")
 
     async def ainvoke(
@@ -323,6 +330,8 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
         **kwargs: Any,
     ) -> list[BaseMessage]:
         """Async :meth:`invoke`."""
+        if self.session is None and _unobserved(config):
+            return self._cache.fit(input)
         return await self._acall_with_config(self._ainvoked, input, config, run_type="chain")
 
     def transform(
@@ -343,6 +352,19 @@ class ContextBudgetRunnable(Runnable[LanguageModelInput, list[BaseMessage]]):
         """Async :meth:`transform`."""
         chunks = [chunk async for chunk in input]
         yield await self.ainvoke(_collect(chunks), config)
+
+
+def _unobserved(config: RunnableConfig | None) -> bool:
+    """Whether LangChain would configure no callback handler for a run under ``config``.
+
+    The answer is LangChain's own: the manager it builds from the config, the context (a parent run's callbacks,
+    ``tracing_v2_enabled``, ``collect_runs`` and other configure hooks) and the environment (LangSmith tracing).
+    With no handler, a run reports to no one, and the stateless fit calls no runnable a context could reach, so
+    calling it directly is the same as running it under ``_call_with_config`` without its fixed cost (a run id, a
+    child config and a copied context per call: a quarter of a millisecond, as much as the fit of a new turn).
+    """
+    manager = get_callback_manager_for_config(ensure_config(config))
+    return not manager.handlers and not manager.inheritable_handlers
 
 
 def _collect(chunks: list[LanguageModelInput]) -> LanguageModelInput:

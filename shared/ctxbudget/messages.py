@@ -61,6 +61,29 @@ _MAX_JSON_DEPTH = 100
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
+_FLAT_SCALARS = frozenset((int, float, bool, type(None)))
+
+
+def _flat_ascii(value: Any) -> bool:
+    """Whether ``value`` is a dict of ASCII ``str`` keys to ASCII ``str`` or other JSON scalar values.
+
+    The common case (message metadata, most tool arguments), checked without the general walk: such a dict is
+    always valid JSON. ``False`` only means the walk must decide.
+    """
+    if type(value) is not dict:
+        return False
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        kind = type(item)
+        if kind is str:
+            if not item.isascii():
+                return False
+        elif kind not in _FLAT_SCALARS:
+            return False
+    return True
+
+
 def _check_json(field: str, value: Any) -> None:
     """Reject a value that could not be sent or persisted as JSON, naming ``field`` and where inside it.
 
@@ -68,6 +91,8 @@ def _check_json(field: str, value: Any) -> None:
     with string keys), text must be valid Unicode, and nesting may not pass :data:`_MAX_JSON_DEPTH`. Iterative,
     so no depth overflows it.
     """
+    if _flat_ascii(value):
+        return
     stack: list[tuple[Any, str, int]] = [(value, field, 0)]
     while stack:
         item, path, depth = stack.pop()
@@ -213,6 +238,8 @@ class Message(_Checked):
     @field_validator("content", mode="before")
     @classmethod
     def _blocks_to_tuple(cls, value: Any) -> Any:
+        if type(value) is str:  # the common case: text is never a framework message, and has no keys
+            return value
         _refuse_foreign(value)
         if isinstance(value, list):
             return tuple(_check_keys("content", value))
@@ -231,9 +258,10 @@ class Message(_Checked):
             raise ValueError("tool_call_id: a tool message must name the call it answers")
         if self.role != "tool" and self.tool_call_id is not None:
             raise ValueError(f"tool_call_id: only tool messages carry one, this one is {self.role!r}")
-        ids = [call.id for call in self.tool_calls]
-        if len(ids) != len(set(ids)):
-            raise ValueError(f"tool_calls: duplicate call ids {sorted(ids)}")
+        if len(self.tool_calls) > 1:
+            ids = [call.id for call in self.tool_calls]
+            if len(ids) != len(set(ids)):
+                raise ValueError(f"tool_calls: duplicate call ids {sorted(ids)}")
         _check_utf8("content", self.text)
         if self.name is not None:
             _check_utf8("name", self.name)

@@ -24,7 +24,7 @@ import tiktoken
 from ._validation import short_repr
 from .encodings import get_encoding
 from .errors import InvalidMessageError, InvalidPolicyError, UsageError
-from .messages import Message, ToolCall, ToolSchema
+from .messages import Message, ToolSchema
 from .models import DEFAULT_REGISTRY, ModelRegistry
 
 __all__ = [
@@ -128,12 +128,17 @@ def _text_key(text: str) -> object:
     return (len(text), hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
 
 
-def _message_key(message: Message) -> tuple[object, ...]:
-    calls = tuple((call.id, call.name, call.args_json()) for call in message.tool_calls) if message.tool_calls else ()
+def _message_key(message: Message, calls: tuple[tuple[str, str, str], ...]) -> tuple[object, ...]:
+    """The cache key of ``message``, whose tool calls are ``calls`` (:func:`_calls`)."""
     content: object = _text_key(message.content) if isinstance(message.content, str) else message.content
     if not isinstance(message.content, str):  # blocks carry dicts, which do not hash: key on their JSON
         content = tuple((b.type, b.text, json.dumps(b.data, sort_keys=True, default=str)) for b in message.content)
     return (message.role, message.name, content, message.tool_call_id, calls, message.state)
+
+
+def _calls(message: Message) -> tuple[tuple[str, str, str], ...]:
+    """``(id, name, arguments JSON)`` of each tool call of ``message``."""
+    return tuple((call.id, call.name, call.args_json()) for call in message.tool_calls) if message.tool_calls else ()
 
 
 def _block_tokens(message: Message) -> int:
@@ -276,7 +281,8 @@ class TiktokenCounter:
             InvalidMessageError: ``message`` is not a :class:`~ctxbudget.Message`.
         """
         _check_message(message)
-        key = _message_key(message)
+        calls = _calls(message)
+        key = _message_key(message, calls)
         cached = self._messages.get(key)
         if cached is not None:
             return cached
@@ -292,20 +298,14 @@ class TiktokenCounter:
             total += _block_tokens(message)
         if message.name:
             total += TOKENS_PER_NAME + self.count_text(message.name)
-        if message.tool_calls:
-            total += sum(self._count_call(call) for call in message.tool_calls)
+        for call_id, name, arguments in calls:
+            total += (
+                TOKENS_PER_TOOL_CALL + self.count_text(call_id) + self.count_text(name) + self.count_text(arguments)
+            )
         if message.tool_call_id:
             total += self.count_text(message.tool_call_id)
         self._messages.put(key, total)
         return total
-
-    def _count_call(self, call: ToolCall) -> int:
-        return (
-            TOKENS_PER_TOOL_CALL
-            + self.count_text(call.id)
-            + self.count_text(call.name)
-            + self.count_text(call.args_json())
-        )
 
     def count_tools(self, tools: Sequence[ToolSchema]) -> int:
         """Function-definition billing as OpenAI's cookbook documents it; 0 for no tools.

@@ -19,7 +19,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..messages import ContentBlock, Message, ToolSchema
-from ..tokens import TOKENS_PER_MESSAGE, EstimatingCounter, _check_message, _check_tools, _ContentCache, _message_key
+from ..tokens import (
+    TOKENS_PER_MESSAGE,
+    EstimatingCounter,
+    _calls,
+    _check_message,
+    _check_tools,
+    _ContentCache,
+    _message_key,
+)
 from .anthropic import tool_to_anthropic
 
 __all__ = ["ANTHROPIC_TOKENS_PER_IMAGE", "AnthropicCounter", "tool_use_system_prompt_tokens"]
@@ -99,7 +107,7 @@ class AnthropicCounter(EstimatingCounter):
     def count_message(self, message: Message) -> int:
         """Scaled tokens of one message as Anthropic blocks (thinking included), cached by content."""
         _check_message(message)
-        key = _message_key(message)
+        key = _message_key(message, _calls(message))
         cached = self._messages.get(key)
         if cached is None:
             cached = self._count(message)
