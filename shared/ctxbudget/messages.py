@@ -183,6 +183,10 @@ class _Checked(BaseModel):
         return super().model_validate(obj, *args, **kwargs)
 
 
+_ARGS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+"""One encoder for every call's arguments (``json.dumps`` with options builds a new one per call)."""
+
+
 class ToolCall(_Checked):
     """One tool call requested by an assistant message."""
 
@@ -202,7 +206,7 @@ class ToolCall(_Checked):
 
     def args_json(self) -> str:
         """Return the arguments as compact JSON, the form providers bill for."""
-        return json.dumps(self.args, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+        return _ARGS_JSON.encode(self.args)
 
 
 class ContentBlock(_Checked):
@@ -248,7 +252,7 @@ class Message(_Checked):
     @field_validator("tool_calls", mode="before")
     @classmethod
     def _calls_with_string_keys(cls, value: Any) -> Any:
-        return _check_keys("tool_calls", value)
+        return _check_keys("tool_calls", value) if value else value
 
     @model_validator(mode="after")
     def _check_tool_fields(self) -> Message:
