@@ -467,7 +467,10 @@ class Compaction:
     def truncate(self, summary_limit: int) -> None:
         """Archive the smallest safe prefix of the tail while over target; never past the latest user request.
 
-        The truncated messages' originals are folded into the summary (offline ledger), so they are covered too.
+        Nor past an unanswered call, nor the newest message (with the call it answers): the model always sees the
+        turn it is in, even in a long agent run whose user request has been summarized. When the excess cannot be
+        covered before that, the largest safe prefix goes. The truncated messages' originals are folded into the
+        summary (offline ledger), so they are covered too.
         """
         history = self.out.history
         last_user = max((i for i, m in enumerate(history) if m.role == "user"), default=len(history))
@@ -476,7 +479,7 @@ class Compaction:
             (i for i, m in enumerate(history) if any(c.id not in answered for c in m.tool_calls)), len(history)
         )
         safe = safe_cut_points(history)
-        limit = min(last_user, unresolved)
+        limit = min(last_user, unresolved, len(history) - 1)
         excess = self.total() - self.target
         cut, dropped = 0, 0
         while dropped < excess and cut < limit:  # the smallest safe prefix whose tokens cover the excess
@@ -485,7 +488,9 @@ class Compaction:
             while cut < limit and not safe[cut]:
                 dropped += self._sizes[cut]
                 cut += 1
-        if cut == 0 or not safe[cut]:
+        while cut > 0 and not safe[cut]:  # the limit splits a call from its result: keep the pair
+            cut -= 1
+        if cut == 0:
             return
         originals = [self.original(m) for m in history[:cut]]
         self._archive_span(0, cut, "truncated", summarized=True)

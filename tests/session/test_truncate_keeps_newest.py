@@ -1,0 +1,52 @@
+"""Truncation, the last tier, never removes the turn the model is in.
+
+In a long agent run the user's request is summarized early (it stays pinned as the goal), so "never past the latest
+user request" no longer bounds the cut: the newest message, and the call it answers, must still be sent. These
+histories have no user message left and a target below any message: truncation goes as far as it may.
+"""
+
+from __future__ import annotations
+
+from ctxbudget.compaction import Compaction
+from ctxbudget.messages import Message, ToolCall
+from ctxbudget.policy import CompactionPolicy
+from ctxbudget.tokens import TiktokenCounter
+
+COUNTER = TiktokenCounter()
+
+
+def _steps(count: int, *, end_on_result: bool) -> list[Message]:
+    history: list[Message] = []
+    for t in range(count):
+        call = ToolCall(id=f"c{t}", name="grep", args={"n": t})
+        history += [
+            Message(role="assistant", tool_calls=(call,), id=f"a{t}"),
+            Message(role="tool", content=f"result {t}", tool_call_id=f"c{t}", id=f"r{t}"),
+            Message(role="assistant", content=f"step {t} done", id=f"d{t}"),
+        ]
+    return history[:-1] if end_on_result else history
+
+
+def _truncated(history: list[Message]) -> list[Message]:
+    work = Compaction(
+        history,
+        counter=COUNTER,
+        policy=CompactionPolicy(),
+        window=100_000,
+        target_tokens=50,  # far below what any message costs: truncation goes as far as it may
+        fixed_tokens=0,
+        summary="earlier work",
+        render_summary=lambda summary, _goal: Message(role="user", content=summary) if summary else None,
+        sizes=[100] * len(history),
+    )
+    work.truncate(500)
+    assert work.out.tiers == ["truncate"]
+    return work.out.history
+
+
+def test_truncation_keeps_the_newest_message_when_no_user_request_is_left() -> None:
+    assert [m.id for m in _truncated(_steps(3, end_on_result=False))] == ["d2"]
+
+
+def test_truncation_keeps_the_newest_result_with_its_call() -> None:
+    assert [m.id for m in _truncated(_steps(3, end_on_result=True))] == ["a2", "r2"]
