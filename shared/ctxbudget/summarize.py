@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .errors import InvalidMessageError, InvalidPolicyError
 from .ledger import LEDGER_SECTIONS, Ledger, parse_ledger
 from .messages import Message
-from .salience import Salient, salient_items
+from .salience import Salient, informative_tokens, salient_items
 from .tokens import CharCounter, TokenCounter
 
 __all__ = [
@@ -174,14 +174,16 @@ _VERIFIED_HEADING = "## Kept from the transcript (verified)"
 
 
 def verify_summary(summary: str, request: SummaryRequest, *, counter: TokenCounter, max_tokens: int) -> str:
-    """Check a model-written summary against the offline ledger of the same span; re-insert what it dropped.
+    """Check a model-written summary against the offline ledger of its span and the previous summary; re-insert.
 
-    An item counts as present when its identifying tokens (identifiers, paths, numbers) all appear in the summary.
-    Missing user facts, constraints, errors, decisions and artifacts (in that order of priority, the most
-    informative first) are appended under their own heading while the result stays within ``max_tokens``.
+    The ledger is the cumulative one (the previous summary's items merged with the span's), since a model rewrites
+    the whole summary each time and can drop what an earlier one kept. An item counts as present when its
+    identifying tokens (identifiers, paths, numbers) all appear in the summary as whole tokens. Missing user facts,
+    constraints, errors, decisions and artifacts (in that order of priority, the most informative first) are
+    appended under their own heading while the result stays within ``max_tokens``.
     """
-    present = summary.lower()
-    ledger_text = ExtractiveSummarizer(counter).summarize(request.model_copy(update={"previous_summary": None}))
+    present = informative_tokens(summary)  # whole tokens: "k74" is not present in "k740"
+    ledger_text = ExtractiveSummarizer(counter).summarize(request)
     missing: list[str] = []
     for item in parse_ledger(ledger_text):
         if item.kind not in _MUST_KEEP:
