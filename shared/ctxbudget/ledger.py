@@ -278,7 +278,7 @@ class Ledger:
                 if item.kind == "constraint" and not item.text.startswith(_CONSTRAINT_PREFIX)
                 else item.text
             )
-            by_section[_SECTION_OF[item.kind]].append(replace(item, text=text))
+            by_section[_SECTION_OF[item.kind]].append(item if text is item.text else replace(item, text=text))
         if request is not None:
             by_section["Latest request"] = [request]
         blocks = []

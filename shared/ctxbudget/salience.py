@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
@@ -358,7 +358,7 @@ def _output_lines(result: Message, label: str, order: int) -> Iterator[Salient]:
     unless the line says it was written; those lines are what search is for.
     """
     for item in _scan_output(result.text, label):
-        yield replace(item, order=order)
+        yield Salient(item.kind, item.text, item.key, order, item.tokens)  # dataclasses.replace costs 5x as much
 
 
 def _json_records(text: str, label: str) -> list[Salient]:
