@@ -8,7 +8,7 @@
    pulled back so no tool result is separated from its call. Falls back to ``extractive`` when the configured
    summarizer fails, times out, returns blank or oversized text, or is cancelled.
 4. ``truncate``: while still over target, the smallest safe prefix of the kept tail is archived (never past the
-   latest user request or an unresolved tool call), and folded into the summary extractively.
+   latest user request, an unresolved tool call or the newest message), and folded into the summary extractively.
 
 Nothing here mutates the caller's history: a :class:`Compaction` works on a copy and hands back a
 :class:`CompactionOutcome` the session commits in one step, so a failure anywhere leaves history untouched.
