@@ -361,7 +361,7 @@ def _unobserved(config: RunnableConfig | None) -> bool:
     ``tracing_v2_enabled``, ``collect_runs`` and other configure hooks) and the environment (LangSmith tracing).
     With no handler, a run reports to no one, and the stateless fit calls no runnable a context could reach, so
     calling it directly is the same as running it under ``_call_with_config`` without its fixed cost (a run id, a
-    child config and a copied context per call: a quarter of a millisecond, as much as the fit of a new turn).
+    child config and a copied context per call: 0.3-0.4 ms with cold caches, a fifth of a call at 10k messages).
     """
     manager = get_callback_manager_for_config(ensure_config(config))
     return not manager.handlers and not manager.inheritable_handlers
