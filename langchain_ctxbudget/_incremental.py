@@ -10,11 +10,19 @@ request fits, starting on a human turn. Every step is local, which is what makes
 * repair works run by run (a run is a non-tool message and the tool messages right after it; a pairing problem
   never crosses a run), so only the runs from the first changed message on are repaired again;
 * the kept tail starts on a human message, which is always a safe cut once pairs are repaired: the cut is the first
-  human message whose suffix fits, found by bisection over the prefix sums of the sizes.
+  human message whose suffix fits, found by bisection over the prefix sums of the sizes;
+* a message is sized by the counter's upper bound when it has one (:class:`~ctxbudget.tokens.BoundedCounter`: a
+  text's UTF-8 bytes for tiktoken, no tokenizing) and counted only when a fit needs it: while the bounds show the
+  whole request fits, nothing is dropped whatever the counts are, so none is needed; once they do not, every bounded
+  message is counted (each once: a bound is only ever replaced by the count) before the cut is chosen. A tool output
+  whose bound is over the output limit is counted at once, as it may need cutting. The output is the same as with
+  counts from the start (``fit_messages``), and no call sends more than the budget.
 
-Cost per call: O(new messages) conversions and counts, plus list slices and comparisons done in C. The cache holds
-the previous call's records only (so it is bounded by that call's size) behind a lock. Messages are compared by
-identity, then by value: a message object changed in place between calls (rather than replaced) is not noticed.
+Cost per call: O(new messages) conversions and bounds or counts, plus list slices and comparisons done in C. In a
+window far larger than the history, the new messages are only bounded; the call where the bounds stop sufficing
+counts what earlier calls left bounded (at most the budget's worth of text, once). The cache holds the previous
+call's records only (so it is bounded by that call's size) behind a lock. Messages are compared by identity, then
+by value: a message object changed in place between calls (rather than replaced) is not noticed.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from typing import Any
 from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message, ToolSchema
 from ctxbudget.policy import CompactionPolicy
-from ctxbudget.tokens import TokenCounter
+from ctxbudget.tokens import BoundedCounter, TokenCounter
 from ctxbudget.toolpairs import repair_tool_pairs
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.prompt_values import PromptValue
@@ -79,14 +87,19 @@ def no_human(messages: Sequence[Message], head: int) -> NoHumanMessageError:
     return NoHumanMessageError(total=len(messages), system=head, roles=dict(Counter(m.role for m in messages[head:])))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Item:
-    """One given message, fitted: what it was, its ctxbudget form (bounded if need be), what is sent, its size."""
+    """One given message, fitted: what it was, its ctxbudget form (bounded if need be), what is sent, its size.
+
+    ``size`` is the count when ``exact``, else the counter's upper bound, replaced by the count (in place, so a
+    later call reusing the item has it) once a fit needs it.
+    """
 
     raw: BaseMessage
     message: Message
     lc: BaseMessage
     size: int
+    exact: bool = True
 
 
 class StatelessCache:
@@ -106,9 +119,10 @@ class StatelessCache:
         self._counter = counter
         self._limit = policy.tool_output_limit(budget)
         self._fixed = counter.count_tools(tools) + counter.request_overhead
+        self._bound = counter.bound_message if isinstance(counter, BoundedCounter) else None
         self._lock = threading.Lock()
         self.conversions = 0
-        """Messages converted and counted so far (a message recognised from an earlier call is not)."""
+        """Messages converted and sized so far (a message recognised from an earlier call is not)."""
         self._given: list[Any] = []
         self._converted: list[BaseMessage] | None = None
         self._head: list[_Item] = []
@@ -120,6 +134,9 @@ class StatelessCache:
         self._prefix: list[int] = [0]
         self._users: list[int] = []
         self._user_prefix: list[int] = []
+        self._loose: list[int] = []
+        """Positions in ``_out`` sized by a bound, ascending; ``_loose_items`` holds their items."""
+        self._loose_items: list[_Item] = []
 
     def fit(self, value: Any) -> list[BaseMessage]:
         """The fitted messages for ``value`` (a ``PromptValue``, a str, or a sequence ``convert_to_messages`` reads)."""
@@ -135,6 +152,9 @@ class StatelessCache:
                     raise overflow(fixed, self._budget, self._budget)
                 return [it.lc for it in head]
             total = fixed + self._prefix[-1]
+            if total > self._budget and self._loose:  # the bounds do not show it fits: count what was bounded
+                self._settle()
+                total = fixed + self._prefix[-1]
             need = total - self._budget
             k = bisect_left(self._user_prefix, need) if need > 0 else 0
             if k == len(self._users):
@@ -186,15 +206,25 @@ class StatelessCache:
         self._converted = None if messages is given else messages
         return messages, previous, common
 
-    def _item(self, index: int, raw: BaseMessage) -> _Item:
+    def _item(self, index: int, raw: BaseMessage, *, count: bool = False) -> _Item:
+        """Convert ``raw`` and size it.
+
+        By the counter's bound when there is one (for a tool output, a bound within the output limit, so it needs no
+        cut), else by its count, cutting an output over the limit to head + tail.
+        """
         self.conversions += 1
         message = from_langchain(_stamped(index, raw))
         lc = sent_form(raw, message)
+        bound = None if count or self._bound is None else self._bound(message)
+        if bound is not None and (bound <= self._limit or message.role != "tool"):
+            return _Item(raw, message, lc, bound, exact=False)
         size = self._counter.count_message(message)
         if message.role == "tool" and size > self._limit:
-            message = message.with_content(excerpt(message.text, max_tokens=self._limit, counter=self._counter))
-            lc = to_langchain(message, lc)
-            size = self._counter.count_message(message)
+            cut = excerpt(message.text, max_tokens=self._limit, counter=self._counter)
+            if cut != message.text:  # else only the framing was over: the text is sent as it is
+                message = message.with_content(cut)
+                lc = to_langchain(message, lc)
+                size = self._counter.count_message(message)
         return _Item(raw, message, lc, size)
 
     def _fit_head(self, messages: list[BaseMessage]) -> list[_Item]:
@@ -203,7 +233,8 @@ class StatelessCache:
             if role_of(raw) != "system":
                 break
             old = self._head[index] if index < len(self._head) else None
-            head.append(old if old is not None and (old.raw is raw or old.raw == raw) else self._item(index, raw))
+            reused = old is not None and (old.raw is raw or old.raw == raw)
+            head.append(old if old is not None and reused else self._item(index, raw, count=True))
         self._shifted = len(head) != len(self._head)  # an id-less message's id depends on its position
         self._head = head
         return head
@@ -248,6 +279,8 @@ class StatelessCache:
         del self._items[start:], self._run_raw[run:], self._run_out[run:], self._out[out:], self._prefix[out + 1 :]
         users = bisect_left(self._users, out)
         del self._users[users:], self._user_prefix[users:]
+        loose = bisect_left(self._loose, out)
+        del self._loose[loose:], self._loose_items[loose:]
         return spare
 
     def _add_runs(self, start: int) -> None:
@@ -274,8 +307,33 @@ class StatelessCache:
             if message.role == "user":
                 self._users.append(len(self._out))
                 self._user_prefix.append(self._prefix[-1])
+            if item is not None and not item.exact:
+                self._loose.append(len(self._out))
+                self._loose_items.append(item)
             self._out.append(lc)
             self._prefix.append(self._prefix[-1] + size)
+
+    def _settle(self) -> None:
+        """Count every message sized by a bound, and correct the prefix sums from the first of them on.
+
+        Each message is counted once: bounds are only ever replaced by counts. After calls that fitted on bounds
+        alone, this is the cost those calls did not pay.
+        """
+        first = self._loose[0]
+        prefix = self._prefix
+        sizes = [prefix[i + 1] - prefix[i] for i in range(first, len(self._out))]
+        for position, item in zip(self._loose, self._loose_items, strict=True):
+            if not item.exact:  # an item at two positions (a repeated message) is counted once
+                item.size, item.exact = self._counter.count_message(item.message), True
+            sizes[position - first] = item.size
+        running = prefix[first]
+        for offset, size in enumerate(sizes, start=first + 1):
+            running += size
+            prefix[offset] = running
+        for j in range(bisect_left(self._users, first), len(self._users)):
+            self._user_prefix[j] = prefix[self._users[j]]
+        self._loose.clear()
+        self._loose_items.clear()
 
 
 def _common_prefix(a: list[BaseMessage], b: list[BaseMessage]) -> int:

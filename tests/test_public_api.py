@@ -23,6 +23,7 @@ EXPECTED = [
     "BindingLimits",
     "BindingMismatchError",
     "BindingResumeError",
+    "BoundedCounter",
     "BudgetExceededError",
     "BuiltContext",
     "BuiltRequest",

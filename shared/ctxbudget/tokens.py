@@ -33,6 +33,7 @@ __all__ = [
     "TOKENS_PER_MESSAGE",
     "TOKENS_PER_NAME",
     "TOKENS_PER_TOOL_CALL",
+    "BoundedCounter",
     "Calibration",
     "CharCounter",
     "EstimatingCounter",
@@ -89,6 +90,32 @@ class TokenCounter(Protocol):
     def count_tools(self, tools: Sequence[ToolSchema]) -> int:
         """Tokens the tool schemas exposed to the model cost."""
         ...
+
+
+@runtime_checkable
+class BoundedCounter(TokenCounter, Protocol):
+    """A counter that can also bound a message's count from above without counting it.
+
+    A caller that only needs to know whether a request fits (nothing dropped) can add bounds instead of counts and
+    count only when the bounds do not settle it: the answer is the same as with counts. :class:`TiktokenCounter` and
+    :class:`EstimatingCounter` implement it.
+    """
+
+    def bound_message(self, message: Message) -> int | None:
+        """At least :meth:`count_message` of ``message``, computed without tokenizing; ``None`` when no cheap bound.
+
+        Raises:
+            InvalidMessageError: ``message`` is not a :class:`~ctxbudget.Message`.
+        """
+        ...
+
+
+def _bytes(text: str) -> int:
+    """UTF-8 bytes of ``text``: no byte-level BPE encoding gives it more tokens, as every token is one byte or more.
+
+    A lone surrogate counts the 3 bytes of the replacement character tiktoken encodes in its place.
+    """
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 class _ContentCache:
@@ -307,6 +334,31 @@ class TiktokenCounter:
         self._messages.put(key, total)
         return total
 
+    def bound_message(self, message: Message) -> int | None:
+        """At least :meth:`count_message`, without encoding: each text's UTF-8 bytes stand in for its tokens.
+
+        O(fields) for ASCII text (``str.isascii`` is a flag), one UTF-8 encode otherwise. ``None`` for content
+        blocks (their count is not a sum of texts).
+
+        Raises:
+            InvalidMessageError: ``message`` is not a :class:`~ctxbudget.Message`.
+        """
+        _check_message(message)
+        content = message.content
+        if not isinstance(content, str):
+            return None
+        role = self._roles.get(message.role)
+        if role is None:
+            role = self._roles[message.role] = self.count_text(message.role)
+        total = TOKENS_PER_MESSAGE + role + _bytes(content)
+        if message.name:
+            total += TOKENS_PER_NAME + _bytes(message.name)
+        for call in message.tool_calls:
+            total += TOKENS_PER_TOOL_CALL + _bytes(call.id) + _bytes(call.name) + _bytes(call.args_json())
+        if message.tool_call_id:
+            total += _bytes(message.tool_call_id)
+        return total
+
     def count_tools(self, tools: Sequence[ToolSchema]) -> int:
         """Function-definition billing as OpenAI's cookbook documents it; 0 for no tools.
 
@@ -376,6 +428,11 @@ class EstimatingCounter:
     def count_message(self, message: Message) -> int:
         """Scaled tokens of one message."""
         return math.ceil(self._base.count_message(message) * self.factor)
+
+    def bound_message(self, message: Message) -> int | None:
+        """At least :meth:`count_message`: the base counter's bound, scaled (``None`` when it has none)."""
+        bound = self._base.bound_message(message)
+        return None if bound is None else math.ceil(bound * self.factor)
 
     def count_tools(self, tools: Sequence[ToolSchema]) -> int:
         """Scaled tokens of the tool schemas."""
