@@ -30,6 +30,7 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ctxbudget import get_encoding
@@ -166,6 +167,73 @@ def measure_paired(size: int, repeats: int, budget: int = BUDGET) -> tuple[Measu
     return (ours_ms, repeats), (trim_ms, repeats), (floor_ms, repeats)
 
 
+GROWTH_SIZE = 2_500
+"""Messages a growing history reaches, from empty, in :func:`measure_growth` (about 2.3M tokens)."""
+
+
+@dataclass(frozen=True)
+class Growth:
+    """Per-call ms of one system over every call of a history growing from empty."""
+
+    samples: list[float]
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.samples) / 1000
+
+    def quantile(self, q: float) -> float:
+        ordered = sorted(self.samples)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def measure_growth(window: int, size: int = GROWTH_SIZE) -> tuple[Growth, Growth, Growth]:
+    """Every call of a history growing a turn at a time from empty to ``size`` messages, through ``window``.
+
+    The runnable, approximate ``trim_messages`` and the floor, in turn on the same lists. The runnable sizes new
+    messages by their bounds while the bounds show the request fits, and counts what they left when they stop
+    sufficing: that call costs more than its neighbours, so the tail quantiles and the total are reported with the
+    median.
+    """
+    rng = random.Random(SEED)
+    messages: list[BaseMessage] = [SystemMessage("You are a coding agent. Use the tools; cite paths.")]
+    ours, approximate = _ours(window), _trim(count_tokens_approximately, window)
+    _ours(window)([*messages, HumanMessage("warm-up")])  # imports and first-use setup, on another runnable
+    samples: tuple[list[float], list[float], list[float]] = ([], [], [])
+    t = 0
+    while len(messages) < size:
+        turn = make_turn(rng, t)
+        messages += turn
+        t += 1
+        for fit, into in ((ours, samples[0]), (approximate, samples[1]), (lambda _: _floor(turn), samples[2])):  # noqa: B023  # called at once
+            start = time.perf_counter()
+            fit(messages)
+            into.append((time.perf_counter() - start) * 1000)
+    return Growth(samples[0]), Growth(samples[1]), Growth(samples[2])
+
+
+def render_growth(size: int, growths: list[tuple[int, tuple[Growth, Growth, Growth]]]) -> list[str]:
+    """Median, p99 and worst call and the total of each system, growing from empty through each window."""
+    lines = [
+        "",
+        f"## Growing from empty to {size:,} messages",
+        "",
+        "Every call of one history growing a turn at a time (all calls timed, the three systems in turn on the same",
+        "lists). In a window the history stays well under, the runnable sizes new messages by an upper bound (their",
+        "UTF-8 bytes) and tokenizes nothing; the call where the bounds stop showing the request fits counts what",
+        "earlier calls left bounded, once. That call is the worst one; the total is what the whole run cost.",
+        "",
+        "| window | system | median ms | p99 ms | worst ms | total s |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for window, systems in growths:
+        for name, growth in zip((OURS, APPROXIMATE, FLOOR), systems, strict=True):
+            lines.append(
+                f"| {window:,} | {name} | {statistics.median(growth.samples):.3f} | {growth.quantile(0.99):.3f} | "
+                f"{max(growth.samples):.3f} | {growth.total_s:.2f} |"
+            )
+    return lines
+
+
 def _ours(budget: int = BUDGET) -> Callable[[list[BaseMessage]], object]:
     return ContextBudgetRunnable(max_tokens=budget).invoke
 
@@ -255,6 +323,7 @@ def render(
     rows: list[tuple[str, list[Cell]]],
     memory: tuple[int, int, int],
     windows: list[tuple[int, Paired]],
+    growths: tuple[int, list[tuple[int, tuple[Growth, Growth, Growth]]]],
 ) -> str:
     ours = rows[0][1]
     head = " | ".join(f"{s // 1000}k msgs" if s >= 1000 else f"{s} msgs" for s in sizes)
@@ -285,6 +354,7 @@ def render(
         f"{held / size:,.0f} per message (tracemalloc), most of it the bounded head + tail of the large tool outputs.",
     ]
     lines += render_windows(sizes, windows)
+    lines += render_growth(*growths)
     return "\n".join(lines) + "\n"
 
 
@@ -297,6 +367,8 @@ def main() -> None:
     paired = [measure_paired(size, OURS_REPEATS) for size in sizes]
     million = [measure_paired(size, OURS_REPEATS, MILLION_WINDOW) for size in sizes]
     large = [measure_paired(size, OURS_REPEATS, LARGE_WINDOW) for size in sizes]
+    grown = 150 if args.quick else GROWTH_SIZE
+    growths = [(window, measure_growth(window, grown)) for window in (MILLION_WINDOW, BUDGET)]
     separate: list[tuple[str, list[Cell]]] = [(name, [run(size) for size in sizes]) for name, run in SEPARATE]
     rows: list[tuple[str, list[Cell]]] = [
         (OURS, [pair[0] for pair in paired]),
@@ -308,7 +380,7 @@ def main() -> None:
         print(f"{name}: {cells}", flush=True)
     held, chars = measure_memory(sizes[-1])
     windows = [(BUDGET, paired), (MILLION_WINDOW, million), (LARGE_WINDOW, large)]
-    table = render(sizes, rows, (sizes[-1], held, chars), windows)
+    table = render(sizes, rows, (sizes[-1], held, chars), windows, (grown, growths))
     print(table)
     if not args.quick:
         RESULTS.write_text(table)

@@ -12,15 +12,17 @@ request fits, starting on a human turn. Every step is local, which is what makes
 * the kept tail starts on a human message, which is always a safe cut once pairs are repaired: the cut is the first
   human message whose suffix fits, found by bisection over the prefix sums of the sizes;
 * a message is sized by the counter's upper bound when it has one (:class:`~ctxbudget.tokens.BoundedCounter`: a
-  text's UTF-8 bytes for tiktoken, no tokenizing) and counted only when a fit needs it: while the bounds show the
-  whole request fits, nothing is dropped whatever the counts are, so none is needed; once they do not, every bounded
-  message is counted (each once: a bound is only ever replaced by the count) before the cut is chosen. A tool output
-  whose bound is over the output limit is counted at once, as it may need cutting. The output is the same as with
-  counts from the start (``fit_messages``), and no call sends more than the budget.
+  text's UTF-8 bytes for tiktoken, no tokenizing) and counted only when a fit needs it: while the sizes show the
+  whole request fits, nothing is dropped whatever the counts are, so none is needed; once they do not, bounded
+  messages are counted, newest first (each once: a bound is only ever replaced by the count), until they do or
+  none is left, and only then is a cut chosen. A tool output whose bound is over the output limit is counted at
+  once, as it may need cutting. The output is the same as with counts from the start (``fit_messages``), and no
+  call sends more than the budget.
 
 Cost per call: O(new messages) conversions and bounds or counts, plus list slices and comparisons done in C. In a
-window far larger than the history, the new messages are only bounded; the call where the bounds stop sufficing
-counts what earlier calls left bounded (at most the budget's worth of text, once). The cache holds the previous
+window far larger than the history, the new messages are only bounded; once the bounds stop sufficing, each call
+counts its new messages and about a third more of what earlier calls left bounded (a tiktoken token is about four
+bytes), until none is left. The cache holds the previous
 call's records only (so it is bounded by that call's size) behind a lock. Messages are compared by identity, then
 by value: a message object changed in place between calls (rather than replaced) is not noticed.
 """
@@ -153,7 +155,7 @@ class StatelessCache:
                 return [it.lc for it in head]
             total = fixed + self._prefix[-1]
             if total > self._budget and self._loose:  # the bounds do not show it fits: count what was bounded
-                self._settle()
+                self._settle(total - self._budget)
                 total = fixed + self._prefix[-1]
             need = total - self._budget
             k = bisect_left(self._user_prefix, need) if need > 0 else 0
@@ -313,27 +315,33 @@ class StatelessCache:
             self._out.append(lc)
             self._prefix.append(self._prefix[-1] + size)
 
-    def _settle(self) -> None:
-        """Count every message sized by a bound, and correct the prefix sums from the first of them on.
+    def _settle(self, over: int) -> None:
+        """Count bounded messages, newest first, until the sizes are ``over`` tokens smaller or none is left.
 
-        Each message is counted once: bounds are only ever replaced by counts. After calls that fitted on bounds
-        alone, this is the cost those calls did not pay.
+        Each message is counted once: a bound is only ever replaced by its count. Newest first, because the kept
+        tail is the newest and the prefix sums change from the oldest counted position on: as a history grows past
+        the point where bounds suffice, each call counts its own messages and a little more, never the whole
+        backlog at once.
         """
-        first = self._loose[0]
-        prefix = self._prefix
-        sizes = [prefix[i + 1] - prefix[i] for i in range(first, len(self._out))]
-        for position, item in zip(self._loose, self._loose_items, strict=True):
+        loose, items, prefix = self._loose, self._loose_items, self._prefix
+        changed: list[tuple[int, int]] = []
+        saved = 0
+        while loose and saved < over:
+            position, item = loose.pop(), items.pop()
             if not item.exact:  # an item at two positions (a repeated message) is counted once
                 item.size, item.exact = self._counter.count_message(item.message), True
-            sizes[position - first] = item.size
+            saved += prefix[position + 1] - prefix[position] - item.size
+            changed.append((position, item.size))
+        first = changed[-1][0]
+        sizes = [prefix[i + 1] - prefix[i] for i in range(first, len(self._out))]
+        for position, size in changed:
+            sizes[position - first] = size
         running = prefix[first]
         for offset, size in enumerate(sizes, start=first + 1):
             running += size
             prefix[offset] = running
         for j in range(bisect_left(self._users, first), len(self._users)):
             self._user_prefix[j] = prefix[self._users[j]]
-        self._loose.clear()
-        self._loose_items.clear()
 
 
 def _common_prefix(a: list[BaseMessage], b: list[BaseMessage]) -> int:

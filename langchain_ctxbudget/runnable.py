@@ -8,7 +8,9 @@ messages to send, always a valid provider sequence within the budget by our coun
   system messages are always kept, and the rest starts on a human message, as ``trim_messages(start_on="human")``
   (a list without one raises :class:`~langchain_ctxbudget.errors.NoHumanMessageError`). The caller still holds
   everything that was dropped. The previous call's per-message results are kept, so a list that extends the
-  previous call's list costs O(new messages) (see ``_incremental``); the output is the same as without them.
+  previous call's list costs O(new messages), and messages are tokenized only when the fit needs their counts (while
+  the counter's upper bounds show the request fits, it does not; see ``_incremental``); the output is the same as
+  ``fit_messages``, which counts everything on every call.
 * Bound to a :class:`~ctxbudget.ContextSession`: every message the runnable has not seen before is added to the
   session (prompt templates re-create messages each call, so id-less messages get ids derived from their position
   and content), and the session's request is returned: summary + live history, compacted when over threshold,
