@@ -23,7 +23,10 @@ The systems, each on its own copy of the workload in its own message types (conv
 
 * ctxbudget ``ContextSession`` (exact ``o200k_base``): ``session.add(*turn)`` then ``session.build_request()``.
 * ``langchain_ctxbudget.ContextBudgetRunnable`` stateless (no session, exact): the whole list each call, as an LCEL
-  chain passes it; ``trim_messages`` (strategy "last", start_on "human", include_system) with an exact tiktoken
+  chain passes it. It tokenizes a message only when the fit needs its count: in the no-compaction window the
+  history's UTF-8 bytes (an upper bound on its tokens) stay under the window, so it only bounds the new messages,
+  and counts just the outputs that may be over the output limit; it can therefore cost less than the floor.
+  ``trim_messages`` (strategy "last", start_on "human", include_system) with an exact tiktoken
   counter (content and tool-call arguments) and with LangChain's ``count_tokens_approximately``.
 * LangChain v1 ``SummarizationMiddleware`` / ``ContextEditingMiddleware``: their hooks are called directly
   (``before_model`` with a state dict whose messages grow by the turn and are replaced by the summary update when
@@ -34,7 +37,8 @@ The systems, each on its own copy of the workload in its own message types (conv
 * LlamaIndex ``ChatMemoryBuffer`` (``put`` each message, ``get()``) and ``Memory`` (``put_messages`` the turn,
   ``get()``), each with the exact offline ``o200k_base`` tokenizer.
 * ``tiktoken encode_ordinary``: bare tiktoken encoding only the turn's new text (user, call arguments, outputs,
-  reply): the floor any exact counter pays.
+  reply): the floor any counter pays that counts every message (``ContextSession`` does: its events and state
+  report exact usage).
 
 Each system's ratio to the floor divides by the floor timed right after each of that system's own measured turns
 (same turn, same text), so a busy spell on the shared machine weighs on both; the floor's own row is its own run.

@@ -9,11 +9,13 @@ human turn and keeps the leading system message; a 100k-token budget, so the old
 the paired table at the end) a window holding the whole history, where nothing is dropped.
 
 * ``ContextBudgetRunnable`` stateless, exact ``o200k_base`` (its default): the previous call's per-message results
-  are cached, so a list that extends the last one costs its new messages.
+  are cached, so a list that extends the last one costs its new messages, and a message is tokenized only when the
+  fit needs its count (while upper bounds, UTF-8 bytes, show the request fits, none is).
 * ``fit_messages``: the same fit with nothing cached (the runnable's previous behaviour), for reference.
 * ``trim_messages`` (strategy "last", ``start_on="human"``, ``include_system=True``) with an exact tiktoken counter
   (content and tool-call arguments, ``o200k_base``) and with LangChain's ``count_tokens_approximately``.
-* ``tiktoken encode_ordinary``: bare tiktoken encoding only the turn's new text, the floor any exact counter pays.
+* ``tiktoken encode_ordinary``: bare tiktoken encoding only the turn's new text, the floor a counter pays that
+  counts every message.
 
 Medians over the measured calls; the slow systems stop repeating once their calls add up to :data:`CELL_S` seconds
 (the count is in the table). Run: ``python -m benchmarks.bench_runnable`` (writes ``benchmarks/results/runnable.md``,
@@ -148,8 +150,9 @@ def measure_paired(size: int, repeats: int, budget: int = BUDGET) -> tuple[Measu
     """The cached runnable, approximate ``trim_messages`` and the floor timed in turn on the same lists, call after
     call, so load on the shared machine weighs on all three alike; their medians.
 
-    The floor (encoding the turn's new text) is what any exact counter pays, so approximate ``trim_messages`` over
-    the floor is the most an exact fit can be faster than it."""
+    The floor (encoding the turn's new text) is what a fit pays that counts every message, so approximate
+    ``trim_messages`` over the floor is the most such a fit can be faster than it; the runnable counts only what
+    the fit needs, so where bounds show the request fits it can beat that ceiling."""
     rng = random.Random(SEED)
     messages, t = history(size, rng)
     ours, approximate = _ours(budget), _trim(count_tokens_approximately, budget)
@@ -190,9 +193,8 @@ def measure_growth(window: int, size: int = GROWTH_SIZE) -> tuple[Growth, Growth
     """Every call of a history growing a turn at a time from empty to ``size`` messages, through ``window``.
 
     The runnable, approximate ``trim_messages`` and the floor, in turn on the same lists. The runnable sizes new
-    messages by their bounds while the bounds show the request fits, and counts what they left when they stop
-    sufficing: that call costs more than its neighbours, so the tail quantiles and the total are reported with the
-    median.
+    messages by their bounds while the bounds show the request fits, and counts what they left, a part per call,
+    once they stop sufficing: the tail quantiles and the total are reported with the median.
     """
     rng = random.Random(SEED)
     messages: list[BaseMessage] = [SystemMessage("You are a coding agent. Use the tools; cite paths.")]
@@ -218,9 +220,10 @@ def render_growth(size: int, growths: list[tuple[int, tuple[Growth, Growth, Grow
         f"## Growing from empty to {size:,} messages",
         "",
         "Every call of one history growing a turn at a time (all calls timed, the three systems in turn on the same",
-        "lists). In a window the history stays well under, the runnable sizes new messages by an upper bound (their",
-        "UTF-8 bytes) and tokenizes nothing; the call where the bounds stop showing the request fits counts what",
-        "earlier calls left bounded, once. That call is the worst one; the total is what the whole run cost.",
+        "lists). While the history's UTF-8 bytes (an upper bound on its tokens) fit the window, the runnable",
+        "tokenizes only the outputs that may need cutting; once they do not, each call counts its new messages and",
+        "part of what earlier calls left uncounted (newest first, each message once) until none is left, so no call",
+        "pays for the backlog alone. The worst calls are those with a large output to cut; the total is the run's.",
         "",
         "| window | system | median ms | p99 ms | worst ms | total s |",
         "|---|---|---:|---:|---:|---:|",
@@ -300,10 +303,12 @@ def render_windows(sizes: Sequence[int], windows: list[tuple[int, Paired]]) -> l
         "## Three windows, paired",
         "",
         "The runnable, approximate `trim_messages` and the floor (tiktoken encoding only the turn's new text, what",
-        "any exact counter pays) timed in turn on the same lists. Approximate trim over the floor is the most an",
-        f"exact fit could be faster than it. {MILLION_WINDOW:,} tokens is the large window models offer;",
-        f"{LARGE_WINDOW:,} tokens (no model's) holds the whole history: nothing is dropped, and every call returns",
-        "all of it.",
+        "a fit that counts every message pays) timed in turn on the same lists. Approximate trim over the floor is",
+        "the most such a fit could be faster than it; the runnable counts only what its fit needs, so where the",
+        "history's UTF-8 bytes (an upper bound on its tokens) fit the window, it tokenizes only the large outputs",
+        f"(which may need cutting) and can cost less than the floor. {MILLION_WINDOW:,} tokens is the large window",
+        f"models offer; {LARGE_WINDOW:,} tokens (no model's) holds the whole history: nothing is dropped, and every",
+        "call returns all of it.",
         "",
         "| window | messages | runnable ms | approximate trim ms | floor ms | trim / runnable | trim / floor "
         "(ceiling) | runnable / floor |",
