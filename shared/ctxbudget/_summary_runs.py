@@ -8,6 +8,7 @@ Only a cancellation of the *caller* propagates as ``CancelledError``, leaving hi
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -32,10 +33,14 @@ def _call(function: Callable[[_A], _R], argument: _A, timeout: float | None) -> 
     return call_in_thread(lambda: function(argument), timeout=timeout, name="ctxbudget-summarizer")
 
 
-def _chunk_request(step: SummaryStep, chunk: list[Message], previous: str | None) -> SummaryRequest:
+def _chunk_request(step: SummaryStep, chunk: list[Message], previous: str | None, ask: int) -> SummaryRequest:
     # Deep copies: a summarizer that writes into a message's metadata must not alter the archived originals.
     messages = tuple(message.model_copy(deep=True) for message in chunk)
-    return step.request.model_copy(update={"messages": messages, "previous_summary": previous})
+    return step.request.model_copy(update={"messages": messages, "previous_summary": previous, "max_tokens": ask})
+
+
+VERIFY_RESERVE = 0.25
+"""Share of the summary limit a model is not asked to fill: the room :func:`verify_summary` re-inserts into."""
 
 
 _CALLER_STOPS = (KeyboardInterrupt, SystemExit)
@@ -73,7 +78,7 @@ class SummaryRun:
         summary = step.request.previous_summary
         for chunk in step.chunks:
             try:
-                raw = _call(summarize, _chunk_request(step, chunk, summary), self.timeout)
+                raw = _call(summarize, _chunk_request(step, chunk, summary, self.ask), self.timeout)
             except CallTimedOut as exc:
                 raise SummarizerError(f"summarizer: timed out after {self.timeout}s") from exc
             except (SummarizerError, *_CALLER_STOPS):
@@ -84,6 +89,17 @@ class SummaryRun:
         if summary is None:
             raise SummarizerError("summarizer: the step had no chunks to summarize")
         return self._verified(summary, step)
+
+    @property
+    def ask(self) -> int:
+        """The summary size a summarizer is asked for.
+
+        The limit for the offline ledger; for a model, the limit less :data:`VERIFY_RESERVE`, so the check that
+        re-inserts what it dropped has room (a model's summary is still accepted up to the limit).
+        """
+        if isinstance(self.summarizer, ExtractiveSummarizer):
+            return self.limit
+        return max(1, self.limit - math.ceil(self.limit * VERIFY_RESERVE))
 
     def _verified(self, summary: str, step: SummaryStep) -> str:
         """A model's summary, checked against the offline ledger of the span: what it dropped is re-inserted."""
@@ -96,7 +112,7 @@ class SummaryRun:
         summary = step.request.previous_summary
         asummarize = getattr(self.summarizer, "asummarize", None)
         for chunk in step.chunks:
-            request = _chunk_request(step, chunk, summary)
+            request = _chunk_request(step, chunk, summary, self.ask)
             try:
                 if asummarize is not None:
                     raw = await asyncio.wait_for(asummarize(request), self.timeout)

@@ -184,17 +184,18 @@ def verify_summary(summary: str, request: SummaryRequest, *, counter: TokenCount
     """
     present = informative_tokens(summary)  # whole tokens: "k74" is not present in "k740"
     ledger_text = ExtractiveSummarizer(counter).summarize(request)
-    missing: list[str] = []
-    for item in parse_ledger(ledger_text):
+    missing: list[tuple[int, int, str]] = []
+    for order, item in enumerate(parse_ledger(ledger_text)):
         if item.kind not in _MUST_KEEP:
             continue
         anchors = [t for t in item.tokens if any(ch.isdigit() for ch in t) or "/" in t or "." in t]
         if anchors and not all(anchor in present for anchor in anchors):
-            missing.append(item.text)
+            missing.append((_MUST_KEEP.index(item.kind), order, item.text))
     if not missing:
         return summary
+    missing.sort()
     kept: list[str] = []
-    for text in missing:
+    for _, _, text in missing:
         candidate = "\n".join([summary, "", _VERIFIED_HEADING, *(f"- {t}" for t in [*kept, text])])
         if counter.count_text(candidate) <= max_tokens:
             kept.append(text)
