@@ -21,10 +21,10 @@ request fits, starting on a human turn. Every step is local, which is what makes
 
 Cost per call: O(new messages) conversions and bounds or counts, plus list slices and comparisons done in C. In a
 window far larger than the history, the new messages are only bounded; once the bounds stop sufficing, each call
-counts its new messages and about a third more of what earlier calls left bounded (a tiktoken token is about four
-bytes), until none is left. The cache holds the previous
-call's records only (so it is bounded by that call's size) behind a lock. Messages are compared by identity, then
-by value: a message object changed in place between calls (rather than replaced) is not noticed.
+counts its new messages and part of what earlier calls left bounded, until none is left (as much again as its own,
+for code and logs of about 2.5 bytes per token). The cache holds the previous call's records only (so it is bounded
+by that call's size) behind a lock. Messages are compared by identity, then by value: a message object changed in
+place between calls (rather than replaced) is not noticed.
 """
 
 from __future__ import annotations
@@ -235,8 +235,9 @@ class StatelessCache:
             if role_of(raw) != "system":
                 break
             old = self._head[index] if index < len(self._head) else None
-            reused = old is not None and (old.raw is raw or old.raw == raw)
-            head.append(old if old is not None and reused else self._item(index, raw, count=True))
+            if old is None or not (old.raw is raw or old.raw == raw):
+                old = self._item(index, raw, count=True)
+            head.append(old)
         self._shifted = len(head) != len(self._head)  # an id-less message's id depends on its position
         self._head = head
         return head
@@ -326,12 +327,22 @@ class StatelessCache:
         loose, items, prefix = self._loose, self._loose_items, self._prefix
         changed: list[tuple[int, int]] = []
         saved = 0
-        while loose and saved < over:
-            position, item = loose.pop(), items.pop()
-            if not item.exact:  # an item at two positions (a repeated message) is counted once
-                item.size, item.exact = self._counter.count_message(item.message), True
-            saved += prefix[position + 1] - prefix[position] - item.size
-            changed.append((position, item.size))
+        try:
+            while loose and saved < over:
+                position, item = loose[-1], items[-1]
+                if not item.exact:  # an item at two positions (a repeated message) is counted once
+                    item.size, item.exact = self._counter.count_message(item.message), True
+                loose.pop()  # only once counted: a counter that raises leaves it bounded, as it was
+                items.pop()
+                saved += prefix[position + 1] - prefix[position] - item.size
+                changed.append((position, item.size))
+        finally:  # the prefix sums always agree with the sizes, even when counting raised
+            if changed:
+                self._correct(changed)
+
+    def _correct(self, changed: list[tuple[int, int]]) -> None:
+        """Set the sizes of ``changed`` (position, size) pairs, newest first, and redo the sums from the oldest."""
+        prefix = self._prefix
         first = changed[-1][0]
         sizes = [prefix[i + 1] - prefix[i] for i in range(first, len(self._out))]
         for position, size in changed:

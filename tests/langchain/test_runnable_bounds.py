@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
+import pytest
 from ctxbudget import Message
 from ctxbudget.tokens import TiktokenCounter
 from hypothesis import HealthCheck, given, settings
@@ -138,3 +139,29 @@ def test_growing_across_the_point_where_bounds_stop_sufficing_equals_the_uncache
         expected = _outcome(lambda: fit_messages(history, max_tokens=budget))  # noqa: B023  # called at once
         assert _outcome(lambda: runnable.invoke(history)) == expected  # noqa: B023
     assert max(counter.forms.values()) == 1  # a list that only grows: nothing is ever counted twice
+
+
+class FlakyCounter(RecordingCounter):
+    """Raises on the ``fail_on``-th count, once."""
+
+    def __init__(self, fail_on: int) -> None:
+        super().__init__()
+        self.fail_on = fail_on
+
+    def count_message(self, message: Message) -> int:
+        if sum(self.counted.values()) + 1 == self.fail_on:
+            self.fail_on = -1
+            raise RuntimeError("counter unavailable")
+        return super().count_message(message)
+
+
+def test_a_counter_that_raises_while_counting_bounded_messages_leaves_the_cache_exact() -> None:
+    history = _history(40)
+    budget = _total(history, TiktokenCounter()) + 200  # fits, though not by the bounds: the call counts
+    for fail_on in (2, 5, 20):
+        runnable = ContextBudgetRunnable(max_tokens=budget, counter=FlakyCounter(fail_on))
+        runnable.invoke(history[:50])  # bounded; the system message is the first count
+        with pytest.raises(RuntimeError, match="counter unavailable"):
+            runnable.invoke(history)
+        for messages in (history, history + _turn(40)):
+            assert runnable.invoke(messages) == fit_messages(messages, max_tokens=budget)
