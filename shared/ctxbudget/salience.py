@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -169,6 +170,10 @@ _STOP = frozenset(_STOP_WORDS.split())
 _MAX_LINE = 240
 _MAX_ITEMS_PER_OUTPUT = 12
 _MAX_RECORDS = 24
+_MAX_LEAVES = 2_000
+_MAX_PER_KEY = 3
+"""A key with more values than this in one JSON output (a column of a list) is one item: its first value."""
+"""Leaves of a JSON output read for :data:`_MAX_RECORDS` distinct keys (a bound on a huge listing's cost)."""
 _FRAME_SEP = '", '  # File "a.py", line 3, in f
 _SHORT_OUTPUT_LINES = 40
 _SCAN_CHARS = 400_000
@@ -363,7 +368,13 @@ def _output_lines(result: Message, label: str, order: int) -> Iterator[Salient]:
 
 
 def _json_records(text: str, label: str) -> list[Salient]:
-    """The leaves of a JSON tool output whose value is an id, amount, number, email or address, as ``"key": value``."""
+    """The leaves of a JSON tool output whose value is an id, amount, number, email or address, as ``"key": value``.
+
+    Breadth first, so a record's own fields come before those of the lists it holds. A key met more than
+    :data:`_MAX_PER_KEY` times (a column of a list of records, as each line item's ``price``) is one item, its first
+    value with how many there are: the singular fields (an order's id, its tracking number) are what a summary
+    needs, and the archive keeps every value.
+    """
     stripped = text.strip()
     if not stripped or stripped[0] not in "{[" or len(stripped) > _SCAN_CHARS:
         return []
@@ -371,19 +382,28 @@ def _json_records(text: str, label: str) -> list[Salient]:
         data = json.loads(stripped)
     except ValueError:
         return []
-    out: list[Salient] = []
-    stack: list[tuple[str, object]] = [("", data)]
-    while stack and len(out) < _MAX_RECORDS:
-        key, value = stack.pop(0)
+    leaves: dict[str, list[object]] = {}
+    stack: deque[tuple[str, object]] = deque([("", data)])
+    scanned = 0
+    while stack and scanned < _MAX_LEAVES:
+        key, value = stack.popleft()
         if isinstance(value, dict):
             stack.extend((str(k), v) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((key, v) for v in value)
-        elif not isinstance(value, bool) and value is not None and re.search(r"[\d@]", str(value)) and key:
-            shown = f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
-            item_text = clip(f"{label}: {shown}", 180)
+        elif not isinstance(value, bool) and value is not None and key and re.search(r"[\d@]", str(value)):
+            scanned += 1
+            if key in leaves or len(leaves) < _MAX_RECORDS:
+                leaves.setdefault(key, []).append(value)
+    out: list[Salient] = []
+    for key, values in leaves.items():
+        shown = [f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for v in values]
+        if len(values) > _MAX_PER_KEY:
+            shown = [f"{shown[0]} (1 of {len(values)})"]
+        for one in shown:
+            item_text = clip(f"{label}: {one}", 180)
             out.append(Salient("figure", item_text, None, 0, informative_tokens(item_text)))
-    return out
+    return out[:_MAX_RECORDS]
 
 
 _Candidate = tuple[int, SalienceKind, str, str | None, str]

@@ -278,6 +278,27 @@ def test_ids_amounts_and_emails_in_a_json_tool_record_reach_the_ledger() -> None
     assert "Los Angeles" not in summary  # a plain word value carries no id, amount or number
 
 
+def test_a_column_of_a_json_list_is_one_item_so_the_records_own_fields_reach_the_ledger() -> None:
+    call = ToolCall(id="o", name="get_order_details", args={"order_id": "#W2611340"})
+    record = {
+        "order_id": "#W2611340",
+        "items": [
+            {"name": f"item {i}", "price": round(10.5 + 7.25 * i, 2), "item_id": f"{9000 + i}"} for i in range(30)
+        ],
+        "payment_history": [{"amount": 331.25, "method": "gift_card_1234"}, {"amount": -40.5, "method": "refund"}],
+        "fulfillments": {"tracking_id": "1Z6682230637", "carrier": "UPS"},
+    }
+    messages = (
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", tool_call_id="o", content=json.dumps(record)),
+    )
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    for expected in ('"order_id": "#W2611340"', '"tracking_id": "1Z6682230637"', '"amount": 331.25', '"amount": -40.5'):
+        assert expected in summary  # a key with a few values keeps each
+    assert '"price": 10.5 (1 of 30)' in summary  # 30 line-item prices: the first, and how many there are
+    assert '"price": 17.75' not in summary
+
+
 def test_a_later_value_of_the_same_fact_supersedes_the_earlier_one() -> None:
     summarizer = ExtractiveSummarizer(COUNTER)
     first = summarizer.summarize(
