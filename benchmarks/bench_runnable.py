@@ -146,6 +146,19 @@ def measure(size: int, make: Callable[[], Callable[[list[BaseMessage]], object]]
     return statistics.median(samples), len(samples)
 
 
+Fit = Callable[[list[BaseMessage]], object]
+Samples = tuple[list[float], list[float], list[float]]
+
+
+def _time_in_turn(messages: list[BaseMessage], turn: Turn, fits: tuple[Fit, Fit], samples: Samples) -> None:
+    """Append ``turn`` to ``messages``, then time the runnable, approximate trim and the floor on it, in turn (ms)."""
+    messages += turn
+    for fit, into in ((fits[0], samples[0]), (fits[1], samples[1]), (lambda _: _floor(turn), samples[2])):
+        start = time.perf_counter()
+        fit(messages)
+        into.append((time.perf_counter() - start) * 1000)
+
+
 def measure_paired(size: int, repeats: int, budget: int = BUDGET) -> tuple[Measured, Measured, Measured]:
     """The cached runnable, approximate ``trim_messages`` and the floor timed in turn on the same lists, call after
     call, so load on the shared machine weighs on all three alike; their medians.
@@ -157,15 +170,10 @@ def measure_paired(size: int, repeats: int, budget: int = BUDGET) -> tuple[Measu
     messages, t = history(size, rng)
     ours, approximate = _ours(budget), _trim(count_tokens_approximately, budget)
     ours(messages)
-    samples: tuple[list[float], list[float], list[float]] = ([], [], [])
+    samples: Samples = ([], [], [])
     for _ in range(repeats):
-        turn = make_turn(rng, t)
-        messages += turn
+        _time_in_turn(messages, make_turn(rng, t), (ours, approximate), samples)
         t += 1
-        for fit, into in ((ours, samples[0]), (approximate, samples[1]), (lambda _: _floor(turn), samples[2])):  # noqa: B023  # called at once
-            start = time.perf_counter()
-            fit(messages)
-            into.append((time.perf_counter() - start) * 1000)
     ours_ms, trim_ms, floor_ms = (statistics.median(times) for times in samples)
     return (ours_ms, repeats), (trim_ms, repeats), (floor_ms, repeats)
 
@@ -200,16 +208,11 @@ def measure_growth(window: int, size: int = GROWTH_SIZE) -> tuple[Growth, Growth
     messages: list[BaseMessage] = [SystemMessage("You are a coding agent. Use the tools; cite paths.")]
     ours, approximate = _ours(window), _trim(count_tokens_approximately, window)
     _ours(window)([*messages, HumanMessage("warm-up")])  # imports and first-use setup, on another runnable
-    samples: tuple[list[float], list[float], list[float]] = ([], [], [])
+    samples: Samples = ([], [], [])
     t = 0
     while len(messages) < size:
-        turn = make_turn(rng, t)
-        messages += turn
+        _time_in_turn(messages, make_turn(rng, t), (ours, approximate), samples)
         t += 1
-        for fit, into in ((ours, samples[0]), (approximate, samples[1]), (lambda _: _floor(turn), samples[2])):  # noqa: B023  # called at once
-            start = time.perf_counter()
-            fit(messages)
-            into.append((time.perf_counter() - start) * 1000)
     return Growth(samples[0]), Growth(samples[1]), Growth(samples[2])
 
 
