@@ -309,7 +309,7 @@ class Cell:
 
 
 def encode_new_text(turn: Turn) -> None:
-    """The floor: tiktoken encoding only the turn's new text (what any exact counter pays)."""
+    """The floor: tiktoken encoding only the turn's new text (what a counter pays that counts every message)."""
     for text in turn.texts:
         ENCODING.encode_ordinary(text)
 
