@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from ctxbudget import ContextSession
-from ctxbudget.summarize import ExtractiveSummarizer, SummaryRequest
+from ctxbudget import ContextSession, Message
+from ctxbudget.summarize import ExtractiveSummarizer, SummaryRequest, verify_summary
 from ctxbudget.tokens import TiktokenCounter
 
 COUNTER = TiktokenCounter()
@@ -42,3 +42,19 @@ def test_facts_an_earlier_summary_kept_survive_a_model_that_forgets_them() -> No
     live = " ".join(m.text for m in session.history)
     kept = [key for key in planted if re.search(rf"\b{key}\b", summary) or re.search(rf"\b{key}\b", live)]
     assert len(kept) == len(planted)
+
+
+def test_a_superseded_fact_counts_as_kept_when_the_summary_has_its_current_value() -> None:
+    """The check looks for the value now, not the one it replaced: a model that wrote only the update is not
+    padded with the ledger's line (whose ``(was: ...)`` note names the old value)."""
+    messages = (
+        Message(role="user", content="FACT-3: the deploy region is us-east-1."),
+        Message(role="assistant", content="ok"),
+        Message(role="user", content="FACT-3: the deploy region is eu-west-2."),
+        Message(role="assistant", content="ok"),
+    )
+    request = SummaryRequest(messages=messages, max_tokens=2_000)
+    summary = "The user moved the deploy region (FACT-3) to eu-west-2."
+    assert verify_summary(summary, request, counter=COUNTER, max_tokens=2_000) == summary
+    stale = "The deploy region (FACT-3) is us-east-1."  # the old value only: the current one is put back
+    assert "eu-west-2" in verify_summary(stale, request, counter=COUNTER, max_tokens=2_000)
