@@ -171,9 +171,9 @@ _MAX_LINE = 240
 _MAX_ITEMS_PER_OUTPUT = 12
 _MAX_RECORDS = 24
 _MAX_LEAVES = 2_000
+"""Leaves with a digit read from one JSON output for its :data:`_MAX_RECORDS` keys (bounds a huge listing's cost)."""
 _MAX_PER_KEY = 3
 """A key with more values than this in one JSON output (a column of a list) is one item: its first value."""
-"""Leaves of a JSON output read for :data:`_MAX_RECORDS` distinct keys (a bound on a huge listing's cost)."""
 _FRAME_SEP = '", '  # File "a.py", line 3, in f
 _SHORT_OUTPUT_LINES = 40
 _SCAN_CHARS = 400_000

@@ -178,9 +178,10 @@ def verify_summary(summary: str, request: SummaryRequest, *, counter: TokenCount
 
     The ledger is the cumulative one (the previous summary's items merged with the span's), since a model rewrites
     the whole summary each time and can drop what an earlier one kept. An item counts as present when its
-    identifying tokens (identifiers, paths, numbers) all appear in the summary as whole tokens. Missing user facts,
-    constraints, errors, decisions and artifacts (in that order of priority, the most informative first) are
-    appended under their own heading while the result stays within ``max_tokens``.
+    identifying tokens (identifiers, paths, numbers; of its current value, not the ``(was: ...)`` one it replaced)
+    all appear in the summary as whole tokens. Missing user facts, constraints, errors, decisions and artifacts (in
+    that order of priority, the most informative first) are appended under their own heading while the result stays
+    within ``max_tokens``.
     """
     present = informative_tokens(summary)  # whole tokens: "k74" is not present in "k740"
     ledger_text = ExtractiveSummarizer(counter).summarize(request)
