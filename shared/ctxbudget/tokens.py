@@ -313,9 +313,7 @@ class TiktokenCounter:
         cached = self._messages.get(key)
         if cached is not None:
             return cached
-        role = self._roles.get(message.role)
-        if role is None:
-            role = self._roles[message.role] = self.count_text(message.role)
+        role = self._role_tokens(message.role)
         content = message.content
         if isinstance(content, str):
             # Content goes straight to the encoder: the message cache remembers it; a text cache would not help.
@@ -334,6 +332,12 @@ class TiktokenCounter:
         self._messages.put(key, total)
         return total
 
+    def _role_tokens(self, role: str) -> int:
+        tokens = self._roles.get(role)
+        if tokens is None:
+            tokens = self._roles[role] = self.count_text(role)
+        return tokens
+
     def bound_message(self, message: Message) -> int | None:
         """At least :meth:`count_message`, without encoding: each text's UTF-8 bytes stand in for its tokens.
 
@@ -347,9 +351,7 @@ class TiktokenCounter:
         content = message.content
         if not isinstance(content, str):
             return None
-        role = self._roles.get(message.role)
-        if role is None:
-            role = self._roles[message.role] = self.count_text(message.role)
+        role = self._role_tokens(message.role)
         total = TOKENS_PER_MESSAGE + role + _bytes(content)
         if message.name:
             total += TOKENS_PER_NAME + _bytes(message.name)
