@@ -1,5 +1,6 @@
 """The stateless runnable counts only what the fit needs: while the counter's bounds show the request fits, nothing
-is tokenized; once they do not, each bounded message is counted, once. The output is always ``fit_messages``'s."""
+is tokenized; once they do not, bounded messages are counted newest first until they do (or all are), each once.
+The output is always ``fit_messages``'s."""
 
 from __future__ import annotations
 
