@@ -12,7 +12,15 @@ import sys
 import time
 from collections.abc import Sequence
 
-BENCHMARKS = ("bench_counting", "bench_session", "bench_agent", "bench_langchain", "bench_llamaindex", "bench_quality")
+BENCHMARKS = (
+    "bench_counting",
+    "bench_session",
+    "bench_agent",
+    "bench_langchain",
+    "bench_llamaindex",
+    "bench_quality",
+    "bench_real",
+)
 """Run in this order; each writes its file in ``benchmarks/results/``."""
 AFTER = ("readme_table",)
 """Run once the results exist (the README's per-turn tables, agent workload and plain chat; bench_quality updates

@@ -4,7 +4,8 @@ Middleware for ``create_agent``, an LCEL runnable, a budgeted chat history, a do
 summarizer, and a strict fake model for tests.
 
 Needs the ``langchain`` extra (``langchain-core`` and ``langchain``); without it, importing this package raises
-``ModuleNotFoundError`` with the ``pip install "ctxbudget[langchain]"`` line.
+``ModuleNotFoundError`` with the line that installs it: ``pip install -e ".[langchain]"`` from the root of a
+ctxbudget clone (``pip install "ctxbudget[langchain]"`` once ctxbudget is published on PyPI).
 
 The public API is listed once, here, in ``__all__``; ``tests/langchain/test_package.py`` pins it.
 """
@@ -17,8 +18,10 @@ try:  # fail here, with the install line, instead of deep inside a submodule wit
 except ImportError as exc:
     _kind = ModuleNotFoundError if isinstance(exc, ModuleNotFoundError) else ImportError
     raise _kind(
-        f"langchain_ctxbudget needs LangChain (langchain-core and langchain >= 1.0): {exc}; install it with:\n"
-        'pip install "ctxbudget[langchain]"',
+        f"langchain_ctxbudget needs LangChain (langchain-core and langchain >= 1.0): {exc}; install it from the "
+        "root of your ctxbudget clone with:\n"
+        'pip install -e ".[langchain]"\n'
+        '(once ctxbudget is published on PyPI: pip install "ctxbudget[langchain]")',
         name=exc.name,
     ) from exc
 

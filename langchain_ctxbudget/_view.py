@@ -1,9 +1,17 @@
 """One conversation thread as the middleware sees it: a session mirroring the agent state, plus what to persist.
 
 The agent state (``messages`` + the ``ctxbudget_*`` fields) is the source of truth; the session is a cache of it
-that makes each model call cost O(new messages). :class:`ThreadView` keeps the state's messages as it expects them
-after its pending update is applied; when the state no longer extends that view (a checkpoint from elsewhere, an
-edit, an update that was never applied because the model call failed) the view is rebuilt from the state.
+that makes each model call cost O(new messages). :class:`ThreadView` keeps the ids of the state's messages as it
+expects them after its pending update is applied, and recognises the state by those ids (a checkpointer hands over
+fresh objects on every invoke): the view's first and last ids, and ids sampled between them, must be where the view
+has them. When they are not (a checkpoint from another branch, messages removed or inserted, an update that was never
+applied because the model call failed) the view is rebuilt from the state. A message edited in place under its own
+id is taken for the one the view holds.
+
+The archived originals are not in the state: it holds an :class:`~langchain_ctxbudget._archive_store.ArchiveRef`
+to the thread's archive in a store (see ``_archive_store``), written by :meth:`ThreadView.take_update` just before
+the update that names it. A state written by an earlier version, with its archive inline, is migrated on first use:
+its entries are written to the store and the reference replaces them.
 
 A caller's ``SystemMessage`` in the state joins the session's leading system block (providers accept system content
 only at the start), so it is sent first in every request; it stays where it is in the state, is never removed by
@@ -24,7 +32,9 @@ from ctxbudget.session import ContextSession
 from ctxbudget.snapshot import SessionSnapshot, TrackerSnapshot
 from langchain_core.messages import BaseMessage, RemoveMessage, ToolMessage
 
+from ._archive_store import ArchiveRef, is_ref, legacy_entries
 from ._editing import ClearedResult, cleared_results
+from ._thread_archive import ThreadArchive
 from .convert import CTXBUDGET_KEY, MessageConverter, ensure_id, lacks_tool_call_ids, with_tool_call_ids
 from .events import EventForwarder
 
@@ -35,22 +45,23 @@ SUMMARY_KEY = "ctxbudget_summary"
 META_KEY = "ctxbudget_meta"
 """State field: goal, pinned messages and calibration, to rebuild a session from a checkpoint."""
 ARCHIVE_KEY = "ctxbudget_archive"
-"""State field: archive handle -> archived original (JSON), merged by a reducer."""
+"""State field: a reference to the thread's archive in its store (space, newest batch, entry count)."""
+_SAMPLES = 16
+"""Ids checked between the first and the last when recognising the state (besides those two)."""
 
 
 @dataclass
 class Pending:
-    """A state update not yet handed to the graph."""
+    """A state update not yet handed to the graph (new archive entries are in the thread's archive until written)."""
 
     removed: list[str] = field(default_factory=list)
     replaced: dict[str, BaseMessage] = field(default_factory=dict)
-    archive: dict[str, dict[str, Any]] = field(default_factory=dict)
     summary: str | None = None
     meta: dict[str, Any] | None = None
     summary_dirty: bool = False
 
-    def update(self) -> dict[str, Any] | None:
-        """The graph update: removals and in-place replacements by id, summary, meta and new archive entries."""
+    def update(self, archive: ArchiveRef | None = None) -> dict[str, Any] | None:
+        """The graph update: removals and in-place replacements by id, summary, meta and the archive's reference."""
         out: dict[str, Any] = {}
         messages: list[BaseMessage] = [RemoveMessage(id=i) for i in self.removed]
         messages.extend(self.replaced.values())
@@ -60,8 +71,8 @@ class Pending:
             out[SUMMARY_KEY] = self.summary
         if self.meta is not None:
             out[META_KEY] = self.meta
-        if self.archive:
-            out[ARCHIVE_KEY] = self.archive
+        if archive is not None:
+            out[ARCHIVE_KEY] = archive.to_state()
         return out or None
 
 
@@ -83,34 +94,39 @@ class ThreadView:
         session: ContextSession,
         converter: MessageConverter,
         forwarder: EventForwarder,
+        archive: ThreadArchive,
     ) -> None:
         self.session = session
+        self.archive = archive
         self.cleared: dict[str, ClearedResult] = {}
         """Tool results compaction cleared, by message id (for the request-time edits)."""
         self.converter = converter
         self.forwarder = forwarder
         self.lc: list[BaseMessage] = []
         """The state's messages as they will be once the pending update is applied (caller system messages too)."""
+        self.ids: list[str | None] = []
+        """``lc``'s ids, position for position."""
         self.msgs: list[Message] = []
         """The session's history: ``lc`` without its system messages (which the session keeps in its system block)."""
         self.system_at: list[int] = []
         """Positions in ``lc`` of the caller's system messages, ascending."""
         self.pending = Pending()
-        self.persisted: set[str] = set()
         self.lock = threading.RLock()
         self.tool_key: tuple[int, ...] = ()
+        self.changed = False
+        """Whether the session's history ever differed from the state's messages (compaction, bounding)."""
         forwarder.attach(session)
 
     def extends(self, messages: Sequence[BaseMessage]) -> bool:
-        """True when ``messages`` starts with the view (by identity, or equality after a checkpoint round trip)."""
-        n = len(self.lc)
+        """True when ``messages`` starts with the view's messages, recognised by id in O(1) (see the module doc)."""
+        n = len(self.ids)
         if len(messages) < n:
             return False
-        head = list(messages[:n])
-        if head != self.lc:  # identical objects compare in C; equal copies compare field by field
-            return False
-        self.lc = head
-        return True
+        if n == 0:
+            return True
+        ids = self.ids
+        step = max(1, n // _SAMPLES)
+        return all(messages[position].id == ids[position] for position in (n - 1, *range(0, n - 1, step)))
 
     def body(self) -> list[BaseMessage]:
         """``lc`` without the caller's system messages: the LangChain form of ``msgs``, position for position."""
@@ -144,24 +160,25 @@ class ThreadView:
                 metadata = {k: v for k, v in message.metadata.items() if k != ARCHIVE_META}
                 content = original if isinstance(original, str) else message.text
                 full = message.model_copy(update={"content": content, "metadata": metadata})
-                self.session.archive.put_message(full, "bounded")
+                self.archive.put_message(full, "bounded")
                 self.pending.replaced[message.id] = slim
+                self.changed = True
             if message.role == "system":
                 self.system_at.append(len(self.lc))  # the session puts it in its system block, not its history
             else:
                 body.append(message)
             self.lc.append(slim)
+            self.ids.append(slim.id)
             converted.append(message)
         self.msgs.extend(body)
         self.session.add(*converted)
         history = self.session.history
         if any(a is not b for a, b in zip(history[len(history) - len(body) :], body, strict=True)):
             self.absorb()  # the session bounded an oversized output on arrival: persist the bounded version
-        else:
-            self.collect_archive()
 
     def absorb(self) -> None:
         """Diff the session's history against the state view and queue the removals and replacements."""
+        self.changed = True
         history = self.session.history
         live = {m.id: m for m in history}
         before = {m.id: m for m in self.msgs}
@@ -177,7 +194,6 @@ class ThreadView:
         self.msgs = history
         self.cleared = cleared_results(history)
         self._apply(body)
-        self.collect_archive()
         session = self.session
         self.pending.summary, self.pending.summary_dirty = session.summary, True
         self.pending.meta = _meta(session)
@@ -203,20 +219,27 @@ class ThreadView:
         if kept != body:  # same objects in the same order, compared in C
             lc, system_at = [self.lc[i] for i in self.system_at] + body, list(range(len(self.system_at)))
         self.lc, self.system_at = lc, system_at
-
-    def collect_archive(self) -> None:
-        """Queue archive entries the state does not hold yet."""
-        if len(self.session.archive) == len(self.persisted):
-            return
-        for entry in self.session.archive:
-            if entry.handle not in self.persisted:
-                self.pending.archive[entry.handle] = entry.model_dump(mode="json")
-                self.persisted.add(entry.handle)
+        self.ids = [m.id for m in lc]
 
     def take_update(self) -> dict[str, Any] | None:
-        """The pending update (and forget it: the graph now owns it)."""
-        update = self.pending.update()
+        """Write new archive entries to the store, then hand over the pending update (the graph now owns it)."""
+        flush = self.archive.plan()
+        if flush is not None:
+            self.archive.write(flush)
+        return self._handed(flush is not None)
+
+    async def atake_update(self) -> dict[str, Any] | None:
+        """Async :meth:`take_update`."""
+        flush = self.archive.plan()
+        if flush is not None:
+            await self.archive.awrite(flush)
+        return self._handed(flush is not None)
+
+    def _handed(self, wrote: bool) -> dict[str, Any] | None:
+        update = self.pending.update(self.archive.ref() if wrote else None)
         self.pending = Pending()
+        if wrote:
+            self.archive.release({m.id for m in self.session.history})
         return update
 
 
@@ -238,23 +261,47 @@ def _meta(session: ContextSession) -> dict[str, Any]:
     }
 
 
+def state_archive(state: Mapping[str, Any]) -> tuple[ArchiveRef | None, list[ArchiveEntry]]:
+    """The state's archive reference (``None`` when it has none) and any entries it still holds inline (legacy)."""
+    value = state.get(ARCHIVE_KEY) or {}
+    ref = ArchiveRef.from_state(value) if is_ref(value) else None
+    return ref, [ArchiveEntry.model_validate(v) for v in legacy_entries(value).values()]
+
+
+def live_handles(messages: Sequence[BaseMessage]) -> list[str]:
+    """Archive handles named by live messages (bounded or cleared copies): their originals stay in memory."""
+    handles: list[str] = []
+    for message in messages:
+        marks = message.response_metadata.get(CTXBUDGET_KEY)
+        if isinstance(marks, dict) and isinstance(marks.get("handle"), str):
+            handles.append(marks["handle"])
+    return handles
+
+
 def restore_session(
     state: Mapping[str, Any],
     messages: Sequence[BaseMessage],
     make: Callable[[], ContextSession],
     session_id: str,
+    archive: ThreadArchive,
 ) -> ContextSession:
-    """A session seeded from the state's summary, meta and archive (history is added afterwards)."""
+    """A session seeded from the state's summary and meta, holding ``archive`` (loaded; history is added after).
+
+    Entries the state still holds inline (written by an earlier version) join the archive as new ones, so the next
+    update writes them to the store and replaces them with the reference.
+    """
     summary = state.get(SUMMARY_KEY)
     meta: dict[str, Any] = state.get(META_KEY) or {}
-    stored: dict[str, Any] = state.get(ARCHIVE_KEY) or {}
+    _, inline = state_archive(state)
     fresh = make()
-    if summary is None and not meta and not stored:
-        return fresh
-    entries = [ArchiveEntry.model_validate(value) for value in stored.values()]
+    for entry in inline:
+        archive.add(entry)
     live = {m.id for m in messages}
     order: dict[str, int] = {}
-    for entry in entries:
+    for _, message_id in archive.known.values():
+        if message_id is not None and message_id not in live and message_id not in order:
+            order[message_id] = len(order)
+    for entry in inline:
         if entry.message is not None and entry.message.id not in live and entry.message.id not in order:
             order[entry.message.id] = len(order)
     snapshot = SessionSnapshot(
@@ -267,8 +314,7 @@ def restore_session(
         goal_id=meta.get("goal_id"),
         pinned=tuple(Message.model_validate(m) for m in meta.get("pinned", ())),
         pinned_ids=tuple(meta.get("pinned_ids", ())),
-        archive=tuple(entries),
         order=order,
         tracker=TrackerSnapshot(ratio=meta.get("ratio", 1.0), samples=meta.get("samples", 0)),
     )
-    return ContextSession.restore(snapshot, counter=fresh.counter, summarizer=fresh.summarizer)
+    return ContextSession.restore(snapshot, counter=fresh.counter, summarizer=fresh.summarizer, archive=archive)

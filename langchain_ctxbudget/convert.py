@@ -277,6 +277,13 @@ class MessageConverter:
         """Record that ``lc`` is the LangChain form of ``message``."""
         self._remember(lc, message)
 
+    def retain(self, ids: set[str]) -> None:
+        """Forget every message whose id is not in ``ids`` (those compaction archived are not converted again)."""
+        with self._lock:
+            kept = OrderedDict((k, v) for k, v in self._pairs.items() if k in ids)
+            self._pairs = kept
+            self._chars = sum(len(pair[1].text) for pair in kept.values())
+
 
 _SCHEMAS: dict[int, tuple[object, ToolSchema]] = {}
 _SCHEMA_LOCK = threading.Lock()

@@ -23,7 +23,6 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from ctxbudget._demo import SYSTEM_PROMPT, DemoConfig, DemoResult, SimulatedTurn, TurnReport, simulated_turns
-from ctxbudget.archive import ArchiveEntry
 from ctxbudget.events import ContextCompacted, Event, ToolOutputBounded
 from ctxbudget.messages import Message
 from ctxbudget.tokens import TiktokenCounter
@@ -130,14 +129,16 @@ def _fingerprint(message: Message) -> tuple[str, str, str, str | None]:
     return (message.role, message.text, calls, message.tool_call_id)
 
 
-def _recoverable(state: Mapping[str, Any]) -> dict[str, set[tuple[str, str, str, str | None]]]:
-    """Every version of every message the thread state holds: live messages and archived originals, by id."""
+def _recoverable(
+    state: Mapping[str, Any], budget: ContextBudgetMiddleware
+) -> dict[str, set[tuple[str, str, str, str | None]]]:
+    """Every version of every message the thread holds: live messages and archived originals (in its store), by id."""
     found: dict[str, set[tuple[str, str, str, str | None]]] = defaultdict(set)
     for live in state.get("messages") or []:
         message = from_langchain(live.model_copy())
         found[message.id].add(_fingerprint(message))
-    for value in (state.get(ARCHIVE_KEY) or {}).values():
-        entry = ArchiveEntry.model_validate(value)
+    archive = budget.archives.of_state(state, None, None) if state.get(ARCHIVE_KEY) else None
+    for entry in archive.entries() if archive is not None else ():
         if entry.message is not None:
             found[entry.message.id].add(_fingerprint(entry.message))
     return found
@@ -209,12 +210,14 @@ def run_langchain_demo(
         if result.rejected_requests:
             break
     completed = result.turns - (1 if result.rejected_requests else 0)  # a rejected turn never finished
-    _check_originals(result, agent.get_state(run_config).values, _originals(turns[:completed]))
+    _check_originals(result, agent.get_state(run_config).values, _originals(turns[:completed]), budget)
     return result
 
 
-def _check_originals(result: DemoResult, state: Mapping[str, Any], originals: Sequence[Message]) -> None:
-    found = _recoverable(state)
+def _check_originals(
+    result: DemoResult, state: Mapping[str, Any], originals: Sequence[Message], budget: ContextBudgetMiddleware
+) -> None:
+    found = _recoverable(state, budget)
     result.originals_total = len(originals)
     result.originals_recovered = sum(1 for m in originals if _fingerprint(m) in found.get(m.id, set()))
 

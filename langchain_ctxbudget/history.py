@@ -7,27 +7,40 @@ a summary message first, then the live tail. Nothing is lost: every original tha
 appended, as it was, to the ``archive`` history kept alongside (an in-memory :class:`ArchiveHistory` by default;
 pass a persistent one to keep originals across processes). Reloading a wrapper over a compacted inner history
 restores the summary.
+
+The session's own archive (what ``session.read_archived`` and ``session.search_archive`` read, by handle) is kept in
+an archive store (``archive_store``; default the process's in-memory SQLite database, as the middleware's), not in
+memory: the wrapper holds the live tail, the summary and the handles, and drops what compaction archived (its
+converted forms included). The summary message records the archive's reference, so a wrapper reloaded over the same
+inner history and store reads the earlier originals back by handle too.
 """
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from ctxbudget import BuiltRequest, ContextSession
-from ctxbudget.errors import ContextOverflowError
+from ctxbudget.archive import ArchiveEntry
+from ctxbudget.errors import ArchiveError, ContextOverflowError
 from ctxbudget.messages import Message
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.snapshot import SessionSnapshot, TrackerSnapshot
+from ctxbudget.stores.base import SnapshotStore
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.tokens import TiktokenCounter, TokenCounter
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from ._archive_store import ArchiveRef, is_ref, space_for
+from ._archives import Archives
 from ._checks import check_common, check_instance
 from ._incremental import stable_id
 from ._summary import fold_summary, is_summary, summary_message
+from ._thread_archive import ThreadArchive
 from .convert import CTXBUDGET_KEY, MessageConverter, from_langchain
 from .errors import LangChainContextOverflowError
 from .summarizer import LangChainSummarizer
@@ -83,6 +96,7 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
         summarizer: a chat model (``nostream``-tagged), a ctxbudget summarizer, or ``None`` (offline extractive).
         archive: where originals go when they leave ``inner`` (default: a new in-memory history).
         session_id: id of the underlying session (default: random).
+        archive_store: where the session's archive is kept (default: the process's in-memory SQLite store).
     """
 
     def __init__(
@@ -95,8 +109,10 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
         summarizer: BaseChatModel | Summarizer | AsyncSummarizer | None = None,
         archive: BaseChatMessageHistory | None = None,
         session_id: str | None = None,
+        archive_store: SnapshotStore | None = None,
     ) -> None:
         check_instance("inner", inner, BaseChatMessageHistory)
+        check_instance("archive_store", archive_store, SnapshotStore, optional=True)
         check_instance("archive", archive, BaseChatMessageHistory, optional=True)
         check_common(counter=counter, policy=policy, summarizer=summarizer)
         self.inner = inner
@@ -110,33 +126,50 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
             "summarizer": self._summarizer,
             "session_id": session_id,
         }
-        self._archived: set[str] = set()
+        self._archives = Archives(archive_store)
         self._archived_ids: set[str] = set()
         self._stored = 0
+        self._last_id = ""
+        self._thread_archive: ThreadArchive
         self.session = self._load(_readable(inner))
 
     # -- loading -----------------------------------------------------------------------------------------------
+    def _new_archive(self, ref: object) -> ThreadArchive:
+        """The session's archive in the store: the chain ``ref`` names (from the summary marks), else a new one."""
+        backend = self._archives.backend(None)
+        if isinstance(ref, dict) and is_ref(ref):
+            try:
+                loaded = ArchiveRef.from_state(ref)
+                archive = ThreadArchive(loaded.space, backend, self._archives.cache)
+                archive.load(loaded)
+                return archive
+            except ArchiveError:  # another store, or it is gone: the originals are in the archive history
+                pass
+        space = space_for(f"history-{self._options['session_id'] or id(self)}-{uuid.uuid4().hex[:8]}")
+        return ThreadArchive(space, backend, self._archives.cache)
+
     def _load(self, stored: Sequence[BaseMessage]) -> ContextSession:
         session = ContextSession(**self._options)
         messages = list(stored)
         marks = _summary_marks(messages[0]) if messages else None
+        snapshot = SessionSnapshot(
+            session_id=session.session_id,
+            max_tokens=session.max_tokens,
+            policy=session.policy.model_dump(mode="json"),
+            summary=marks.get("summary") if marks else None,
+            goal=marks.get("goal") if marks else None,
+            tracker=TrackerSnapshot(ratio=1.0, samples=0),
+        )
+        self._thread_archive = self._new_archive(marks.get("archive") if marks else None)
+        session = ContextSession.restore(
+            snapshot, counter=session.counter, summarizer=self._summarizer, archive=self._thread_archive
+        )
+        self._last_id = ""
         if marks is not None:
-            snapshot = SessionSnapshot(
-                session_id=session.session_id,
-                max_tokens=session.max_tokens,
-                policy=session.policy.model_dump(mode="json"),
-                summary=marks.get("summary"),
-                goal=marks.get("goal"),
-                tracker=TrackerSnapshot(ratio=1.0, samples=0),
-            )
-            session = ContextSession.restore(snapshot, counter=session.counter, summarizer=self._summarizer)
+            self._last_id = messages[0].id or ""
             messages = messages[1:]
         session.add(*self._track(messages, len(stored) - len(messages)))
-        for entry in session.archive:  # bounded on load: the inner history is rewritten at the next add
-            if entry.message is not None:
-                self.archive.add_messages([self.converter.to_langchain(entry.message)])
-                self._archived_ids.add(entry.message.id)
-            self._archived.add(entry.handle)
+        self._flush()  # bounded on load: the inner history is rewritten at the next add
         return session
 
     # -- BaseChatMessageHistory --------------------------------------------------------------------------------
@@ -157,17 +190,25 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
         """The session's form of each message; the message itself is stored as given (an id-less one stays so).
 
         An id-less message is converted through a copy whose id comes from its position in the inner history
-        (``start`` is the first one's) and its content, so a wrapper reloaded over the same inner history gives it
-        the same id; that id maps back to the object given, so the inner history holds the caller's own objects.
+        (``start`` is the first one's), its content and the id of the message before it, so a wrapper reloaded over
+        the same inner history gives it the same id, and a message like an earlier one at the same position after a
+        rewrite (the same reply twice) does not; that id maps back to the object given, so the inner history holds
+        the caller's own objects.
         """
         converted: list[Message] = []
+        previous = self._last_id
         for index, lc in enumerate(messages, start):
             if lc.id:
                 converted.append(self.converter.to_message(lc))
+                previous = lc.id
                 continue
-            message = from_langchain(lc.model_copy(update={"id": stable_id(index, lc)}))
+            base = stable_id(index, lc)
+            chained = "lc_" + hashlib.sha256((previous + "\x00" + base).encode()).hexdigest()[:32]
+            message = from_langchain(lc.model_copy(update={"id": chained}))
             self.converter.adopt(lc, message)
             converted.append(message)
+            previous = chained
+        self._last_id = previous
         self._stored = start + len(messages)
         return converted
 
@@ -184,27 +225,37 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
             built = self.session.build_request()
         except ContextOverflowError as exc:
             raise LangChainContextOverflowError.from_core(exc) from exc
-        if built.compaction is not None or self._has_new_archive():
-            originals = self._new_originals()
-            if originals:
-                self.archive.add_messages(originals)
+        flush = self._thread_archive.plan()
+        if built.compaction is not None or flush is not None:
+            if flush is not None:
+                originals = self._originals(flush.new)
+                if originals:
+                    self.archive.add_messages(originals)
+                self._thread_archive.write(flush)
+            view = self._view(built)
+            self._forget_archived()
             self.inner.clear()
-            self.inner.add_messages(self._view(built))
+            self.inner.add_messages(view)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Async :meth:`add_messages` (uses the summarizer's ``asummarize``)."""
+        """Async :meth:`add_messages` (uses the summarizer's ``asummarize`` and the store's async twins)."""
         accepted = self._accept(messages)
         await self.inner.aadd_messages(accepted)
         try:
             built = await self.session.abuild_request()
         except ContextOverflowError as exc:
             raise LangChainContextOverflowError.from_core(exc) from exc
-        if built.compaction is not None or self._has_new_archive():
-            originals = self._new_originals()
-            if originals:
-                await self.archive.aadd_messages(originals)
+        flush = self._thread_archive.plan()
+        if built.compaction is not None or flush is not None:
+            if flush is not None:
+                originals = self._originals(flush.new)
+                if originals:
+                    await self.archive.aadd_messages(originals)
+                await self._thread_archive.awrite(flush)
+            view = self._view(built)
+            self._forget_archived()
             await self.inner.aclear()
-            await self.inner.aadd_messages(self._view(built))
+            await self.inner.aadd_messages(view)
 
     def clear(self) -> None:
         """Clear the conversation (the archive of earlier originals is kept)."""
@@ -217,30 +268,45 @@ class BudgetedChatMessageHistory(BaseChatMessageHistory):
         self.session = self._load([])
 
     # -- compaction results ------------------------------------------------------------------------------------
-    def _has_new_archive(self) -> bool:
-        return len(self.session.archive) != len(self._archived)
+    def _flush(self) -> None:
+        """Write what the session archived (on load: outputs bounded as they were read) to the stores."""
+        flush = self._thread_archive.plan()
+        if flush is not None:
+            originals = self._originals(flush.new)
+            if originals:
+                self.archive.add_messages(originals)
+            self._thread_archive.write(flush)
 
-    def _new_originals(self) -> list[BaseMessage]:
-        """Originals archived since last time, each message once (its first archived version is the original)."""
+    def _originals(self, entries: Sequence[ArchiveEntry]) -> list[BaseMessage]:
+        """The LangChain form of newly archived originals, each message once (its first archived version)."""
         originals: list[BaseMessage] = []
-        for entry in self.session.archive:
-            if entry.handle in self._archived:
-                continue
-            self._archived.add(entry.handle)
+        for entry in entries:
             message = entry.message
             if message is not None and message.id not in self._archived_ids:
                 self._archived_ids.add(message.id)
                 originals.append(self.converter.to_langchain(message))
         return originals
 
+    def _forget_archived(self) -> None:
+        """Drop from memory what left the live history: it is in the stores (and the archive history)."""
+        live = {m.id for m in self.session.history}
+        self._thread_archive.release(live)
+        self.converter.retain(live)
+
     def _view(self, built: BuiltRequest) -> list[BaseMessage]:
         view: list[BaseMessage] = []
         head = next((m for m in built.messages if m.metadata.get("ctxbudget") == "summary"), None)
         if head is not None:
-            marks = {"kind": "summary", "summary": self.session.summary, "goal": self.session.goal}
+            marks = {
+                "kind": "summary",
+                "summary": self.session.summary,
+                "goal": self.session.goal,
+                "archive": self._thread_archive.ref().to_state(),
+            }
             view.append(summary_message(head.text, head.id, marks))
         for message in self.session.history:  # rewritten after a compaction: with ids, so a reload keeps them
             lc = self.converter.to_langchain(message)
             view.append(lc if lc.id else lc.model_copy(update={"id": message.id}))
         self._stored = len(view)
+        self._last_id = (view[-1].id or "") if view else ""
         return view

@@ -3,16 +3,28 @@
 * ``wrap_model_call``: the request (system prompt + messages + tool schemas, by our counter) is compacted when over
   the threshold (bound -> clear -> summarize -> truncate), always a valid provider sequence, and refused past the
   hard stop with :class:`~langchain_ctxbudget.errors.LangChainContextOverflowError`. Cost per call: O(new messages).
-* ``after_model``: the provider's ``usage_metadata`` calibrates the tracker, and compaction results are written to
-  the state (``RemoveMessage`` by id, in-place replacements, ``ctxbudget_summary``, ``ctxbudget_meta``,
-  ``ctxbudget_archive``), so they survive any checkpointer and are not recomputed next turn.
+* In the same model node, the provider's ``usage_metadata`` calibrates the tracker, and compaction results are
+  written to the state (``RemoveMessage`` by id, in-place replacements, ``ctxbudget_summary``, ``ctxbudget_meta``),
+  returned beside the reply as a ``Command``: no extra graph step, so no extra checkpoint. They survive any
+  checkpointer and are not recomputed next turn. The originals compaction archived go to the archive store first
+  (see below); the state's ``ctxbudget_archive`` holds only a reference to them (a few dozen bytes), so a checkpoint
+  does not grow with the conversation's past.
 * ``wrap_tool_call``: a tool output over the per-output limit is bounded to head + tail as it arrives; the full text
-  travels with the message until it is persisted in ``ctxbudget_archive``. The ``read_archived_output`` tool (added
-  unless ``read_back_tool=False``) lets the model read any archived original back, from the state; beside it,
-  ``search_archive`` ranks every archived original (state and live session) for a query and names their handles.
+  travels with the message until it is archived at the next model call. The ``read_archived_output`` tool (added
+  unless ``read_back_tool=False``) lets the model read any archived original back; beside it, ``search_archive``
+  ranks every archived original of the state for a query and names their handles. Both read the archive the
+  state's reference names, through the store.
+* The archive store: ``archive_store`` when given (a :class:`~ctxbudget.stores.SnapshotStore`: SQLite, Redis for
+  many workers, or a LangGraph ``BaseStore``); else the agent's own store (``create_agent(..., store=...)``); else the
+  process's in-memory SQLite database, which lives as long as the process. With a checkpointer that outlives the
+  process, give the agent a store or pass one: a state whose archive is not in the store reads back as an error
+  naming it. A state written by an earlier version, with its archive inline, keeps working: its entries are moved
+  to the store at its next model call.
 * Views are cached per ``thread_id``; a run without one (no checkpointer, a stateless server) gets its own
-  per-invocation id in ``ctxbudget_run`` (``before_agent``), so concurrent threadless runs never share a view or a
-  pending update, and its view is dropped when the run ends (``after_agent``).
+  per-invocation id in ``ctxbudget_run`` (stamped with its first model call's reply), so concurrent threadless runs
+  never share a view or a pending update, and its view is dropped when the run ends (``after_agent``). A state is
+  recognised by its messages' ids, so a checkpointer's fresh objects cost nothing: a model call converts and counts
+  only the messages added since the last one.
 * Events reach LangChain callbacks as custom events ``ctxbudget.<type>``; summarizer calls are tagged ``nostream``.
 
 The window is ``max_tokens`` when given, else the model's ``profile["max_input_tokens"]``, else the ctxbudget model
@@ -30,18 +42,20 @@ from typing import Annotated, Any, cast
 
 from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget._validation import describe_error, to_usage_error
-from ctxbudget.archive import HANDLE_PREFIX, ArchiveEntry
-from ctxbudget.archive_search import ArchiveHit, render_hits
+from ctxbudget.archive import HANDLE_PREFIX, Archive
+from ctxbudget.archive_search import ArchiveHit, check_search_args, render_hits
 from ctxbudget.errors import ArchiveError, ContextOverflowError, InvalidPolicyError, UsageError
 from ctxbudget.events import EventType, ToolOutputBounded
 from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message
 from ctxbudget.policy import CompactionPolicy
+from ctxbudget.stores.base import SnapshotStore
 from ctxbudget.summarize import AsyncSummarizer, Summarizer
-from ctxbudget.tokens import TiktokenCounter, TokenCounter
+from ctxbudget.tokens import BoundedCounter, TiktokenCounter, TokenCounter
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
+    ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
     OmitFromSchema,
@@ -51,8 +65,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 from langchain_core.runnables.config import ensure_config
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.types import Command  # what ExtendedModelResponse.command is (langchain depends on langgraph)
 from pydantic import BaseModel, Field, ValidationError
 
+from ._archive_store import GraphStore, is_ref
+from ._archives import Archives
 from ._checks import (
     check_bool,
     check_common,
@@ -62,9 +79,10 @@ from ._checks import (
     check_positive_int,
 )
 from ._editing import ToolEdits
-from ._search import SEARCH_TOOL_NAME, SearchArchiveArgs, StateArchives, search_message, search_tool
+from ._search import SEARCH_TOOL_NAME, SearchArchiveArgs, search_message, search_tool
 from ._summary import fold_summary, is_summary, sent_summary
-from ._view import ARCHIVE_KEY, META_KEY, SUMMARY_KEY, ThreadView, restore_session
+from ._thread_archive import ThreadArchive
+from ._view import ARCHIVE_KEY, META_KEY, SUMMARY_KEY, ThreadView, live_handles, restore_session, state_archive
 from ._window import resolve_window
 from .convert import CTXBUDGET_KEY, MessageConverter, lacks_tool_call_ids, tool_schemas, usage_of, with_tool_call_ids
 from .errors import LangChainContextOverflowError
@@ -97,7 +115,12 @@ _OUTPUT_ONLY = OmitFromSchema(input=True, output=False)
 
 
 def merge_archive(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
-    """Reducer of ``ctxbudget_archive``: entries are only ever added."""
+    """Reducer of ``ctxbudget_archive``: a reference to the store replaces what was there (inline entries included).
+
+    Inline entries (written by an earlier version) are only ever added, as before.
+    """
+    if is_ref(right):
+        return dict(right or {})
     return {**(left or {}), **(right or {})}
 
 
@@ -168,6 +191,10 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             they are summarized with their turn like the rest, so they never pile up to the hard stop.
         clear_tool_inputs: send a call whose result was cleared with empty arguments (as
             ``ClearToolUsesEdit.clear_tool_inputs``).
+        archive_store: where archived originals are kept: a :class:`~ctxbudget.stores.SnapshotStore`
+            (``SQLiteSnapshotStore(path)``, ``RedisSnapshotStore`` for many workers) or a LangGraph ``BaseStore``;
+            default: the agent's store when it has one (``create_agent(..., store=...)``), else the process's in-memory
+            SQLite database (gone with the process, like an ``InMemorySaver``).
         placeholder: the text a cleared result is sent as (as ``ClearToolUsesEdit.placeholder``), followed by where
             its full text is archived; our marker (which keeps the output's key lines) when ``None``, or when the
             placeholder would be longer than it.
@@ -192,6 +219,7 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         exclude_tools: Sequence[str] = (),
         clear_tool_inputs: bool = False,
         placeholder: str | None = None,
+        archive_store: SnapshotStore | GraphStore | None = None,
     ) -> None:
         super().__init__()
         if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)):
@@ -204,6 +232,12 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         check_positive_int("max_threads", max_threads)
         check_bool("clear_tool_inputs", clear_tool_inputs)
         check_optional_str("placeholder", placeholder)
+        if archive_store is not None and not isinstance(archive_store, (SnapshotStore, GraphStore)):
+            raise UsageError(
+                "archive_store: must be a ctxbudget SnapshotStore or a LangGraph BaseStore, got "
+                f"{type(archive_store).__name__}",
+                field="archive_store",
+            )
         self.edits = ToolEdits(
             exclude_tools=check_names("exclude_tools", exclude_tools),
             clear_tool_inputs=clear_tool_inputs,
@@ -224,7 +258,7 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         self.read_tool = self._read_tool()
         self.search_tool = search_tool(lambda query, k: render_hits(self.search_archived(query, k=k), query))
         self.tools: Sequence[BaseTool] = [self.read_tool, self.search_tool] if read_back_tool else []
-        self._state_archives = StateArchives(max_threads)
+        self.archives = Archives(archive_store)
         self._views: OrderedDict[str, ThreadView] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -248,29 +282,60 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         key = _view_key(state, runtime)
         return self._views.get(key) if key is not None else None
 
-    def _view(self, request: ModelRequest[Any]) -> ThreadView:
+    def _cached_view(self, request: ModelRequest[Any]) -> tuple[str, ThreadView | None, str | None]:
+        """The view key of a call, its cached view (when its messages are where the state has them), and a new run id.
+
+        The run id is for a call with neither a thread nor a run id: it is stamped into the state with the reply.
+        """
         key = _view_key(request.state, request.runtime)
-        messages = request.messages
-        view = self._views.get(key) if key is not None else None
-        if view is None or not view.extends(messages):
-            session_id = _session_id(key)
-            session = restore_session(
-                request.state, messages, lambda: self._new_session(request.model, session_id), session_id
-            )
-            view = ThreadView(session, self.converter, EventForwarder(self.forward_events))
-            view.persisted = set((request.state.get(ARCHIVE_KEY) or {}).keys())  # type: ignore[attr-defined]
-            if key is not None:  # no key: a threadless call outside an agent run; its view is not cached
-                with self._lock:
-                    self._views[key] = view
-                    while len(self._views) > self.max_threads:
-                        self._views.popitem(last=False)
-        if key is not None:
-            with self._lock:
-                if key in self._views:
-                    self._views.move_to_end(key)
-        view.extend(messages[len(view.lc) :])
+        run = None
+        if key is None:
+            run = uuid.uuid4().hex
+            key = f"{_RUN_PREFIX}{run}"
+        view = self._views.get(key)
+        if view is not None and not view.extends(request.messages):
+            view = None
+        return key, view, run
+
+    def _new_view(self, request: ModelRequest[Any], key: str, archive: ThreadArchive) -> ThreadView:
+        session_id = _session_id(key)
+        session = restore_session(
+            request.state, request.messages, lambda: self._new_session(request.model, session_id), session_id, archive
+        )
+        view = ThreadView(session, self.converter, EventForwarder(self.forward_events), archive)
+        with self._lock:
+            self._views[key] = view
+            while len(self._views) > self.max_threads:
+                self._views.popitem(last=False)
+        return view
+
+    def _ready(self, view: ThreadView, key: str, request: ModelRequest[Any]) -> ThreadView:
+        with self._lock:
+            if key in self._views:
+                self._views.move_to_end(key)
+        view.extend(request.messages[len(view.ids) :])
         self._configure(view, request)
         return view
+
+    def _view(self, request: ModelRequest[Any]) -> tuple[ThreadView, str | None]:
+        key, view, run = self._cached_view(request)
+        if view is None:
+            archive, ref = self.archives.new(key, request.state, request.runtime)
+            if ref is not None:
+                archive.load(ref)
+                archive.prefetch(live_handles(request.messages))
+            view = self._new_view(request, key, archive)
+        return self._ready(view, key, request), run
+
+    async def _aview(self, request: ModelRequest[Any]) -> tuple[ThreadView, str | None]:
+        key, view, run = self._cached_view(request)
+        if view is None:
+            archive, ref = self.archives.new(key, request.state, request.runtime)
+            if ref is not None:
+                await archive.aload(ref)
+                await archive.aprefetch(live_handles(request.messages))
+            view = self._new_view(request, key, archive)
+        return self._ready(view, key, request), run
 
     def _configure(self, view: ThreadView, request: ModelRequest[Any]) -> None:
         session = view.session
@@ -312,9 +377,14 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any] | AIMessage:
-        """Fit the request to the budget (compacting if needed), then call the model."""
-        view = self._view(request)
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        """Fit the request to the budget (compacting if needed), call the model, and persist what changed.
+
+        What compaction changed (removals, replacements, summary, meta, the archive's reference; the originals are
+        written to the archive store first) and the calibration from the reply's ``usage_metadata`` are applied in
+        the model node itself, as a ``Command`` beside the reply: no extra graph step, so no extra checkpoint.
+        """
+        view, run = self._view(request)
         with view.lock:
             try:
                 built = view.session.build_request()
@@ -323,15 +393,19 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
                 raise LangChainContextOverflowError.from_core(exc) from exc
             messages = self._finish(view, built)
         view.forwarder.flush()
-        return _with_call_ids(handler(request.override(messages=cast("list[AnyMessage]", messages))))
+        response = _with_call_ids(handler(request.override(messages=cast("list[AnyMessage]", messages))))
+        with view.lock:
+            _calibrate(view, response)
+            update = view.take_update()
+        return _extended(response, update, run)
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | AIMessage:
-        """Async :meth:`wrap_model_call` (uses the summarizer's ``asummarize``)."""
-        view = self._view(request)
+    ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+        """Async :meth:`wrap_model_call` (the summarizer's ``asummarize``, the archive store's async twins)."""
+        view, run = await self._aview(request)
         try:
             built = await view.session.abuild_request()
         except ContextOverflowError as exc:
@@ -339,17 +413,9 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             raise LangChainContextOverflowError.from_core(exc) from exc
         messages = self._finish(view, built)
         await view.forwarder.aflush()
-        return _with_call_ids(await handler(request.override(messages=cast("list[AnyMessage]", messages))))
-
-    def before_agent(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
-        """Give a run without a ``thread_id`` its own id, so its view (and pending update) is never shared."""
-        if _thread_id(runtime) is not None:
-            return None
-        return {RUN_KEY: uuid.uuid4().hex}
-
-    async def abefore_agent(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
-        """Async :meth:`before_agent` (no I/O)."""
-        return self.before_agent(state, runtime)
+        response = _with_call_ids(await handler(request.override(messages=cast("list[AnyMessage]", messages))))
+        _calibrate(view, response)
+        return _extended(response, await view.atake_update(), run)
 
     def after_agent(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
         """Forget the view of a run without a ``thread_id``: no later call can extend it."""
@@ -363,22 +429,6 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         """Async :meth:`after_agent` (no I/O)."""
         return self.after_agent(state, runtime)
 
-    def after_model(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
-        """Calibrate from the reply's ``usage_metadata`` and persist compaction results in the state."""
-        view = self._lookup_view(state, runtime)
-        if view is None:
-            return None
-        with view.lock:
-            messages = state["messages"]
-            usage = usage_of(messages[-1]) if messages and isinstance(messages[-1], AIMessage) else None
-            if usage is not None:
-                view.session.record_usage(*usage)
-            return view.take_update()
-
-    async def aafter_model(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
-        """Async :meth:`after_model` (no I/O)."""
-        return self.after_model(state, runtime)
-
     # -- tool calls ----------------------------------------------------------------------------------------------
     def _bound(self, result: Any, request: ToolCallRequest) -> Any:
         view = self._lookup_view(request.state, request.runtime)
@@ -386,6 +436,8 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             return result  # the session bounds it on arrival at the next model call instead
         session = view.session
         limit = session.policy.tool_output_limit(session.max_tokens)
+        if self._surely_within(result.content, limit):
+            return result  # counted once, by the session, when the next model call adds it
         before = self.counter.count_text(result.content)
         if before <= limit:
             return result
@@ -411,6 +463,13 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         session.events.emit(event)
         return bounded
 
+    def _surely_within(self, text: str, limit: int) -> bool:
+        """Whether the counter's upper bound (UTF-8 bytes for tiktoken) already shows ``text`` within ``limit``."""
+        if not isinstance(self.counter, BoundedCounter):
+            return False
+        bound = self.counter.bound_message(Message(role="tool", content=text, tool_call_id="bound"))
+        return bound is not None and bound <= limit
+
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
         """Serve ``read_archived_output`` and ``search_archive`` from the state; bound oversized tool outputs."""
         if request.tool_call["name"] == READ_TOOL_NAME:
@@ -426,11 +485,11 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
     ) -> Any:
-        """Async :meth:`wrap_tool_call`."""
+        """Async :meth:`wrap_tool_call` (reads the archive store with its async twins)."""
         if request.tool_call["name"] == READ_TOOL_NAME:
-            return self._serve_read(request)
+            return await self._aserve_read(request)
         if request.tool_call["name"] == SEARCH_TOOL_NAME and self.search_tool in self.tools:
-            return self._serve_search(request)
+            return await self._aserve_search(request)
         result = self._bound(await handler(request), request)
         view = self._lookup_view(request.state, request.runtime)
         if view is not None:
@@ -453,27 +512,57 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             args_schema=ReadArchivedArgs,
         )
 
-    def _serve_read(self, request: ToolCallRequest) -> ToolMessage:
-        """Answer a read-back call; bad arguments and unknown handles come back as an error for the model."""
-        call_id = request.tool_call["id"] or ""
-        try:  # the tool's args_schema: the tool itself never runs, so its validation must happen here
-            args = ReadArchivedArgs.model_validate(request.tool_call.get("args") or {})
+    def _read_args(self, request: ToolCallRequest) -> ReadArchivedArgs | ToolMessage:
+        """The read-back call's arguments, or the error answering it (the tool itself never runs: validated here)."""
+        try:
+            return ReadArchivedArgs.model_validate(request.tool_call.get("args") or {})
         except ValidationError as exc:
             details = "; ".join(describe_error(error) for error in exc.errors(include_url=False))
-            return _read_error(call_id, f"invalid arguments for {READ_TOOL_NAME}: {details}")
-        state = request.state if isinstance(request.state, Mapping) else None
-        full = self._lookup(args.handle, state, request.runtime)
+            return _read_error(request.tool_call["id"] or "", f"invalid arguments for {READ_TOOL_NAME}: {details}")
+
+    def _read_reply(
+        self, request: ToolCallRequest, args: ReadArchivedArgs, full: str | None, view: ThreadView | None
+    ) -> ToolMessage:
+        call_id = request.tool_call["id"] or ""
         if full is None:
             return _read_error(
                 call_id, f"handle: no archived output with handle {args.handle!r}; handles start with {HANDLE_PREFIX}"
             )
-        view = self._lookup_view(state, request.runtime)
         return ToolMessage(
             content=self._page(full, args.offset, args.limit, view),
             tool_call_id=call_id,
             name=READ_TOOL_NAME,
             response_metadata={CTXBUDGET_KEY: {"kind": "read_back"}},
         )
+
+    def _serve_read(self, request: ToolCallRequest) -> ToolMessage:
+        """Answer a read-back call; bad arguments and unknown handles come back as an error for the model."""
+        args = self._read_args(request)
+        if isinstance(args, ToolMessage):
+            return args
+        state = request.state if isinstance(request.state, Mapping) else None
+        view = self._lookup_view(state, request.runtime)
+        try:
+            full = self._lookup(args.handle, state, self.archives.of_state(state, request.runtime, view))
+        except ArchiveError as exc:
+            return _read_error(request.tool_call["id"] or "", str(exc))
+        return self._read_reply(request, args, full, view)
+
+    async def _aserve_read(self, request: ToolCallRequest) -> ToolMessage:
+        """Async :meth:`_serve_read`."""
+        args = self._read_args(request)
+        if isinstance(args, ToolMessage):
+            return args
+        state = request.state if isinstance(request.state, Mapping) else None
+        view = self._lookup_view(state, request.runtime)
+        try:
+            archive = await self.archives.aof_state(state, request.runtime, view)
+            if isinstance(archive, ThreadArchive) and args.handle in archive.known:
+                await archive.aget(args.handle)  # into the cache: the lookup below does no I/O
+            full = self._lookup(args.handle, state, archive)
+        except ArchiveError as exc:
+            return _read_error(request.tool_call["id"] or "", str(exc))
+        return self._read_reply(request, args, full, view)
 
     def read_archived(
         self,
@@ -484,61 +573,96 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         state: Mapping[str, Any] | None = None,
         runtime: Any = None,
     ) -> str:
-        """Read an archived original from the thread's state (or live session), bounded to one tool output.
+        """Read an archived original of the thread's state (or live session), bounded to one tool output.
 
-        Returns the text slice followed by a line saying where the next page starts; an unknown handle returns a
-        message naming it (for the model), never an exception.
+        The original comes from the archive store the state's reference names (or, for an output bounded since the
+        last model call, from the state's message). Returns the text slice followed by a line saying where the next
+        page starts; an unknown handle returns a message naming it (for the model), never an exception.
 
         Raises:
             InvalidPolicyError: ``handle``, ``offset`` or ``limit`` is invalid (the error names it).
+            ArchiveError: the state names an archive the store does not hold.
         """
         try:
             args = ReadArchivedArgs(handle=handle, offset=offset, limit=limit)
         except ValidationError as exc:
             raise to_usage_error(exc, InvalidPolicyError, READ_TOOL_NAME) from None
-        full = self._lookup(args.handle, state, runtime)
+        view = self._lookup_view(state, runtime)
+        full = self._lookup(args.handle, state, self.archives.of_state(state, runtime, view))
         if full is None:
             return f"[no archived output with handle {args.handle!r}; handles start with {HANDLE_PREFIX}]"
-        return self._page(full, args.offset, args.limit, self._lookup_view(state, runtime))
+        return self._page(full, args.offset, args.limit, view)
 
     def search_archived(
         self, query: str, *, k: int = 5, state: Mapping[str, Any] | None = None, runtime: Any = None
     ) -> list[ArchiveHit]:
-        """Rank every archived original of a thread for ``query``: its state's archive and its live session's.
+        """Rank every archived original of a state for ``query``: its archive in the store.
 
-        One hit per archived message, best first, each with the handle :meth:`read_archived` reads back.
+        Without a state, the live session's archive of the thread ``runtime`` names is searched. One hit per
+        archived message, best first, each with the handle :meth:`read_archived` reads back. Only the
+        entries of the state's own archive are searched: another branch's or another agent's never are.
 
         Raises:
             InvalidPolicyError: ``query`` is not a non-empty str or ``k`` is not an int in 1..100 (the error names it).
+            ArchiveError: the state names an archive the store does not hold.
         """
         try:
             args = SearchArchiveArgs(query=query, k=k)
         except ValidationError as exc:
             raise to_usage_error(exc, InvalidPolicyError, SEARCH_TOOL_NAME) from None
-        view = self._lookup_view(state, runtime)
-        stored = (state.get(ARCHIVE_KEY) or {}) if state is not None else {}
-        live = view.session.archive if view is not None else None
-        return self._state_archives.target(stored, live, _view_key(state, runtime)).search(args.query, args.k)
+        check_search_args(args.query, args.k)
+        archive = self.archives.of_state(state, runtime, self._lookup_view(state, runtime))
+        return archive.search(args.query, args.k) if archive is not None else []
 
-    def _serve_search(self, request: ToolCallRequest) -> ToolMessage:
-        """Answer a search call: hits that fit one tool output, or an error naming the bad argument."""
-        call_id = request.tool_call["id"] or ""
-        state = request.state if isinstance(request.state, Mapping) else None
+    def _search_args(self, request: ToolCallRequest) -> SearchArchiveArgs | ToolMessage:
         try:  # the tool's args_schema: the tool itself never runs, so its validation must happen here
-            args = SearchArchiveArgs.model_validate(request.tool_call.get("args") or {})
-            hits = self.search_archived(args.query, k=args.k, state=state, runtime=request.runtime)
+            return SearchArchiveArgs.model_validate(request.tool_call.get("args") or {})
         except ValidationError as exc:
             details = "; ".join(describe_error(error) for error in exc.errors(include_url=False))
-            return search_message(call_id, f"invalid arguments for {SEARCH_TOOL_NAME}: {details}", error=True)
+            message = f"invalid arguments for {SEARCH_TOOL_NAME}: {details}"
+            return search_message(request.tool_call["id"] or "", message, error=True)
+
+    def _search_reply(
+        self, request: ToolCallRequest, args: SearchArchiveArgs, archive: Archive | None, view: ThreadView | None
+    ) -> ToolMessage:
+        """Hits that fit one tool output."""
+        call_id = request.tool_call["id"] or ""
+        try:
+            check_search_args(args.query, args.k)
+            hits = archive.search(args.query, args.k) if archive is not None else []
         except UsageError as exc:  # a blank query
             return search_message(call_id, f"invalid arguments for {SEARCH_TOOL_NAME}: {exc}", error=True)
-        view = self._lookup_view(state, request.runtime)
         budget = self.policy.tool_output_limit(view.session.max_tokens if view else self.max_tokens or 128_000) - 64
-        text = render_hits(hits, args.query)
-        while len(hits) > 1 and self.counter.count_text(text) > budget:
-            hits = hits[:-1]
-            text = render_hits(hits, args.query)
-        return search_message(call_id, text)
+        text = render_hits(hits, args.query, max_tokens=max(1, budget), counter=self.counter)
+        return search_message(call_id, text, max_tokens=max(1, budget), counter=self.counter)
+
+    def _serve_search(self, request: ToolCallRequest) -> ToolMessage:
+        """Answer a search call over the state's own archive, or an error naming the bad argument."""
+        args = self._search_args(request)
+        if isinstance(args, ToolMessage):
+            return args
+        state = request.state if isinstance(request.state, Mapping) else None
+        view = self._lookup_view(state, request.runtime)
+        try:
+            archive = self.archives.of_state(state, request.runtime, view)
+        except ArchiveError as exc:
+            return search_message(request.tool_call["id"] or "", str(exc), error=True)
+        return self._search_reply(request, args, archive, view)
+
+    async def _aserve_search(self, request: ToolCallRequest) -> ToolMessage:
+        """Async :meth:`_serve_search` (entries not yet indexed are read with the store's async twins)."""
+        args = self._search_args(request)
+        if isinstance(args, ToolMessage):
+            return args
+        state = request.state if isinstance(request.state, Mapping) else None
+        view = self._lookup_view(state, request.runtime)
+        try:
+            archive = await self.archives.aof_state(state, request.runtime, view)
+            if isinstance(archive, ThreadArchive):
+                await archive.aindex()
+        except ArchiveError as exc:
+            return search_message(request.tool_call["id"] or "", str(exc), error=True)
+        return self._search_reply(request, args, archive, view)
 
     def _page(self, full: str, offset: int, limit: int, view: ThreadView | None) -> str:
         chunk = full[offset : offset + limit]
@@ -551,30 +675,63 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         )
         return chunk + footer
 
-    def _lookup(self, handle: str, state: Mapping[str, Any] | None, runtime: Any) -> str | None:
-        if state is not None:
-            stored = (state.get(ARCHIVE_KEY) or {}).get(handle)
-            if stored is not None:
-                return ArchiveEntry.model_validate(stored).full_text
-            for message in reversed(state.get("messages") or []):
-                marks = message.response_metadata.get(CTXBUDGET_KEY)
-                if isinstance(marks, dict) and marks.get("handle") == handle and "original" in marks:
-                    return str(marks["original"])
-        view = self._lookup_view(state, runtime)
-        if view is not None:
-            try:
-                return view.session.archive.get(handle).full_text
-            except ArchiveError:
-                return None
+    @staticmethod
+    def _lookup(handle: str, state: Mapping[str, Any] | None, archive: Archive | None) -> str | None:
+        """The original under ``handle``: in the state's archive, else in a message bounded since the last call."""
+        if archive is not None and handle in archive:
+            return archive.get(handle).full_text
+        for message in reversed((state or {}).get("messages") or []):
+            marks = message.response_metadata.get(CTXBUDGET_KEY)
+            if isinstance(marks, dict) and marks.get("handle") == handle and "original" in marks:
+                return str(marks["original"])
         return None
 
+    def archived(self, state: Mapping[str, Any], runtime: Any = None) -> list[Message]:
+        """Every archived original of an agent state (one per message id), read from the archive store."""
+        archive = self.archives.of_state(state, runtime, self._lookup_view(state, runtime))
+        return archive.messages() if archive is not None else []
 
-def _with_call_ids(response: ModelResponse[Any] | AIMessage) -> ModelResponse[Any] | AIMessage:
+
+def _calibrate(view: ThreadView, response: ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]) -> None:
+    """Calibrate the session's tracker from the reply's ``usage_metadata``."""
+    inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
+    messages = inner.result if isinstance(inner, ModelResponse) else [inner]
+    usage = usage_of(messages[-1]) if messages and isinstance(messages[-1], AIMessage) else None
+    if usage is not None:
+        view.session.record_usage(*usage)
+
+
+def _extended(
+    response: ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any],
+    update: dict[str, Any] | None,
+    run: str | None,
+) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
+    """The reply, with the state update beside it as a ``Command`` (merged with one an inner handler returned)."""
+    if run is not None:
+        update = {**(update or {}), RUN_KEY: run}
+    if not update:
+        return response
+    if isinstance(response, ExtendedModelResponse):
+        inner, command = response.model_response, response.command
+        if command is not None and isinstance(command.update, dict):
+            merged = {**command.update, **update}
+            if "messages" in command.update and "messages" in update:
+                merged["messages"] = [*command.update["messages"], *update["messages"]]
+            update = merged
+    else:
+        inner = response if isinstance(response, ModelResponse) else ModelResponse(result=[response])
+    return ExtendedModelResponse(model_response=inner, command=Command(update=update))
+
+
+def _with_call_ids(
+    response: ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any],
+) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
     """The model's reply with an id on every tool call, so the tool node can answer each call by its id."""
     if isinstance(response, AIMessage):
         return cast("AIMessage", with_tool_call_ids(response))
-    if isinstance(response, ModelResponse) and any(lacks_tool_call_ids(m) for m in response.result):
-        response.result = [with_tool_call_ids(m) for m in response.result]
+    inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
+    if any(lacks_tool_call_ids(m) for m in inner.result):
+        inner.result = [with_tool_call_ids(m) for m in inner.result]
     return response
 
 
@@ -588,11 +745,19 @@ def _read_error(call_id: str, message: str) -> ToolMessage:
     )
 
 
-def archived_messages(state: Mapping[str, Any]) -> list[Message]:
-    """Every archived original held in an agent state's ``ctxbudget_archive`` (one per message id)."""
-    seen: dict[str, Message] = {}
-    for value in (state.get(ARCHIVE_KEY) or {}).values():
-        entry = ArchiveEntry.model_validate(value)
-        if entry.message is not None and entry.message.id not in seen:
-            seen[entry.message.id] = entry.message
-    return list(seen.values())
+def archived_messages(state: Mapping[str, Any], *, store: SnapshotStore | GraphStore | None = None) -> list[Message]:
+    """Every archived original of an agent state (one per message id).
+
+    Args:
+        state: the agent state (``agent.get_state(config).values``).
+        store: the archive store the state's reference names: the middleware's ``archive_store`` or the agent's
+            store (``create_agent(..., store=...)``); ``None``: the middleware's default, the process's in-memory
+            store. Not read for a state written by an earlier version, which holds its archive inline.
+
+    Raises:
+        ArchiveError: the store does not hold the archive the state names (the message says which to pass).
+    """
+    ref, inline = state_archive(state)
+    if ref is None:
+        return Archive(inline).messages()
+    return Archives(store).of_state(state, None, None).messages()  # type: ignore[union-attr]  # a state is given

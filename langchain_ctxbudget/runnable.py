@@ -33,6 +33,7 @@ from ctxbudget.messages import Message, ToolSchema
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.tokens import TiktokenCounter, TokenCounter
 from ctxbudget.toolpairs import repair_tool_pairs, safe_cut_points
+from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.prompt_values import PromptValue
@@ -369,6 +370,10 @@ def _unobserved(config: RunnableConfig | None) -> bool:
     given = (config or {}).get("callbacks")
     if isinstance(given, list) and given:  # handlers passed in the config: observed, no manager built to ask
         return False
+    if isinstance(given, BaseCallbackManager):
+        # A step of a chain: its parent run built this manager already (environment, context hooks and all), so its
+        # handlers are LangChain's answer; asking again would only repeat the parent's tracing checks.
+        return not given.handlers and not given.inheritable_handlers
     manager = get_callback_manager_for_config(ensure_config(config))
     return not manager.handlers and not manager.inheritable_handlers
 

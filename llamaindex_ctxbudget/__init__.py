@@ -1,7 +1,8 @@
 """LlamaIndex integration for ctxbudget: budgeted memory, node postprocessing, summarizer, events, test doubles.
 
-Imports only ``llama_index.core`` (install with ``pip install "ctxbudget[llamaindex]"``; without it, importing
-this package raises ``ModuleNotFoundError`` with that line). The public API is listed once, here, in ``__all__``;
+Imports only ``llama_index.core`` (install it with ``pip install -e ".[llamaindex]"`` from the root of a ctxbudget
+clone, or ``pip install "ctxbudget[llamaindex]"`` once ctxbudget is published on PyPI; without it, importing this
+package raises ``ModuleNotFoundError`` with those lines). The public API is listed once, here, in ``__all__``;
 ``tests/llamaindex/test_api.py`` pins it.
 """
 
@@ -12,8 +13,10 @@ try:  # fail here, with the install line, instead of deep inside a submodule wit
 except ImportError as exc:
     _kind = ModuleNotFoundError if isinstance(exc, ModuleNotFoundError) else ImportError
     raise _kind(
-        f"llamaindex_ctxbudget needs LlamaIndex (llama-index-core): {exc}; install it with:\n"
-        'pip install "ctxbudget[llamaindex]"',
+        f"llamaindex_ctxbudget needs LlamaIndex (llama-index-core): {exc}; install it from the root of your "
+        "ctxbudget clone with:\n"
+        'pip install -e ".[llamaindex]"\n'
+        '(once ctxbudget is published on PyPI: pip install "ctxbudget[llamaindex]")',
         name=exc.name,
     ) from exc
 

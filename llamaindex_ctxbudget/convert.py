@@ -11,7 +11,9 @@ What is read from a ``ChatMessage``:
   SDK objects with the same attributes, ``{"id", "name", "input"|"args"}`` dicts, or LlamaIndex ``ToolSelection``
   objects (``tool_id``, ``tool_name``, ``tool_kwargs``: what agents and ``MockFunctionCallingLLM`` put there).
   Their arguments are counted;
-* a tool result's ``additional_kwargs["tool_call_id"]`` (and ``name``).
+* a tool result's ``additional_kwargs["tool_call_id"]`` (and ``name``). A result without one, or whose id is not
+  a non-empty string (``["x"]``, ``5``, ``""``), answers no call, exactly like a string id that no call has: it is
+  kept (in the chat store, in ``get_all()``) but never sent, as strict providers refuse it.
 
 Nothing is lost going back: :class:`ChatMessageConverter` remembers the original ``ChatMessage`` of every message
 id and hands that same object back while the message is unchanged. A message compaction changed (a bounded or
@@ -30,10 +32,10 @@ key is a 400; pass ``include_id=True`` to :func:`to_chat_message` when you need 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ctxbudget._validation import JsonValueError, NotJsonError, parse_json
 from ctxbudget.errors import InvalidMessageError
 from ctxbudget.messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema, new_message_id
 from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
@@ -69,6 +71,10 @@ _ROLES: dict[str, MessageRole] = {
     "function": "tool",
 }
 _ORIGINAL_ROLE = "llamaindex_role"
+_NO_CALL = "ctxbudget-no-call:"
+"""The ``tool_call_id`` a tool result gets when it has none, or one that is not a non-empty string (a list, a
+number, ``""``): it answers no call, so like any result that answers no call it is kept (and in the chat store) but
+never sent."""
 _ARCHIVED = "ctxbudget_archived"  # ctxbudget.compaction.ARCHIVE_META: set on every message compaction changed
 
 
@@ -78,16 +84,23 @@ def _attr(item: Any, key: str) -> Any:
     return getattr(item, key, None)
 
 
-def _parse_args(raw: Any) -> dict[str, Any]:
+def _parse_args(raw: Any, field: str) -> dict[str, Any]:
+    """A call's arguments as a dict; text that is not JSON is kept whole (it is still counted).
+
+    JSON that no message can hold (nested past 100 levels, an integer past 4,300 digits) is an
+    :class:`InvalidMessageError` naming ``field``.
+    """
     if raw is None or raw == "":
         return {}
     if isinstance(raw, Mapping):
         return dict(raw)
     if isinstance(raw, str):
         try:
-            parsed = json.loads(raw)
-        except ValueError:
+            parsed = parse_json(raw, field)
+        except NotJsonError:
             return {"_raw_arguments": raw}  # kept whole, so it is still counted; the original keeps the string
+        except JsonValueError as exc:
+            raise InvalidMessageError(str(exc), field=field) from None
         return parsed if isinstance(parsed, dict) else {"_arguments": parsed}
     return {"_arguments": raw}
 
@@ -104,7 +117,7 @@ def _kwargs_call(item: Any, index: int) -> ToolCall | None:
     if not name:
         return None
     call_id = _raw_id(item) or _call_id(index, name)
-    return ToolCall(id=str(call_id), name=str(name), args=_parse_args(raw))
+    return ToolCall(id=call_id, name=str(name), args=_parse_args(raw, f"tool_calls[{index}].arguments"))
 
 
 def _call_id(index: int, name: object) -> str:
@@ -112,9 +125,17 @@ def _call_id(index: int, name: object) -> str:
     return f"call_{index}_{name}"
 
 
-def _raw_id(item: Any) -> Any:
-    """A raw call's id: ``id`` (OpenAI dicts, SDK objects), ``tool_call_id``, or ``tool_id`` (``ToolSelection``)."""
-    return _attr(item, "id") or _attr(item, "tool_call_id") or _attr(item, "tool_id")
+def _raw_id(item: Any) -> str | None:
+    """A raw call's id: ``id`` (OpenAI dicts, SDK objects), ``tool_call_id``, or ``tool_id`` (``ToolSelection``).
+
+    Only a non-empty string is an id (what providers take): a call whose id is anything else is sent with the id
+    :func:`tool_calls_of` gives it, as a call without one is.
+    """
+    for key in ("id", "tool_call_id", "tool_id"):
+        value = _attr(item, key)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def _unnamed_kwargs_call(item: Any) -> bool:
@@ -169,12 +190,17 @@ def tool_calls_of(chat: ChatMessage) -> tuple[ToolCall, ...]:
     """The tool calls an assistant ``ChatMessage`` requests, from its blocks and ``additional_kwargs``.
 
     Calls that appear in both places (same id) are listed once.
+
+    Raises:
+        InvalidMessageError: ``chat`` is not a ``ChatMessage``, or a call's arguments are JSON no message can hold.
     """
+    _check_chat(chat)
     calls: dict[str, ToolCall] = {}
     for index, block in enumerate(chat.blocks):
         if isinstance(block, ToolCallBlock):
             call_id = block.tool_call_id or _call_id(index, block.tool_name)
-            calls.setdefault(call_id, ToolCall(id=call_id, name=block.tool_name, args=_parse_args(block.tool_kwargs)))
+            args = _parse_args(block.tool_kwargs, f"blocks[{index}].tool_kwargs")
+            calls.setdefault(call_id, ToolCall(id=call_id, name=block.tool_name, args=args))
     raw_calls = chat.additional_kwargs.get("tool_calls")
     if isinstance(raw_calls, (list, tuple)):
         for index, item in enumerate(raw_calls):
@@ -197,6 +223,12 @@ def _content_of(chat: ChatMessage) -> str | tuple[ContentBlock, ...]:
     return (*(ContentBlock(type="text", text=text) for text in texts), *others)
 
 
+def _check_chat(chat: object) -> None:
+    if not isinstance(chat, ChatMessage):
+        problem = f"expected a LlamaIndex ChatMessage, got {type(chat).__name__}"
+        raise InvalidMessageError(f"message: {problem}", field="message")
+
+
 def from_chat_message(chat: ChatMessage, *, message_id: str | None = None) -> Message:
     """Convert one LlamaIndex ``ChatMessage`` to a ctxbudget :class:`~ctxbudget.Message`.
 
@@ -207,15 +239,15 @@ def from_chat_message(chat: ChatMessage, *, message_id: str | None = None) -> Me
     Raises:
         InvalidMessageError: ``chat`` is not a ``ChatMessage``.
     """
-    if not isinstance(chat, ChatMessage):
-        raise InvalidMessageError(f"message: expected a LlamaIndex ChatMessage, got {type(chat).__name__}")
+    _check_chat(chat)
     kwargs = chat.additional_kwargs
     raw_role = chat.role.value if isinstance(chat.role, LIRole) else str(chat.role)
     role: MessageRole = _ROLES.get(raw_role, "user")
     metadata: dict[str, Any] = {} if raw_role == role else {_ORIGINAL_ROLE: raw_role}
+    message_id = message_id or _given_id(kwargs) or new_message_id()
     call_id = kwargs.get("tool_call_id")
     if role == "tool" and not (isinstance(call_id, str) and call_id):
-        role, metadata = "user", {_ORIGINAL_ROLE: raw_role}  # a result that names no call is plain text to us
+        call_id = f"{_NO_CALL}{message_id}"  # none, or one no call has (["x"], 5, ""): answers none, never sent
     name = kwargs.get("name")
     return Message(
         role=role,
@@ -224,7 +256,7 @@ def from_chat_message(chat: ChatMessage, *, message_id: str | None = None) -> Me
         tool_calls=tool_calls_of(chat) if role == "assistant" else (),
         tool_call_id=call_id if role == "tool" else None,
         metadata=metadata,
-        id=message_id or _given_id(kwargs) or new_message_id(),
+        id=message_id,
     )
 
 
@@ -287,7 +319,12 @@ def to_chat_message(message: Message, *, include_id: bool = False) -> ChatMessag
     Args:
         message: the message to convert.
         include_id: also put the message id in ``additional_kwargs["ctxbudget_id"]``.
+
+    Raises:
+        InvalidMessageError: ``message`` is not a :class:`~ctxbudget.Message`.
     """
+    if not isinstance(message, Message):
+        raise InvalidMessageError(f"message: expected ctxbudget.Message, got {type(message).__name__}", field="message")
     kwargs: dict[str, Any] = {}
     if message.tool_calls:
         kwargs["tool_calls"] = [_openai_call(call) for call in message.tool_calls]
@@ -382,5 +419,19 @@ def _with_text(original: ChatMessage, text: str) -> ChatMessage:
 
 
 def tool_schemas(tools: Sequence[BaseTool | ToolSchema]) -> tuple[ToolSchema, ...]:
-    """Tool schemas as the model is billed for them, from LlamaIndex tools (their OpenAI spec) or ready schemas."""
-    return tuple(t if isinstance(t, ToolSchema) else ToolSchema.from_openai(t.metadata.to_openai_tool()) for t in tools)
+    """Tool schemas as the model is billed for them, from LlamaIndex tools (their OpenAI spec) or ready schemas.
+
+    Raises:
+        InvalidMessageError: ``tools`` is not a sequence of LlamaIndex tools and schemas (the item is named).
+    """
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
+        raise InvalidMessageError(f"tools: must be a sequence of tools, got {type(tools).__name__}", field="tools")
+    schemas = []
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, (BaseTool, ToolSchema)):
+            got = type(tool).__name__
+            raise InvalidMessageError(
+                f"tools[{index}]: expected a LlamaIndex tool or ToolSchema, got {got}", field="tools"
+            )
+        schemas.append(tool if isinstance(tool, ToolSchema) else ToolSchema.from_openai(tool.metadata.to_openai_tool()))
+    return tuple(schemas)

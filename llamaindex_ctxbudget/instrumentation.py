@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ctxbudget._session_args import check_type
+from ctxbudget.errors import UsageError
 from ctxbudget.events import CompactionFailed, ContextCompacted, ContextUpdate, Event, ToolOutputBounded
 from ctxbudget.session import ContextSession
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]  # re-exported with noqa
@@ -178,5 +180,10 @@ def _forward(event: Event) -> None:
 
 
 def forward_session_events(session: ContextSession) -> Callable[[], None]:
-    """Dispatch every event ``session`` emits through LlamaIndex instrumentation; returns the unsubscribe function."""
+    """Dispatch every event ``session`` emits through LlamaIndex instrumentation; returns the unsubscribe function.
+
+    Raises:
+        UsageError: ``session`` is not a :class:`~ctxbudget.ContextSession`.
+    """
+    check_type("session", session, ContextSession, UsageError)
     return session.subscribe(_forward)

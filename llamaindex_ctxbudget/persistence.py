@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ctxbudget._session_args import check_type
 from ctxbudget.archive import HANDLE_PREFIX, ArchiveEntry
-from ctxbudget.errors import SnapshotError, SnapshotFormatError
+from ctxbudget.errors import SnapshotError, SnapshotFormatError, UsageError
 from ctxbudget.messages import Message
 from ctxbudget.snapshot import SessionSnapshot
 from llama_index.core.base.llms.types import ChatMessage
@@ -178,7 +179,11 @@ def persist_simple_chat_store(store: SimpleChatStore, path: str | Path) -> None:
 
     ``SimpleChatStore.persist`` fails under pydantic >= 2.12 (its wrap serializer passes ``info`` where pydantic
     now expects an index key), whatever the messages. This writes the same JSON by dumping each message directly.
+
+    Raises:
+        UsageError: ``store`` is not a ``SimpleChatStore``.
     """
+    check_type("store", store, SimpleChatStore, UsageError)
     data = {
         "store": {
             key: [message.model_dump(mode="json") for message in messages] for key, messages in store.store.items()

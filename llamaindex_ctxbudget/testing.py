@@ -3,8 +3,8 @@
 It is a real LlamaIndex ``FunctionCallingLLM`` (use it with chat engines, query engines and agents), never a mock
 of LlamaIndex itself. Every call is checked the way OpenAI and Anthropic check a request:
 
-* tool pairing: every tool call and every tool result names a call id, an assistant tool call must be answered
-  right after it, a tool result must answer a call; a violation raises
+* tool pairing: every tool call and every tool result names a call id (a string), an assistant tool call must be
+  answered right after it, a tool result must answer a call; a violation raises
   :class:`~ctxbudget.errors.InvalidMessageError` (the provider's 400);
 * size: messages + tool schemas + reply priming, by a ctxbudget counter, must fit ``context_window``; otherwise
   :class:`~ctxbudget.errors.ContextOverflowError` with the figures.
@@ -252,8 +252,13 @@ def _check_ids(messages: Sequence[ChatMessage]) -> None:
     """Reject calls and results without a call id, as a provider does before it looks at the pairing."""
     for index, chat in enumerate(messages):
         role = chat.role.value if isinstance(chat.role, MessageRole) else str(chat.role)
-        if role in ("tool", "function") and not chat.additional_kwargs.get("tool_call_id"):
+        call_id = chat.additional_kwargs.get("tool_call_id")
+        if role in ("tool", "function") and not call_id:
             raise InvalidMessageError(f"messages[{index}]: a tool result without a tool_call_id", field="messages")
+        if role in ("tool", "function") and not isinstance(call_id, str):
+            raise InvalidMessageError(
+                f"messages[{index}].tool_call_id: expected a string, got {type(call_id).__name__}", field="messages"
+            )
         if lacks_tool_call_ids(chat):
             raise InvalidMessageError(f"messages[{index}]: a tool call without an id", field="messages")
 

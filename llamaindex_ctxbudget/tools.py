@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ctxbudget._validation import short_repr
 from ctxbudget.archive import HANDLE_PREFIX
 from ctxbudget.archive_search import render_hits
 from ctxbudget.errors import ArchiveError, InvalidPolicyError
@@ -110,8 +111,9 @@ _READ_DESCRIPTION = (
 )
 _SEARCH_DESCRIPTION = (
     "Search everything that was archived to save context (earlier messages, tool outputs, logs, code) and return the "
-    "best matches, each with its ctx://archive/ handle and an excerpt. Use exact keywords, file paths, identifiers or "
-    "ticket ids; then call read_archived_output with a handle for the full text."
+    "best matches, each with its ctx://archive/ handle and an excerpt (a tool result names its call). Ask a question "
+    "(why did the refund fail?) or use keywords, file paths, identifiers or ticket ids; then call read_archived_output "
+    "with a handle for the full text."
 )
 
 
@@ -122,11 +124,11 @@ def _budget(session: ContextSession) -> int:
 
 def _read(session: ContextSession, handle: object, offset: int, limit: int) -> str:
     if not isinstance(handle, str) or not handle:
-        raise InvalidPolicyError(f"handle: must be a non-empty str, got {handle!r}", field="handle")
+        raise InvalidPolicyError(f"handle: must be a non-empty str, got {short_repr(handle)}", field="handle")
     try:
         chunk = session.read_archived(handle, offset=offset, limit=limit)
     except ArchiveError:
-        return f"[no archived output with handle {handle!r}; handles start with {HANDLE_PREFIX}]"
+        return f"[no archived output with handle {short_repr(handle)}; handles start with {HANDLE_PREFIX}]"
     total = len(session.archive.get(handle).full_text)
     while chunk and session.counter.count_text(chunk) > _budget(session):
         chunk = chunk[: int(len(chunk) * 0.8)]
@@ -136,9 +138,7 @@ def _read(session: ContextSession, handle: object, offset: int, limit: int) -> s
 
 
 def _search(session: ContextSession, query: str, k: int) -> str:
+    """The hits for ``query`` as one tool output: at most the per-output limit, the query never echoed whole."""
     hits = session.search_archive(query, k)
-    text = render_hits(hits, query, read_tool=READ_TOOL_NAME)
-    while len(hits) > 1 and session.counter.count_text(text) > _budget(session):
-        hits = hits[:-1]
-        text = render_hits(hits, query, read_tool=READ_TOOL_NAME)
-    return text
+    budget = max(1, _budget(session))
+    return render_hits(hits, query, read_tool=READ_TOOL_NAME, max_tokens=budget, counter=session.counter)

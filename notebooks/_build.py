@@ -102,8 +102,12 @@ else uses, all offline:
 ## Setup
 
 ```bash
-pip install ctxbudget            # the core: pydantic + tiktoken, nothing else
-pip install "ctxbudget[cli]"     # adds the `ctxbudget` command (rich)
+# from the root of your ctxbudget clone (ctxbudget is not on PyPI yet):
+pip install -e .                 # the core: pydantic + tiktoken, nothing else
+pip install -e ".[cli]"          # adds the `ctxbudget` command (rich)
+# once ctxbudget is published on PyPI, from anywhere:
+# pip install ctxbudget
+# pip install "ctxbudget[cli]"
 ```
 """),
         code("""
@@ -302,7 +306,10 @@ This notebook uses the folder-backed reference provider over the example package
 ## Setup
 
 ```bash
-pip install ctxbudget
+# from the root of your ctxbudget clone (ctxbudget is not on PyPI yet):
+pip install -e .
+# once ctxbudget is published on PyPI, from anywhere:
+# pip install ctxbudget
 ```
 """),
         code("""
@@ -466,7 +473,10 @@ provider rejects (orphaned tool calls, requests over its window), and `MockEmbed
 ## Setup
 
 ```bash
-pip install "ctxbudget[llamaindex]"
+# from the root of your ctxbudget clone (ctxbudget is not on PyPI yet):
+pip install -e ".[llamaindex]"
+# once ctxbudget is published on PyPI, from anywhere:
+# pip install "ctxbudget[llamaindex]"
 ```
 """),
         code("""
@@ -609,7 +619,10 @@ rejects what a strict provider rejects.
 ## Setup
 
 ```bash
-pip install "ctxbudget[langchain]" matplotlib
+# from the root of your ctxbudget clone (ctxbudget is not on PyPI yet):
+pip install -e ".[langchain]" matplotlib
+# once ctxbudget is published on PyPI, from anywhere:
+# pip install "ctxbudget[langchain]" matplotlib
 ```
 """),
         code("""
@@ -824,7 +837,10 @@ one after the tool results (the model answers). For every request we take exactl
 ## Setup
 
 ```bash
-pip install "ctxbudget[langchain,llamaindex]" matplotlib
+# from the root of your ctxbudget clone (ctxbudget is not on PyPI yet):
+pip install -e ".[langchain,llamaindex]" matplotlib
+# once ctxbudget is published on PyPI, from anywhere:
+# pip install "ctxbudget[langchain,llamaindex]" matplotlib
 ```
 
 Everything runs offline: the encodings ship with ctxbudget, and no model is called except the fake summarizer.

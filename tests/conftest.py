@@ -1,8 +1,16 @@
-"""Fixtures shared by every suite: a Redis server on loopback, when ``CTXBUDGET_REDIS_URL`` names one.
+"""Shared by every suite: the Hypothesis profile, and a Redis server on loopback when ``CTXBUDGET_REDIS_URL`` names one.
 
 ``.ci/run`` starts redis-server on 127.0.0.1:6390 and sets the variable; ``make test`` starts a private one when
 redis-server is installed. Without the variable every test marked ``redis`` is skipped from one place, so ``-ra``
 reports the whole Redis suite as one line saying how to run it.
+
+Hypothesis runs under the ``ci`` profile, loaded here before any test module is imported (so every ``settings(...)``
+in a test inherits what it does not set): no deadline and no ``too_slow`` / ``data_too_large`` health checks, the
+checks that fail when the machine is busy rather than when the code is wrong, and ``derandomize``, so every run
+draws the same examples and a failure is the code's, never the seed's or the load's. ``pytest
+--hypothesis-profile=explore`` searches afresh (random seeds; 500 examples where a test does not set its own count).
+``tests/test_hypothesis_profile.py`` fails when a test sets a deadline or turns a timing health check back on.
+Timings live in ``benchmarks/``.
 """
 
 from __future__ import annotations
@@ -12,6 +20,28 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+HEAVY_INPUT_HEALTH_CHECKS = (HealthCheck.too_slow, HealthCheck.data_too_large)
+"""``too_slow`` times input generation, so it fails when the machine is busy; ``data_too_large`` fails on what a
+heavy strategy happens to draw. Neither says anything about the code under test."""
+settings.register_profile(
+    "ci",
+    deadline=None,
+    suppress_health_check=HEAVY_INPUT_HEALTH_CHECKS,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+)
+settings.register_profile(
+    "explore",
+    settings.get_profile("ci"),
+    derandomize=False,
+    database=DirectoryBasedExampleDatabase(".hypothesis/examples"),
+    max_examples=500,
+)
+settings.load_profile("ci")
 
 REDIS_URL_ENV = "CTXBUDGET_REDIS_URL"
 REDIS_MISSING_ENV = "CTXBUDGET_REDIS_MISSING"

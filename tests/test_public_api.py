@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 
 import ctxbudget
 
@@ -207,3 +209,15 @@ def test_every_public_name_resolves_and_is_documented() -> None:
         value = getattr(ctxbudget, name)
         if inspect.isclass(value) or inspect.isfunction(value):
             assert (getattr(value, "__doc__", None) or "").strip(), f"{name} has no docstring"
+
+
+def test_import_ctxbudget_is_lazy() -> None:
+    """``import ctxbudget`` loads no submodule (nor tiktoken or pydantic) until a name is used."""
+    code = (
+        "import sys, ctxbudget; "
+        "loaded = sorted(m for m in sys.modules if m.startswith('ctxbudget.') or m in ('tiktoken', 'pydantic')); "
+        "assert not loaded, loaded; "
+        "from ctxbudget import ContextSession, Message; "
+        "assert ctxbudget.ContextSession is ContextSession and 'ctxbudget.session' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -2,255 +2,454 @@
 
 The public API is listed once, here, in ``__all__``; ``tests/test_public_api.py`` pins it. Framework adapters
 live in ``langchain_ctxbudget`` and ``llamaindex_ctxbudget``; test doubles in :mod:`ctxbudget.testing`.
+
+Every public name is imported on first use (PEP 562 ``__getattr__``), so ``import ctxbudget`` costs next to
+nothing and a program pays only for the parts it touches; ``from ctxbudget import X`` and ``ctxbudget.X`` work as
+they always did.
 """
 
 from __future__ import annotations
 
-from .archive import (
-    HANDLE_PREFIX,
-    Archive,
-    ArchiveEntry,
-    ArchiveReason,
-)
-from .archive_search import (
-    ArchiveHit,
-    ArchiveIndex,
-    render_hits,
-)
-from .assembly import (
-    BuiltContext,
-    FragmentUsage,
-    assemble_context_plan,
-    assemble_fragments,
-)
-from .cognitive import (
-    COGNITIVE_CONTEXT_BOUND,
-    AsyncKnowledgeProvider,
-    BindingLimits,
-    Citation,
-    CitedDocument,
-    CognitiveContextSession,
-    ContextRequest,
-    ContextResponse,
-    FolderKnowledgeProvider,
-    KnowledgeBinding,
-    KnowledgeProvider,
-    PackageBinding,
-    ProviderKind,
-    canonical_digest,
-    check_providers,
-    check_resume,
-    example_package_path,
-)
-from .compaction import (
-    ARCHIVE_META,
-)
-from .encodings import (
-    ENCODING_NAMES,
-    get_encoding,
-)
-from .errors import (
-    ArchiveError,
-    BindingMismatchError,
-    BindingResumeError,
-    BudgetExceededError,
-    CognitiveContextError,
-    CognitiveExclusivityError,
-    CompactionError,
-    ContextOverflowError,
-    CtxBudgetError,
-    DuplicateFragmentError,
-    EncodingDataError,
-    FragmentLimitError,
-    InvalidBinding,
-    InvalidFragmentError,
-    InvalidLimits,
-    InvalidMessageError,
-    InvalidPolicyError,
-    InvalidRequest,
-    MissingProviderError,
-    PlanAuditError,
-    ProviderFailure,
-    ResponseDrift,
-    SnapshotConflictError,
-    SnapshotError,
-    SnapshotFormatError,
-    SnapshotIntegrityError,
-    SnapshotStoreError,
-    SourceError,
-    SummarizerError,
-    SystemPromptTooLargeError,
-    TranscriptError,
-    UnexpectedBindingError,
-    UnknownModelError,
-    UsageError,
-)
-from .events import (
-    ArchivedItem,
-    CognitiveContextBound,
-    CompactionFailed,
-    ContextCompacted,
-    ContextUpdate,
-    Event,
-    EventBus,
-    EventType,
-    ToolOutputBounded,
-    ToolResultUnsent,
-)
-from .evidence import (
-    excerpt,
-)
-from .fragments import (
-    FRAGMENT_ROLES,
-    INSTRUCTION_ROLES,
-    Fragment,
-    FragmentRole,
-)
-from .items import (
-    DATA_TRUSTS,
-    ContextItem,
-    Lifetime,
-    Trust,
-    trust_score,
-)
-from .messages import (
-    ContentBlock,
-    Message,
-    MessageRole,
-    MessageSequence,
-    MessageState,
-    ToolCall,
-    ToolSchema,
-    new_message_id,
-)
-from .models import (
-    DEFAULT_REGISTRY,
-    ModelInfo,
-    ModelRegistry,
-    Provider,
-)
-from .planner import (
-    DroppedItem,
-    DropReason,
-    PlannedItem,
-    PlannerConfig,
-    PlanResult,
-    plan_context,
-    score_item,
-)
-from .policy import (
-    CompactionPolicy,
-)
-from .providers import (
-    AnthropicCounter,
-    UsageFigures,
-    messages_from_anthropic,
-    messages_from_openai,
-    messages_from_responses,
-    messages_to_anthropic,
-    messages_to_openai,
-    messages_to_responses,
-    to_anthropic_request,
-    to_openai_request,
-    to_responses_request,
-    tool_from_anthropic,
-    tool_from_openai,
-    tool_from_responses,
-    tool_to_anthropic,
-    tool_to_openai,
-    tool_to_responses,
-    tool_use_system_prompt_tokens,
-    usage_figures,
-)
-from .render import (
-    SEPARATOR,
-    escape_attribute,
-    escape_content,
-    render_envelope,
-    render_item,
-    render_items,
-)
-from .request import (
-    INTERRUPTED_NOTICE,
-    BuiltRequest,
-    PreCompact,
-)
-from .session import (
-    ContextSession,
-)
-from .shared_session import (
-    LoadedSession,
-    SharedSession,
-    SharedSessionStats,
-)
-from .snapshot import (
-    SNAPSHOT_SCHEMA,
-    SessionSnapshot,
-    TrackerSnapshot,
-)
-from .sources import (
-    INSTRUCTION_FILE_NAMES,
-    Skill,
-    SkillLibrary,
-    compact_instructions,
-    evidence_item,
-    find_instruction_files,
-    load_compact_instructions,
-    load_instruction_items,
-    parse_front_matter,
-)
-from .stores import (
-    ArchiveRecord,
-    BaseSnapshotStore,
-    InMemorySnapshotStore,
-    SnapshotStore,
-    SQLiteSnapshotStore,
-    StoredSnapshot,
-)
-from .summarize import (
-    SUMMARY_SECTIONS,
-    AsyncSummarizer,
-    ExtractiveSummarizer,
-    Summarizer,
-    SummaryRequest,
-    build_summary_prompt,
-    render_transcript,
-)
-from .tokens import (
-    REPLY_PRIMING,
-    TOKENS_PER_IMAGE,
-    TOKENS_PER_MESSAGE,
-    TOKENS_PER_NAME,
-    TOKENS_PER_TOOL_CALL,
-    BoundedCounter,
-    Calibration,
-    CharCounter,
-    EstimatingCounter,
-    TiktokenCounter,
-    TokenCounter,
-    count_request,
-    counter_for_model,
-)
-from .toolpairs import (
-    MISSING_RESULT_TEXT,
-    ToolPairProblem,
-    find_tool_pair_problems,
-    repair_tool_pairs,
-    safe_cut_points,
-    validate_tool_sequence,
-)
-from .tracking import (
-    ContextState,
-    ContextWindowTracker,
-)
-from .transcripts import (
-    Transcript,
-    TranscriptFormat,
-    load_transcript,
-    parse_transcript,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what static analysis and IDEs see; at run time each name is imported when first used
+    from .archive import (
+        HANDLE_PREFIX,
+        Archive,
+        ArchiveEntry,
+        ArchiveReason,
+    )
+    from .archive_search import (
+        ArchiveHit,
+        ArchiveIndex,
+        render_hits,
+    )
+    from .assembly import (
+        BuiltContext,
+        FragmentUsage,
+        assemble_context_plan,
+        assemble_fragments,
+    )
+    from .cognitive import (
+        COGNITIVE_CONTEXT_BOUND,
+        AsyncKnowledgeProvider,
+        BindingLimits,
+        Citation,
+        CitedDocument,
+        CognitiveContextSession,
+        ContextRequest,
+        ContextResponse,
+        FolderKnowledgeProvider,
+        KnowledgeBinding,
+        KnowledgeProvider,
+        PackageBinding,
+        ProviderKind,
+        canonical_digest,
+        check_providers,
+        check_resume,
+        example_package_path,
+    )
+    from .compaction import (
+        ARCHIVE_META,
+    )
+    from .encodings import (
+        ENCODING_NAMES,
+        get_encoding,
+    )
+    from .errors import (
+        ArchiveError,
+        BindingMismatchError,
+        BindingResumeError,
+        BudgetExceededError,
+        CognitiveContextError,
+        CognitiveExclusivityError,
+        CompactionError,
+        ContextOverflowError,
+        CtxBudgetError,
+        DuplicateFragmentError,
+        EncodingDataError,
+        FragmentLimitError,
+        InvalidBinding,
+        InvalidFragmentError,
+        InvalidLimits,
+        InvalidMessageError,
+        InvalidPolicyError,
+        InvalidRequest,
+        MissingProviderError,
+        PlanAuditError,
+        ProviderFailure,
+        ResponseDrift,
+        SnapshotConflictError,
+        SnapshotError,
+        SnapshotFormatError,
+        SnapshotIntegrityError,
+        SnapshotStoreError,
+        SourceError,
+        SummarizerError,
+        SystemPromptTooLargeError,
+        TranscriptError,
+        UnexpectedBindingError,
+        UnknownModelError,
+        UsageError,
+    )
+    from .events import (
+        ArchivedItem,
+        CognitiveContextBound,
+        CompactionFailed,
+        ContextCompacted,
+        ContextUpdate,
+        Event,
+        EventBus,
+        EventType,
+        ToolOutputBounded,
+        ToolResultUnsent,
+    )
+    from .evidence import (
+        excerpt,
+    )
+    from .fragments import (
+        FRAGMENT_ROLES,
+        INSTRUCTION_ROLES,
+        Fragment,
+        FragmentRole,
+    )
+    from .items import (
+        DATA_TRUSTS,
+        ContextItem,
+        Lifetime,
+        Trust,
+        trust_score,
+    )
+    from .messages import (
+        ContentBlock,
+        Message,
+        MessageRole,
+        MessageSequence,
+        MessageState,
+        ToolCall,
+        ToolSchema,
+        new_message_id,
+    )
+    from .models import (
+        DEFAULT_REGISTRY,
+        ModelInfo,
+        ModelRegistry,
+        Provider,
+    )
+    from .planner import (
+        DroppedItem,
+        DropReason,
+        PlannedItem,
+        PlannerConfig,
+        PlanResult,
+        plan_context,
+        score_item,
+    )
+    from .policy import (
+        CompactionPolicy,
+    )
+    from .providers import (
+        AnthropicCounter,
+        UsageFigures,
+        messages_from_anthropic,
+        messages_from_openai,
+        messages_from_responses,
+        messages_to_anthropic,
+        messages_to_openai,
+        messages_to_responses,
+        to_anthropic_request,
+        to_openai_request,
+        to_responses_request,
+        tool_from_anthropic,
+        tool_from_openai,
+        tool_from_responses,
+        tool_to_anthropic,
+        tool_to_openai,
+        tool_to_responses,
+        tool_use_system_prompt_tokens,
+        usage_figures,
+    )
+    from .render import (
+        SEPARATOR,
+        escape_attribute,
+        escape_content,
+        render_envelope,
+        render_item,
+        render_items,
+    )
+    from .request import (
+        INTERRUPTED_NOTICE,
+        BuiltRequest,
+        PreCompact,
+    )
+    from .session import (
+        ContextSession,
+    )
+    from .shared_session import (
+        LoadedSession,
+        SharedSession,
+        SharedSessionStats,
+    )
+    from .snapshot import (
+        SNAPSHOT_SCHEMA,
+        SessionSnapshot,
+        TrackerSnapshot,
+    )
+    from .sources import (
+        INSTRUCTION_FILE_NAMES,
+        Skill,
+        SkillLibrary,
+        compact_instructions,
+        evidence_item,
+        find_instruction_files,
+        load_compact_instructions,
+        load_instruction_items,
+        parse_front_matter,
+    )
+    from .stores import (
+        ArchiveRecord,
+        BaseSnapshotStore,
+        InMemorySnapshotStore,
+        SnapshotStore,
+        SQLiteSnapshotStore,
+        StoredSnapshot,
+    )
+    from .summarize import (
+        SUMMARY_SECTIONS,
+        AsyncSummarizer,
+        ExtractiveSummarizer,
+        Summarizer,
+        SummaryRequest,
+        build_summary_prompt,
+        render_transcript,
+    )
+    from .tokens import (
+        REPLY_PRIMING,
+        TOKENS_PER_IMAGE,
+        TOKENS_PER_MESSAGE,
+        TOKENS_PER_NAME,
+        TOKENS_PER_TOOL_CALL,
+        BoundedCounter,
+        Calibration,
+        CharCounter,
+        EstimatingCounter,
+        TiktokenCounter,
+        TokenCounter,
+        count_request,
+        counter_for_model,
+    )
+    from .toolpairs import (
+        MISSING_RESULT_TEXT,
+        ToolPairProblem,
+        find_tool_pair_problems,
+        repair_tool_pairs,
+        safe_cut_points,
+        validate_tool_sequence,
+    )
+    from .tracking import (
+        ContextState,
+        ContextWindowTracker,
+    )
+    from .transcripts import (
+        Transcript,
+        TranscriptFormat,
+        load_transcript,
+        parse_transcript,
+    )
 
 __version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "ARCHIVE_META": "compaction",
+    "AnthropicCounter": "providers",
+    "Archive": "archive",
+    "ArchiveEntry": "archive",
+    "ArchiveError": "errors",
+    "ArchiveHit": "archive_search",
+    "ArchiveIndex": "archive_search",
+    "ArchiveReason": "archive",
+    "ArchiveRecord": "stores",
+    "ArchivedItem": "events",
+    "AsyncKnowledgeProvider": "cognitive",
+    "AsyncSummarizer": "summarize",
+    "BaseSnapshotStore": "stores",
+    "BindingLimits": "cognitive",
+    "BindingMismatchError": "errors",
+    "BindingResumeError": "errors",
+    "BoundedCounter": "tokens",
+    "BudgetExceededError": "errors",
+    "BuiltContext": "assembly",
+    "BuiltRequest": "request",
+    "COGNITIVE_CONTEXT_BOUND": "cognitive",
+    "Calibration": "tokens",
+    "CharCounter": "tokens",
+    "Citation": "cognitive",
+    "CitedDocument": "cognitive",
+    "CognitiveContextBound": "events",
+    "CognitiveContextError": "errors",
+    "CognitiveContextSession": "cognitive",
+    "CognitiveExclusivityError": "errors",
+    "CompactionError": "errors",
+    "CompactionFailed": "events",
+    "CompactionPolicy": "policy",
+    "ContentBlock": "messages",
+    "ContextCompacted": "events",
+    "ContextItem": "items",
+    "ContextOverflowError": "errors",
+    "ContextRequest": "cognitive",
+    "ContextResponse": "cognitive",
+    "ContextSession": "session",
+    "ContextState": "tracking",
+    "ContextUpdate": "events",
+    "ContextWindowTracker": "tracking",
+    "CtxBudgetError": "errors",
+    "DATA_TRUSTS": "items",
+    "DEFAULT_REGISTRY": "models",
+    "DropReason": "planner",
+    "DroppedItem": "planner",
+    "DuplicateFragmentError": "errors",
+    "ENCODING_NAMES": "encodings",
+    "EncodingDataError": "errors",
+    "EstimatingCounter": "tokens",
+    "Event": "events",
+    "EventBus": "events",
+    "EventType": "events",
+    "ExtractiveSummarizer": "summarize",
+    "FRAGMENT_ROLES": "fragments",
+    "FolderKnowledgeProvider": "cognitive",
+    "Fragment": "fragments",
+    "FragmentLimitError": "errors",
+    "FragmentRole": "fragments",
+    "FragmentUsage": "assembly",
+    "HANDLE_PREFIX": "archive",
+    "INSTRUCTION_FILE_NAMES": "sources",
+    "INSTRUCTION_ROLES": "fragments",
+    "INTERRUPTED_NOTICE": "request",
+    "InMemorySnapshotStore": "stores",
+    "InvalidBinding": "errors",
+    "InvalidFragmentError": "errors",
+    "InvalidLimits": "errors",
+    "InvalidMessageError": "errors",
+    "InvalidPolicyError": "errors",
+    "InvalidRequest": "errors",
+    "KnowledgeBinding": "cognitive",
+    "KnowledgeProvider": "cognitive",
+    "Lifetime": "items",
+    "LoadedSession": "shared_session",
+    "MISSING_RESULT_TEXT": "toolpairs",
+    "Message": "messages",
+    "MessageRole": "messages",
+    "MessageSequence": "messages",
+    "MessageState": "messages",
+    "MissingProviderError": "errors",
+    "ModelInfo": "models",
+    "ModelRegistry": "models",
+    "PackageBinding": "cognitive",
+    "PlanAuditError": "errors",
+    "PlanResult": "planner",
+    "PlannedItem": "planner",
+    "PlannerConfig": "planner",
+    "PreCompact": "request",
+    "Provider": "models",
+    "ProviderFailure": "errors",
+    "ProviderKind": "cognitive",
+    "REPLY_PRIMING": "tokens",
+    "ResponseDrift": "errors",
+    "SEPARATOR": "render",
+    "SNAPSHOT_SCHEMA": "snapshot",
+    "SQLiteSnapshotStore": "stores",
+    "SUMMARY_SECTIONS": "summarize",
+    "SessionSnapshot": "snapshot",
+    "SharedSession": "shared_session",
+    "SharedSessionStats": "shared_session",
+    "Skill": "sources",
+    "SkillLibrary": "sources",
+    "SnapshotConflictError": "errors",
+    "SnapshotError": "errors",
+    "SnapshotFormatError": "errors",
+    "SnapshotIntegrityError": "errors",
+    "SnapshotStore": "stores",
+    "SnapshotStoreError": "errors",
+    "SourceError": "errors",
+    "StoredSnapshot": "stores",
+    "Summarizer": "summarize",
+    "SummarizerError": "errors",
+    "SummaryRequest": "summarize",
+    "SystemPromptTooLargeError": "errors",
+    "TOKENS_PER_IMAGE": "tokens",
+    "TOKENS_PER_MESSAGE": "tokens",
+    "TOKENS_PER_NAME": "tokens",
+    "TOKENS_PER_TOOL_CALL": "tokens",
+    "TiktokenCounter": "tokens",
+    "TokenCounter": "tokens",
+    "ToolCall": "messages",
+    "ToolOutputBounded": "events",
+    "ToolPairProblem": "toolpairs",
+    "ToolResultUnsent": "events",
+    "ToolSchema": "messages",
+    "TrackerSnapshot": "snapshot",
+    "Transcript": "transcripts",
+    "TranscriptError": "errors",
+    "TranscriptFormat": "transcripts",
+    "Trust": "items",
+    "UnexpectedBindingError": "errors",
+    "UnknownModelError": "errors",
+    "UsageError": "errors",
+    "UsageFigures": "providers",
+    "assemble_context_plan": "assembly",
+    "assemble_fragments": "assembly",
+    "build_summary_prompt": "summarize",
+    "canonical_digest": "cognitive",
+    "check_providers": "cognitive",
+    "check_resume": "cognitive",
+    "compact_instructions": "sources",
+    "count_request": "tokens",
+    "counter_for_model": "tokens",
+    "escape_attribute": "render",
+    "escape_content": "render",
+    "evidence_item": "sources",
+    "example_package_path": "cognitive",
+    "excerpt": "evidence",
+    "find_instruction_files": "sources",
+    "find_tool_pair_problems": "toolpairs",
+    "get_encoding": "encodings",
+    "load_compact_instructions": "sources",
+    "load_instruction_items": "sources",
+    "load_transcript": "transcripts",
+    "messages_from_anthropic": "providers",
+    "messages_from_openai": "providers",
+    "messages_from_responses": "providers",
+    "messages_to_anthropic": "providers",
+    "messages_to_openai": "providers",
+    "messages_to_responses": "providers",
+    "new_message_id": "messages",
+    "parse_front_matter": "sources",
+    "parse_transcript": "transcripts",
+    "plan_context": "planner",
+    "render_envelope": "render",
+    "render_hits": "archive_search",
+    "render_item": "render",
+    "render_items": "render",
+    "render_transcript": "summarize",
+    "repair_tool_pairs": "toolpairs",
+    "safe_cut_points": "toolpairs",
+    "score_item": "planner",
+    "to_anthropic_request": "providers",
+    "to_openai_request": "providers",
+    "to_responses_request": "providers",
+    "tool_from_anthropic": "providers",
+    "tool_from_openai": "providers",
+    "tool_from_responses": "providers",
+    "tool_to_anthropic": "providers",
+    "tool_to_openai": "providers",
+    "tool_to_responses": "providers",
+    "tool_use_system_prompt_tokens": "providers",
+    "trust_score": "items",
+    "usage_figures": "providers",
+    "validate_tool_sequence": "toolpairs",
+}
+"""Public name -> the submodule that defines it."""
 
 __all__ = [
     "ARCHIVE_META",
@@ -442,3 +641,16 @@ __all__ = [
     "usage_figures",
     "validate_tool_sequence",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups find it without calling __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

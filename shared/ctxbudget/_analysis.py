@@ -1,54 +1,82 @@
 """What ``ctxbudget inspect`` and ``ctxbudget compact`` compute, as plain JSON-able data (no rendering, no rich).
 
-A transcript becomes a :class:`~ctxbudget.session.ContextSession`: its leading system messages are the session's
-system prompt (never compacted), the rest is the history. ``inspect`` measures the transcript as it stands and runs
-a manual compaction on that throwaway session to show what compaction would do; ``compact`` does the same and keeps
-the result: the request to send next, the cumulative summary and the archive of every original that left it.
+A transcript streams (:mod:`ctxbudget.transcript_formats._open`) into a :class:`~ctxbudget.session.ContextSession`,
+one message at a time, as the live session that produced it would have been fed: its leading system messages are
+the session's system prompt (never compacted), the rest is the history. Whenever the history reaches the policy's
+threshold the session compacts, as it would have live, and everything it evicts goes to the archive, which is
+written out as it grows (:mod:`ctxbudget._cli_archive`): memory holds the window, one message and the ids seen, not
+the file. At the end a manual compaction runs (what ``/compact`` does); ``inspect`` reports it, ``compact`` keeps it:
+the request to send next, the cumulative summary and the archive of every original that left it.
+
+``compact`` does nothing (:attr:`Run.worth` is ``False``, and it says why) when the transcript never reached the
+threshold and the compaction would save less than :data:`MIN_GAIN_OF_WINDOW` of the window or
+:data:`MIN_GAIN_OF_PROMPT` of the prompt: a compaction rewrites the prompt from its first compacted message on, so
+the provider's prompt cache (cached input is billed at about a tenth) is lost for all of it, and a small saving
+does not pay for rebuilding it. ``--force`` compacts anyway.
 
 A document ``compact`` wrote resumes where it left off: its summary, goal and archive seed the session, and the
 messages the session generated (the summary message, synthetic tool results) are left out of the history, so
-compacting it again loses nothing.
+compacting it again loses nothing. Claude Code's own history before a ``compact_boundary`` (not sent) goes to the
+archive as it is read (reason ``summarized``): it is kept, and reported apart.
 
-Both commands count archived originals the same way (:func:`archived_originals`): the transcript messages whose
-original is in the session's archive after the compaction, each once, whatever the reason (bounded on arrival,
-cleared, shortened or summarized by compaction, or dropped as an orphaned result no request can carry). *Bounded on
-arrival* are the tool outputs over the per-output limit (``CompactionPolicy.max_tool_output_tokens``, by default
-min(8,000, window / 8) tokens) that were cut to a head and tail excerpt as they were read into the session, before
-any compaction; their full text is archived, so they are among the archived originals.
+The model is ``--model``, else the one the transcript names when the registry knows it, else :data:`DEFAULT_MODEL`;
+the report says which and why. The prompt sizes a transcript records itself (the provider's usage) are reported
+beside our count of the same request. A Claude Code file holds neither Claude Code's system prompt nor its tool
+definitions (nor does an ATIF trajectory made from one): when a transcript with usage figures holds no system
+message and no tools, what the agent adds is measured from the file's first usage figure (the first request's
+prompt less our count of the messages it held) and counted in the window usage as ``harness_tokens``; the request
+``compact`` writes carries no such system prompt, so its compaction figures leave them out.
 
-The long steps report how far they are to a :class:`~ctxbudget._progress.Progress` callback (the CLI draws rich
-bars from it; see :mod:`ctxbudget._progress` for the steps).
+Both commands count archived originals the same way: the transcript messages whose original is in the archive,
+each once, whatever the reason (bounded on arrival, cleared, summarized, dropped as an orphaned result no request
+can carry, or replaced by the transcript's own compaction). *Bounded on arrival* are the tool outputs over the
+per-output limit (``CompactionPolicy.max_tool_output_tokens``) cut to a head and tail excerpt as they were read.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from ._cli_archive import ArchiveSink, SpillArchive
+from ._cli_stats import Tally
 from ._progress import Progress, compaction_progress, no_progress
 from .archive import ArchiveEntry
-from .events import ContextCompacted
-from .messages import Message
+from .errors import CompactionError, ContextOverflowError
+from .messages import Message, ToolSchema
+from .models import DEFAULT_REGISTRY
 from .policy import CompactionPolicy
+from .providers.anthropic_tokens import AnthropicCounter, preserves_thinking
 from .session import ContextSession
-from .snapshot import SessionSnapshot, TrackerSnapshot
-from .tokens import count_request
-from .toolpairs import find_tool_pair_problems
-from .tracking import ContextState
-from .transcripts import COMPACTED_FORMAT, CompactedState, Transcript
+from .tokens import EstimatingCounter, TiktokenCounter, TokenCounter
+from .transcript_formats._detect import COMPACTED_FORMAT
+from .transcript_formats._items import Head, Replaced, Reported
+from .transcript_formats._open import TranscriptStream
 
 __all__ = [
     "COMPACTED_FORMAT",
+    "DEFAULT_MODEL",
+    "MIN_GAIN_OF_PROMPT",
+    "MIN_GAIN_OF_WINDOW",
+    "Run",
+    "Settings",
     "archived_originals",
-    "compact_transcript",
-    "inspect_transcript",
     "originals_from_compacted",
-    "session_for",
+    "run_transcript",
 ]
 
+DEFAULT_MODEL = "gpt-4o"
+"""The model used when neither ``--model`` nor the transcript names one the registry knows."""
+MIN_GAIN_OF_WINDOW = 0.05
+"""``compact`` below the threshold must save at least this share of the window..."""
+MIN_GAIN_OF_PROMPT = 0.25
+"""... and this share of the prompt it rewrites (whose prompt cache it loses)."""
 _SESSION_ID = "ctxbudget-cli"
-_ADD_BATCH = 250  # messages added to the session between two progress reports
+_CACHE = 4_096
+"""Counts the counter remembers: enough for the window's messages, bounded whatever the file's length."""
+_REPORT_EVERY = 256  # messages between two progress reports
 
 
 def archived_originals(entries: Iterable[ArchiveEntry]) -> int:
@@ -56,267 +84,467 @@ def archived_originals(entries: Iterable[ArchiveEntry]) -> int:
     return len({entry.message.id for entry in entries if entry.message is not None})
 
 
-def session_for(
-    transcript: Transcript,
+@dataclass(frozen=True)
+class Settings:
+    """What ``inspect`` and ``compact`` were asked for (the flags)."""
+
+    model: str | None = None
+    """``--model``; ``None``: the transcript's, else :data:`DEFAULT_MODEL`."""
+    max_tokens: int | None = None
+    policy: CompactionPolicy | None = None
+    instructions: str | None = None
+    top: int = 10
+    force: bool = False
+
+
+def counter_for(model: str, max_tokens: int | None = None) -> TokenCounter:
+    """The counter a session picks for ``model``, with a cache bounded by :data:`_CACHE`.
+
+    A model the registry lacks is estimated when the window is given (``max_tokens``), as a session does.
+
+    Raises:
+        UnknownModelError: ``model`` is not registered and no window is given (the nearest names suggested).
+    """
+    info = DEFAULT_REGISTRY.find(model)
+    if info is None:
+        if max_tokens is None:
+            raise DEFAULT_REGISTRY.unknown(model)
+        return EstimatingCounter(cache_size=_CACHE)
+    if info.exact:
+        return TiktokenCounter(info.encoding, cache_size=_CACHE)
+    if info.provider == "anthropic":
+        return AnthropicCounter(info.name, factor=info.token_factor, encoding=info.encoding, cache_size=_CACHE)
+    return EstimatingCounter(info.token_factor, encoding=info.encoding, cache_size=_CACHE)
+
+
+def resolve_model(flag: str | None, head: Head) -> tuple[str, str]:
+    """The model to count with, and where it came from (for the report)."""
+    if flag is not None:
+        return flag, "--model"
+    if head.model is not None and DEFAULT_REGISTRY.find(head.model) is not None:
+        return head.model, head.model_from or "the transcript"
+    if head.model is not None:
+        return DEFAULT_MODEL, (
+            f"the default: the transcript names {head.model!r} ({head.model_from}), which the model registry does "
+            "not know; --model NAME or --max-tokens N to choose"
+        )
+    return DEFAULT_MODEL, "the default: the transcript names no model"
+
+
+@dataclass
+class _Usage:
+    """A prompt size the transcript records, beside our count of the same request."""
+
+    reported: int
+    ours: int
+    messages: int
+    where: str
+
+    def json(self) -> dict[str, Any]:
+        difference = 100.0 * (self.ours - self.reported) / self.reported if self.reported else 0.0
+        return {
+            "reported_tokens": self.reported,
+            "our_tokens": self.ours,
+            "messages": self.messages,
+            "where": self.where,
+            "difference_percentage": round(difference, 1),
+        }
+
+
+@dataclass
+class Run:
+    """One transcript streamed into a session and compacted: what ``inspect`` reports and ``compact`` writes."""
+
+    head: Head
+    model: str
+    model_from: str
+    session: ContextSession
+    sink: ArchiveSink
+    tally: Tally
+    system: list[Message] = field(default_factory=list)
+    sent: list[Message] = field(default_factory=list)
+    used: int = 0
+    harness: int = 0
+    replaced: int = 0
+    replaced_tokens: int = 0
+    compactions: int = 0
+    live_compactions: int = 0
+    """Compactions while reading (the transcript reached the threshold), before the final one."""
+    tiers: list[str] = field(default_factory=list)
+    after: int = 0
+    error: str | None = None
+    usage: list[_Usage] = field(default_factory=list)
+
+    @property
+    def window(self) -> int:
+        """The prompt budget."""
+        return self.session.max_tokens
+
+    @property
+    def policy(self) -> CompactionPolicy:
+        """The compaction policy."""
+        return self.session.policy
+
+    @property
+    def threshold(self) -> int:
+        """Where a live session compacts on its own."""
+        return int(self.policy.threshold * self.window)
+
+    @property
+    def gain(self) -> int:
+        """Tokens the compaction saves."""
+        return max(0, self.used - self.after)
+
+    @property
+    def minimum_gain(self) -> int:
+        """The least saving worth a compaction below the threshold (see the module docstring)."""
+        return max(math.ceil(MIN_GAIN_OF_WINDOW * self.window), math.ceil(MIN_GAIN_OF_PROMPT * self.used))
+
+    @property
+    def needed(self) -> bool:
+        """The transcript reached the threshold: a live session would have compacted."""
+        return self.live_compactions > 0 or self.used >= self.threshold
+
+    @property
+    def worth(self) -> bool:
+        """Whether compacting is worth writing out (always when it was needed)."""
+        return self.error is None and (self.needed or self.gain >= self.minimum_gain)
+
+    def why_not(self) -> str:
+        """Why ``compact`` does nothing, in a sentence."""
+        return (
+            f"at {self.used:,} tokens ({_percent(self.used, self.window)}% of the {self.window:,}-token window, under "
+            f"the {self.threshold:,} where a session compacts) a compaction would save {self.gain:,} tokens, less than "
+            f"the {self.minimum_gain:,} that would pay for it ({MIN_GAIN_OF_WINDOW:.0%} of the window and "
+            f"{MIN_GAIN_OF_PROMPT:.0%} of the prompt it rewrites, losing the provider's prompt cache); pass --force "
+            "to compact anyway"
+        )
+
+
+def _percent(used: int, window: int) -> float:
+    """``used`` as a share of ``window``, uncapped (158.9 for a transcript past the window)."""
+    return round(100.0 * used / window, 1)
+
+
+def run_transcript(
+    stream: TranscriptStream,
+    settings: Settings,
+    sink: ArchiveSink,
     *,
-    model: str | None,
-    max_tokens: int | None,
-    compact_instructions: str | None = None,
-    policy: CompactionPolicy | None = None,
     progress: Progress = no_progress,
-) -> tuple[ContextSession, list[Message]]:
-    """Build a session holding ``transcript``; returns it and the leading system messages it took as its prompt.
+    trial: bool = False,
+) -> Run:
+    """Stream ``stream`` into a session, compacting as a live session would, then compact once more.
 
-    Adding the messages measures each one and bounds oversized tool outputs: the ``counting`` step.
+    ``trial`` (``inspect``) records a compaction failure in :attr:`Run.error` instead of raising it.
+
+    Raises:
+        TranscriptError: a malformed row (line and field named).
+        UnknownModelError: ``--model`` names no registered model.
+        CompactionError, ContextOverflowError: the history cannot be made to fit (unless ``trial``).
     """
-    messages = list(transcript.messages)
-    lead = 0
-    while lead < len(messages) and messages[lead].role == "system":
-        lead += 1
-    system = messages[:lead]
-    session = ContextSession(
-        model=model,
-        max_tokens=max_tokens,
-        system_prompt="\n\n".join(m.text for m in system) or None,
-        tools=transcript.tools,
-        session_id=_SESSION_ID,
-        compact_instructions=compact_instructions,
-        policy=policy,
-    )
-    history = messages[lead:]
-    progress("counting", 0, len(history))
-    if transcript.compacted is not None:
-        session = _resumed(session, transcript.compacted, history)
-    else:
-        for start in range(0, len(history), _ADD_BATCH):
-            session.add(*history[start : start + _ADD_BATCH])
-            progress("counting", min(start + _ADD_BATCH, len(history)), len(history))
-    progress("counting", len(history), len(history))
-    return session, system
+    return _Feeder(stream, settings, sink, progress, trial).run()
 
 
-def _compact(session: ContextSession, progress: Progress) -> tuple[ContextCompacted, list[Message]]:
-    """Compact ``session`` now and build the next request; returns the event and the messages sent after the prompt.
+class _Feeder:
+    """Feeds a transcript's items into a session (built when the leading system messages are known)."""
 
-    A message of the history the request leaves out (an orphaned result a strict provider would reject) is
-    archived as ``dropped``: never lost.
-    """
-    with compaction_progress(session, progress):
-        event = session.compact()
-        request = session.build_request()
-    sent = list(request.messages[1:] if session.system_prompt else request.messages)
-    sent_ids = {m.id for m in sent}
-    for message in session.history:
-        if message.id not in sent_ids:
-            session.archive.put_message(message, "dropped")
-    return event, sent
+    def __init__(
+        self, stream: TranscriptStream, settings: Settings, sink: ArchiveSink, progress: Progress, trial: bool
+    ) -> None:
+        self.stream = stream
+        self.settings = settings
+        self.progress = progress
+        self.trial = trial
+        self.head = stream.head
+        self.model, self.model_from = resolve_model(settings.model, self.head)
+        self.counter = counter_for(self.model, settings.max_tokens)
+        self.sink = sink
+        self.archive = SpillArchive(sink)
+        counter = self.counter
+        strips = isinstance(counter, AnthropicCounter) and not preserves_thinking(self.model)
+        self.tally = Tally(
+            settings.top, counter.thinking_tokens if isinstance(counter, AnthropicCounter) and strips else None
+        )
+        self.system: list[Message] = []
+        self.session: ContextSession | None = None
+        self.fixed = self.counter.request_overhead + self.counter.count_tools(self.head.tools)
+        self.harness = 0
+        self.usage: list[_Usage] = []
+        self.replaced = self.replaced_tokens = 0
+        self.compactions = 0
+        self.tiers: list[str] = []
+        self.error: str | None = None
+        self.retry_at = 0  # after a failed compaction: the count to reach before trying again
+
+    # -- the session -------------------------------------------------------------------------------------------
+    def _build(self) -> ContextSession:
+        settings = self.settings
+        fresh = ContextSession(
+            model=self.model,
+            max_tokens=settings.max_tokens,
+            counter=self.counter,
+            system_prompt="\n\n".join(m.text for m in self.system) or None,
+            tools=self.head.tools,
+            session_id=_SESSION_ID,
+            compact_instructions=settings.instructions,
+            policy=settings.policy,
+        )
+        snapshot = fresh.snapshot().model_copy(update={"summary": self.head.summary, "goal": self.head.goal})
+        return ContextSession.restore(snapshot, counter=self.counter, archive=self.archive)
+
+    def _session(self) -> ContextSession:
+        if self.session is None:
+            self.session = self._build()
+        return self.session
+
+    # -- reading -----------------------------------------------------------------------------------------------
+    def run(self) -> Run:
+        self.progress("reading", *self.stream.position())
+        self.progress("counting", 0, None)
+        for item in self.stream.items():
+            if isinstance(item, Message):
+                self._message(item)
+            elif isinstance(item, Replaced):
+                self.replaced += 1
+                self.replaced_tokens += self.counter.count_message(item.message)
+                self.archive.put_message(item.message, "summarized")
+            elif isinstance(item, Reported):
+                self._reported(item)
+            else:
+                self.archive.add(item)
+        self.tally.pairs.finish()
+        self.progress("reading", self.stream.position()[1], self.stream.position()[1])
+        count = self.tally.messages
+        self.progress("counting", count, count)
+        session = self._session()
+        run = Run(
+            head=self.head,
+            model=self.model,
+            model_from=self.model_from,
+            session=session,
+            sink=self.sink,
+            tally=self.tally,
+            system=self.system,
+            used=self.tally.sent + self.fixed,
+            harness=self.harness,
+            replaced=self.replaced,
+            replaced_tokens=self.replaced_tokens,
+            usage=self.usage,
+        )
+        self._finish(run)
+        return run
+
+    def _message(self, message: Message) -> None:
+        tokens = self.counter.count_message(message)
+        self.tally.add(message, tokens)
+        if self.tally.messages % _REPORT_EVERY == 0:
+            self.progress("reading", *self.stream.position())
+            self.progress("counting", self.tally.messages, None, f"{self.compactions:,} compactions")
+        if message.metadata.get("ctxbudget"):  # generated by the session that wrote this document: made again
+            return
+        if self.session is None and message.role == "system":
+            self.system.append(message)
+            return
+        session = self._session()
+        self.sink.arriving = True
+        try:
+            session.add(message)
+        finally:
+            self.sink.arriving = False
+        if self.error is None and session.counted_tokens() >= max(self._threshold(), self.retry_at):
+            self._compact_live(session)
+
+    def _threshold(self) -> int:
+        session = self._session()
+        return int(session.policy.threshold * session.max_tokens) if session.policy.auto else 1 << 62
+
+    def _reported(self, item: Reported) -> None:
+        ours = self.tally.sent + self.fixed + self.harness
+        if not self.usage and not self.system and not self.head.tools:
+            # The file holds neither a system prompt nor tools (Claude Code's, and ATIF made from it): what the
+            # first request held beyond the file's messages is what the agent adds to every request.
+            self.harness = max(0, item.prompt_tokens - ours)
+            ours += self.harness
+        report = _Usage(item.prompt_tokens, ours, self.tally.messages, item.where)
+        self.usage = [self.usage[0], report] if self.usage else [report]
+
+    def _compact_live(self, session: ContextSession) -> None:
+        """Compact as the live session would have, before its next request."""
+        try:
+            request = session.build_request()
+        except ContextOverflowError as exc:
+            self._failed(exc)
+            return
+        event = request.compaction
+        if event is None:  # the compaction failed (reported as an event): try again once the history grew
+            self.retry_at = session.counted_tokens() + max(1, session.max_tokens // 10)
+            return
+        self._compacted(event.tiers, session)
+
+    def _compacted(self, tiers: Sequence[str], session: ContextSession) -> None:
+        self.compactions += 1
+        self.tiers.extend(tier for tier in tiers if tier not in self.tiers)
+        self.retry_at = 0
+        self.archive.retain({m.id for m in session.history})
+
+    def _failed(self, exc: Exception) -> None:
+        if not self.trial:
+            raise exc
+        self.error = _flags(str(exc))
+
+    # -- the final compaction ----------------------------------------------------------------------------------
+    def _finish(self, run: Run) -> None:
+        session = run.session
+        run.compactions = run.live_compactions = self.compactions
+        run.tiers = self.tiers
+        if self.error is None:
+            try:
+                with compaction_progress(session, self.progress):
+                    event = session.compact()
+                run.tiers.extend(tier for tier in event.tiers if tier not in run.tiers)
+                run.compactions += 1
+            except CompactionError as exc:
+                if run.needed:  # else nothing to compact: nothing to do
+                    self.error = _flags(str(exc))
+                    if not self.trial:
+                        raise
+            try:
+                request = session.build_request()
+            except ContextOverflowError as exc:
+                self._failed(exc)
+                run.sent = []
+            else:
+                run.sent = list(request.messages[1:] if session.system_prompt else request.messages)
+                sent_ids = {m.id for m in run.sent}
+                for message in session.history:
+                    if message.id not in sent_ids:
+                        session.archive.put_message(message, "dropped")
+                run.after = request.tokens
+        run.error = self.error
+        if run.error is not None:
+            run.after = run.used
 
 
-def _resumed(fresh: ContextSession, state: CompactedState, messages: list[Message]) -> ContextSession:
-    """``fresh``'s configuration with a compacted document's summary, goal and archive; its originals as history."""
-    history = [m for m in messages if not m.metadata.get("ctxbudget")]  # the summary etc. are generated again
-    order: dict[str, int] = {}
-    for entry in state.archive:
-        if entry.message is not None:
-            order.setdefault(entry.message.id, len(order))
-    for message in history:
-        order.setdefault(message.id, len(order))
-    originals = _originals(state.archive, history)
-    first_user = next((m for m in originals if m.role == "user"), None)
-    goal = state.goal if state.goal is not None else (first_user.text if first_user is not None else None)
-    snapshot = SessionSnapshot(
-        session_id=fresh.session_id,
-        model=fresh.model,
-        max_tokens=fresh.max_tokens,
-        system_prompt=fresh.system_prompt,
-        tools=fresh.tools,
-        policy=fresh.policy.model_dump(mode="json"),
-        compact_instructions=fresh.compact_instructions,
-        history=tuple(history),
-        summary=state.summary,
-        goal=goal,
-        goal_id=first_user.id if first_user is not None and first_user.text == goal else None,
-        archive=state.archive,
-        order=order,
-        tracker=TrackerSnapshot(ratio=1.0, samples=0),
-    )
-    return ContextSession.restore(snapshot, counter=fresh.counter, summarizer=fresh.summarizer)
+_FLAGS = (("max_tokens", "--max-tokens"), ("keep_recent_messages", "--keep-recent"), ("target", "--target"))
 
 
-def inspect_transcript(
-    transcript: Transcript,
-    *,
-    model: str | None = "gpt-4o",
-    max_tokens: int | None = None,
-    top: int = 10,
-    policy: CompactionPolicy | None = None,
-    progress: Progress = no_progress,
-) -> dict[str, Any]:
-    """Report window usage by role and tool, the largest items, tool-pair problems and a trial compaction.
+def _flags(message: str) -> str:
+    """An error's Python parameter names as the command line's flags."""
+    for name, flag in _FLAGS:
+        message = message.replace(f"raise {name}", f"raise {flag}").replace(f"lower {name}", f"lower {flag}")
+        message = message.replace(f"({name})", f"({flag})")
+    return message
 
-    The trial is the compaction ``compact`` would run (same policy, same steps), so its ``archived`` count is the
-    one ``compact`` reports for the same file.
-    """
-    session, _ = session_for(transcript, model=model, max_tokens=max_tokens, policy=policy, progress=progress)
-    counter = session.counter
-    sizes = [counter.count_message(m) for m in transcript.messages]
-    used = count_request(counter, transcript.messages, transcript.tools)
-    policy = session.policy
-    window = session.max_tokens
-    problems = find_tool_pair_problems(transcript.messages)
+
+def flags_in(message: str) -> str:
+    """:func:`_flags` for the CLI's error lines."""
+    return _flags(message)
+
+
+def _state(used: int, window: int) -> dict[str, Any]:
+    pct = _percent(used, window)
+    return {
+        "max_tokens": window,
+        "used_tokens": used,
+        "used_percentage": pct,
+        "remaining_percentage": round(max(0.0, 100.0 - pct), 1),
+    }
+
+
+def report(run: Run) -> dict[str, Any]:
+    """The ``inspect`` report of ``run`` (JSON-able)."""
+    head, tally = run.head, run.tally
+    window = run.window
+    compaction: dict[str, Any] = {
+        "would_auto_trigger": run.used + run.harness >= run.threshold,
+        "compactions": run.compactions,
+        "tiers": run.tiers,
+        "before": _state(run.used, window),
+        "after": _state(run.after, window),
+        "archived": len(run.sink.originals),
+        "bounded_on_arrival": len(run.sink.bounded),
+        "summary_chars": len(run.session.summary or ""),
+        "gain_tokens": run.gain,
+        "minimum_gain_tokens": run.minimum_gain,
+        "worth_compacting": run.worth,
+        "nothing_to_do": None if run.worth or run.error else run.why_not(),
+        "error": run.error,
+    }
     return {
         "transcript": {
-            "source": transcript.source,
-            "format": transcript.format,
-            "key": transcript.key,
-            "messages": len(transcript.messages),
-            "tools": len(transcript.tools),
+            "source": head.source,
+            "format": head.format,
+            "key": head.key,
+            "messages": tally.messages,
+            "tools": len(head.tools),
+            "replaced_messages": run.replaced,
+            "replaced_tokens": run.replaced_tokens,
+            "notes": head.notes,
         },
-        "model": model,
-        "counter": counter.name,
+        "model": run.model,
+        "model_from": run.model_from,
+        "counter": run.session.counter.name,
         "window": {
-            **_state_json(ContextState.of(used, window)),
-            "threshold_tokens": int(policy.threshold * window),
-            "hard_stop_tokens": int(policy.hard_stop * window),
-            "over_window": used > window,
+            **_state(run.used + run.harness, window),
+            "harness_tokens": run.harness,
+            "stripped_thinking_tokens": run.tally.stripped,
+            "threshold_tokens": run.threshold,
+            "hard_stop_tokens": int(run.policy.hard_stop * window),
+            "over_window": run.used + run.harness > window,
         },
-        "by_role": _by_role(transcript.messages, sizes),
-        "by_tool": _by_tool(transcript.messages, sizes),
-        "largest": _largest(transcript.messages, sizes, top),
-        "tool_pairs": {"problems": len(problems), "details": [p.describe() for p in problems[:50]]},
-        "late_system_messages": [i for i, m in enumerate(transcript.messages) if m.role == "system" and i > 0][:50],
-        "compaction": _trial_compaction(session, would_trigger=used >= policy.threshold * window, progress=progress),
+        "reported_usage": {"first": run.usage[0].json(), "last": run.usage[-1].json()} if run.usage else None,
+        "by_role": tally.by_role,
+        "by_tool": tally.by_tool(),
+        "largest": tally.largest(),
+        "tool_pairs": {"problems": tally.pairs.count, "details": tally.pairs.details()},
+        "late_system_messages": tally.late_system,
+        "compaction": compaction,
     }
 
 
-def _by_role(messages: tuple[Message, ...], sizes: list[int]) -> dict[str, dict[str, int]]:
-    report: dict[str, dict[str, int]] = {}
-    for message, size in zip(messages, sizes, strict=True):
-        entry = report.setdefault(message.role, {"messages": 0, "tokens": 0})
-        entry["messages"] += 1
-        entry["tokens"] += size
-    return report
-
-
-def _tool_names(messages: tuple[Message, ...]) -> dict[str, str]:
-    return {call.id: call.name for m in messages for call in m.tool_calls}
-
-
-def _tool_of(message: Message, names: dict[str, str]) -> str | None:
-    if message.role != "tool":
-        return None
-    return message.name or names.get(message.tool_call_id or "") or "unknown"
-
-
-def _by_tool(messages: tuple[Message, ...], sizes: list[int]) -> dict[str, dict[str, int]]:
-    names = _tool_names(messages)
-    calls = Counter(call.name for m in messages for call in m.tool_calls)
-    report = {name: {"calls": count, "results": 0, "result_tokens": 0} for name, count in calls.items()}
-    for message, size in zip(messages, sizes, strict=True):
-        tool = _tool_of(message, names)
-        if tool is not None:
-            entry = report.setdefault(tool, {"calls": 0, "results": 0, "result_tokens": 0})
-            entry["results"] += 1
-            entry["result_tokens"] += size
-    return dict(sorted(report.items(), key=lambda kv: (-kv[1]["result_tokens"], kv[0])))
-
-
-def _largest(messages: tuple[Message, ...], sizes: list[int], top: int) -> list[dict[str, Any]]:
-    names = _tool_names(messages)
-    order = sorted(range(len(messages)), key=lambda i: (-sizes[i], i))[: max(0, top)]
-    return [
-        {
-            "index": i,
-            "id": messages[i].id,
-            "role": messages[i].role,
-            "tool": _tool_of(messages[i], names) or (",".join(c.name for c in messages[i].tool_calls) or None),
-            "tokens": sizes[i],
-            "preview": " ".join(messages[i].text.split())[:80],
-        }
-        for i in order
-    ]
-
-
-def _trial_compaction(session: ContextSession, *, would_trigger: bool, progress: Progress) -> dict[str, Any]:
-    bounded = _bounded_on_arrival(session)
-    try:
-        event, _ = _compact(session, progress)
-    except Exception as exc:  # a failed trial is part of the report, not a crash
-        return {"would_auto_trigger": would_trigger, "bounded_on_arrival": bounded, "error": f"{exc}"}
-    return {
-        "would_auto_trigger": would_trigger,
-        "bounded_on_arrival": bounded,
-        **_event_json(event, session),
-        "error": None,
-    }
-
-
-def _bounded_on_arrival(session: ContextSession) -> int:
-    """Tool outputs bounded as they were added (before any compaction): their originals are archived as such."""
-    return archived_originals(entry for entry in session.archive if entry.reason == "bounded")
-
-
-def _state_json(state: ContextState) -> dict[str, Any]:
-    return {
-        "max_tokens": state.max_tokens,
-        "used_tokens": state.used_tokens,
-        "used_percentage": state.used_percentage,
-        "remaining_percentage": state.remaining_percentage,
-    }
-
-
-def _event_json(event: ContextCompacted, session: ContextSession) -> dict[str, Any]:
-    return {
-        "trigger": event.trigger,
-        "tiers": list(event.tiers),
-        "before": _state_json(event.before),
-        "after": _state_json(event.after),
-        "archived": archived_originals(session.archive),
-        "summary_chars": len(event.summary or ""),
-    }
-
-
-def compact_transcript(
-    transcript: Transcript,
-    *,
-    model: str | None = "gpt-4o",
-    max_tokens: int | None = None,
-    instructions: str | None = None,
-    policy: CompactionPolicy | None = None,
-    progress: Progress = no_progress,
-) -> dict[str, Any]:
-    """Compact ``transcript`` and return the document ``ctxbudget compact`` writes.
+def document(run: Run) -> dict[str, Any]:
+    """The ``ctxbudget.compacted/1`` document ``compact`` writes, without its archive (streamed from the sink).
 
     ``messages`` is the request to send next (the transcript's own system messages first, then the summary and
-    the kept tail); ``archive`` holds every original that left it, so ``messages`` + ``archive`` reconstruct every
-    message of the transcript. Raises :class:`~ctxbudget.errors.CompactionError` or
-    :class:`~ctxbudget.errors.ContextOverflowError` when compaction cannot make the history fit.
+    the kept tail); the archive holds every original that left it, so messages + archive reconstruct every message
+    of the transcript.
     """
-    session, system = session_for(
-        transcript,
-        model=model,
-        max_tokens=max_tokens,
-        compact_instructions=instructions,
-        policy=policy,
-        progress=progress,
-    )
-    bounded = _bounded_on_arrival(session)
-    event, sent = _compact(session, progress)
-    messages = [*system, *sent]
+    session, head = run.session, run.head
+    messages = [*run.system, *run.sent]
     return {
         "format": COMPACTED_FORMAT,
-        "source": transcript.source,
-        "source_format": transcript.format,
-        "model": model,
+        "source": head.source,
+        "source_format": head.format,
+        "model": run.model,
         "max_tokens": session.max_tokens,
-        "tokens": count_request(session.counter, messages, transcript.tools),
+        "tokens": run.after,
         "messages": [m.model_dump(mode="json") for m in messages],
-        "tools": [t.model_dump(mode="json") for t in transcript.tools],
+        "tools": [t.model_dump(mode="json") for t in head.tools],
         "summary": session.summary,
         "goal": session.goal,
-        "archive": [entry.model_dump(mode="json") for entry in session.archive.entries()],
-        "compaction": {**_event_json(event, session), "bounded_on_arrival": bounded},
+        "compaction": {
+            "trigger": "manual",
+            "compactions": run.compactions,
+            "tiers": run.tiers,
+            "before": _state(run.used, session.max_tokens),
+            "after": _state(run.after, session.max_tokens),
+            "archived": len(run.sink.originals),
+            "bounded_on_arrival": len(run.sink.bounded),
+            "harness_tokens": run.harness,
+            "summary_chars": len(session.summary or ""),
+        },
     }
+
+
+def sent_messages(run: Run) -> list[Message]:
+    """The request ``compact`` writes: the transcript's leading system messages, then what the session sends."""
+    return [*run.system, *run.sent]
+
+
+def tools_of(run: Run) -> Sequence[ToolSchema]:
+    """The tools the transcript declared."""
+    return run.head.tools
 
 
 def originals_from_compacted(document: dict[str, Any]) -> list[Message]:

@@ -2,9 +2,9 @@
 
 Bars are drawn when stderr is a terminal, or when ``--progress`` forces them (then even into a pipe or a file, as a
 terminal would see them); ``--no-progress`` turns them off. They never go to stdout, so ``inspect --json`` output
-stays clean. Each step (see :mod:`ctxbudget._progress`) shows its counts: ``reading 72.9/72.9 MB``, ``parsing
-51,001 messages``, ``counting 51,000/51,000 messages``, ``clearing 3,120/12,750 tool outputs``, ``summarizing
-40,210/51,000 messages``, with the time spent and a live note.
+stays clean. Each step (see :mod:`ctxbudget._progress`) shows its counts: ``reading 72.9/72.9 MB``, ``counting
+51,001 messages`` (messages streamed into the session, with the compactions so far), then the final compaction's
+``clearing 312/1,275 tool outputs`` and ``summarizing 4,021/5,100 messages``, with the time spent and a live note.
 
 This module imports rich at the top: the CLI imports it only when it draws bars.
 """

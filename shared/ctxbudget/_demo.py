@@ -53,7 +53,8 @@ DRIVER_NAMES = ("core", "langchain")
 """The drivers ``ctxbudget demo --driver`` accepts."""
 _LANGCHAIN_MODULE = "langchain_ctxbudget.demo"
 _LANGCHAIN_INSTALL = (
-    'the langchain demo driver needs LangChain and langchain_ctxbudget: pip install "ctxbudget[langchain]"'
+    'the langchain demo driver needs LangChain and langchain_ctxbudget: pip install -e ".[langchain]" from the root '
+    'of your ctxbudget clone (once ctxbudget is published on PyPI: pip install "ctxbudget[langchain]")'
 )
 
 SYSTEM_PROMPT = (

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from typing import Literal, Protocol
 
 from ._summary_runs import SummaryRun
-from .compaction import Compaction, CompactionOutcome
+from .compaction import Compaction, CompactionOutcome, SummaryStep
 from .conversation import Conversation
 from .errors import CompactionError, SummarizerError
 from .events import CompactionFailed, ContextCompacted, EventBus
 from .policy import CompactionPolicy
 from .request import PreCompact
-from .summarize import AsyncSummarizer, Summarizer
+from .summarize import AsyncSummarizer, ExtractiveSummarizer, Summarizer
 from .tokens import TokenCounter
 from .tracking import ContextState, ContextWindowTracker
 
@@ -49,6 +49,8 @@ class CompactionHost(Protocol):
     def max_tokens(self) -> int: ...
     @property
     def summarizer(self) -> Summarizer | AsyncSummarizer: ...
+    @property
+    def offline_summarizer(self) -> ExtractiveSummarizer: ...
     @property
     def compact_instructions(self) -> str | None: ...
     @property
@@ -88,12 +90,13 @@ def start(session: CompactionHost, trigger: Trigger, instructions: str | None) -
         fixed_tokens=conversation.fixed_tokens(),
         summary=conversation.summary,
         render_summary=conversation.summary_message,
-        goal=conversation.goal,
+        goal=conversation.shown_goal(),
         goal_id=conversation.goal_id,
         instructions=instructions,
         pinned_ids=conversation.pinned_ids,
         original_of=conversation.original_of,
-        sizes=conversation.live.sizes,
+        sizes=conversation.sent_sizes(),  # each message with the synthetic results and notice it brings
+        offline=session.offline_summarizer,
     )
 
 
@@ -123,19 +126,22 @@ def compact_sync(
         before = session.state
         work = start(session, trigger, instructions_for(session, manual))
         early_tiers(work)
+        limit = work.fit_limit(summary_limit(session))
         fallback = None
         if force or not work.done():
-            step = work.plan_summary(summary_limit(session), force=force)
+            step = work.plan_summary(limit, force=force)
             if step is not None:
                 try:
-                    summary = summary_run(session).run(step)
+                    run = summary_run(session, limit)
+                    summary = run.run(step)
+                    step, summary = refitted(work, run, step, summary)
                     work.apply_summary(step, summary, "summarize")
                 except SummarizerError as exc:
                     fallback = str(exc)
                     report_failure(session, trigger, "summarize", exc)
-                    work.apply_summary(step, work.extractive(step, summary_limit(session)), "extractive")
+                    work.apply_summary(step, work.extractive(step, limit), "extractive")
         if not work.done():
-            work.truncate(summary_limit(session))
+            work.truncate(limit)
         return commit(session, work.finish(), trigger, before, fallback)
     except Exception as exc:
         report_failure(session, trigger, "compaction", exc)
@@ -160,14 +166,15 @@ async def compact_async(
                 before = session.state
                 work = start(session, trigger, instructions_for(session, manual))
                 early_tiers(work)
-                step = work.plan_summary(summary_limit(session), force=force) if (force or not work.done()) else None
+                limit = work.fit_limit(summary_limit(session))
+                step = work.plan_summary(limit, force=force) if (force or not work.done()) else None
                 planned, planned_summary = conversation.live.messages, conversation.summary
                 planned_len = len(planned)
             fallback = None
             summary: str | None = None
             if step is not None:
                 try:
-                    summary = await summary_run(session).arun(step)
+                    summary = await summary_run(session, limit).arun(step)
                 except SummarizerError as exc:
                     fallback = str(exc)
                     report_failure(session, trigger, "summarize", exc)
@@ -178,12 +185,12 @@ async def compact_async(
                 work.extend(conversation.live.messages[planned_len:])
                 if step is not None:
                     if summary is None:
-                        summary, tier = work.extractive(step, summary_limit(session)), "extractive"
+                        summary, tier = work.extractive(step, limit), "extractive"
                     else:
                         tier = "summarize"
                     work.apply_summary(step, summary, tier)
                 if not work.done():
-                    work.truncate(summary_limit(session))
+                    work.truncate(limit)
                 return commit(session, work.finish(), trigger, before, fallback)
         with session.conversation.lock:
             return compact_offline(session, trigger, manual, force=force)
@@ -201,11 +208,17 @@ def compact_offline(session: CompactionHost, trigger: Trigger, manual: str | Non
     before = session.state
     work = start(session, trigger, instructions_for(session, manual))
     early_tiers(work)
-    step = work.plan_summary(summary_limit(session), force=force) if (force or not work.done()) else None
+    limit = work.fit_limit(summary_limit(session))
+    step = work.plan_summary(limit, force=force) if (force or not work.done()) else None
     if step is not None:
-        work.apply_summary(step, work.extractive(step, summary_limit(session)), "extractive")
+        summary = work.extractive(step, limit)
+        shorter = work.refit(step, summary)
+        again = work.extractive(shorter, limit) if shorter is not None else None
+        if shorter is not None and again is not None and work.fits(shorter, again):
+            step, summary = shorter, again
+        work.apply_summary(step, summary, "extractive")
     if not work.done():
-        work.truncate(summary_limit(session))
+        work.truncate(limit)
     return commit(session, work.finish(), trigger, before, "the history kept changing while the summarizer ran")
 
 
@@ -217,9 +230,22 @@ def early_tiers(work: Compaction) -> None:
         work.clear()
 
 
-def summary_run(session: CompactionHost) -> SummaryRun:
-    """The summarizer call settings (timeout, limit, counter) for this session."""
-    return SummaryRun(session.summarizer, session.policy.summarizer_timeout, summary_limit(session), session.counter)
+def refitted(work: Compaction, run: SummaryRun, step: SummaryStep, summary: str) -> tuple[SummaryStep, str]:
+    """The offline summary over a shorter span when the first one left room (a model is not asked twice)."""
+    if not run.offline:
+        return step, summary
+    shorter = work.refit(step, summary)
+    if shorter is None:
+        return step, summary
+    again = run.run(shorter)
+    return (shorter, again) if work.fits(shorter, again) else (step, summary)
+
+
+def summary_run(session: CompactionHost, limit: int) -> SummaryRun:
+    """The summarizer call settings (timeout, the run's summary limit, counter) for this session."""
+    return SummaryRun(
+        session.summarizer, session.policy.summarizer_timeout, limit, session.counter, session.offline_summarizer
+    )
 
 
 def commit(

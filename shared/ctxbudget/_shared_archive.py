@@ -57,7 +57,7 @@ def decode_entry(handle: str, data: str, session_id: str) -> tuple[ArchiveEntry,
     where = f"archive entry {handle!r} of session {session_id!r}"
     try:
         body = json.loads(data)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not JSON, too deep, or an integer past sys.get_int_max_str_digits()
         raise SnapshotFormatError(f"{where}: not valid JSON", field="archive") from None
     if not isinstance(body, dict) or body.get("schema") != ARCHIVE_RECORD_SCHEMA:
         got = body.get("schema") if isinstance(body, dict) else type(body).__name__

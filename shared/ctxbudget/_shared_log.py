@@ -8,7 +8,11 @@ Log record format (JSON, one per message)::
 from __future__ import annotations
 
 import json
+from typing import Literal
 
+from pydantic import BaseModel, Field
+
+from ._validation import JsonValueError, check_json
 from .errors import InvalidMessageError, SnapshotFormatError
 from .messages import Message
 
@@ -19,19 +23,49 @@ LOG_RECORD_SCHEMA = "ctxbudget.log.v1"
 
 
 def encode(message: object, index: int) -> str:
-    """The log record of ``message`` (the ``index``-th argument of an add).
+    """The log record of ``message`` (the ``index``-th argument of an add): one serialization, no other copy.
 
     Raises:
-        InvalidMessageError: ``message`` is not a :class:`Message` or cannot be serialized (a lone surrogate).
+        InvalidMessageError: ``message`` is not a :class:`Message` or cannot be serialized (a lone surrogate, or
+            a payload JSON cannot hold in a message built past validation).
     """
     if not isinstance(message, Message):
         raise InvalidMessageError(
             f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}", field="message"
         )
-    problem = _serialization_problem(message)
-    if problem is not None:
-        raise InvalidMessageError(f"messages[{index}]: cannot be serialized: {problem}", field="message")
-    return json.dumps({"schema": LOG_RECORD_SCHEMA, "message": message.model_dump(mode="json")})
+    problem = _payload_problem(message)
+    if problem is None:
+        try:
+            return _Record(message=message).model_dump_json(by_alias=True)
+        except (ValueError, RecursionError) as exc:  # PydanticSerializationError is a ValueError
+            problem = str(exc)
+    raise InvalidMessageError(f"messages[{index}]: cannot be serialized: {problem}", field="message")
+
+
+class _Record(BaseModel):
+    """A log record, serialized in one pass (the message's JSON is not built first and then copied into it)."""
+
+    schema_: Literal["ctxbudget.log.v1"] = Field(default="ctxbudget.log.v1", alias="schema")
+    message: Message
+
+
+def _payload_problem(message: Message) -> str | None:
+    """Why a JSON payload of ``message`` cannot be held, else ``None``.
+
+    Checked again here: a message built past validation (``model_construct``) may hold NaN, which would be written
+    as ``null``, or an integer no reader could parse.
+    """
+    try:
+        if message.metadata:
+            check_json("metadata", message.metadata)
+        for call in message.tool_calls:
+            check_json("args", call.args)
+        if not isinstance(message.content, str):
+            for block in message.content:
+                check_json("data", block.data)
+    except JsonValueError as exc:
+        return str(exc)
+    return None
 
 
 def decode(seq: int, record: str) -> Message:
@@ -42,6 +76,8 @@ def decode(seq: int, record: str) -> Message:
         raise SnapshotFormatError(f"log[{seq}]: not valid JSON ({exc.msg})", field=f"log[{seq}]") from None
     except RecursionError:
         raise SnapshotFormatError(f"log[{seq}]: JSON nested too deeply to parse", field=f"log[{seq}]") from None
+    except ValueError as exc:  # an integer past sys.get_int_max_str_digits()
+        raise SnapshotFormatError(f"log[{seq}]: {exc}", field=f"log[{seq}]") from None
     if not isinstance(payload, dict) or payload.get("schema") != LOG_RECORD_SCHEMA:
         got = payload.get("schema") if isinstance(payload, dict) else type(payload).__name__
         raise SnapshotFormatError(
@@ -59,20 +95,7 @@ def decode(seq: int, record: str) -> Message:
     except (TypeError, ValueError, RecursionError) as exc:  # e.g. a non-str key; never a raw error on replay
         name = f"log[{seq}].message"
         raise SnapshotFormatError(f"{name}: {type(exc).__name__}: {exc}", field=name) from None
-    problem = _serialization_problem(message)
-    if problem is not None:
-        name = f"log[{seq}].message"
-        raise SnapshotFormatError(f"{name}: cannot be serialized: {problem}", field=name)
-    return message
-
-
-def _serialization_problem(message: Message) -> str | None:
-    """Why ``message`` cannot be serialized as it would be in a snapshot (e.g. a lone surrogate), or ``None``."""
-    try:
-        message.model_dump_json()
-    except (ValueError, RecursionError) as exc:
-        return str(exc)
-    return None
+    return message  # validated: it serializes (text, metadata and arguments were checked when it was built)
 
 
 def records_of(messages: tuple[Message, ...]) -> list[str]:

@@ -61,9 +61,13 @@ class SummaryRun:
     timeout: float | None
     limit: int
     counter: TokenCounter
+    offline_summarizer: ExtractiveSummarizer | None = None
+    """The session's offline summarizer, which checks a model's summary (a new one when not given)."""
 
     def run(self, step: SummaryStep) -> str:
         """Summarize ``step`` on the calling thread's behalf (each chunk folds into the running summary)."""
+        if isinstance(self.summarizer, ExtractiveSummarizer):
+            return self._offline(self.summarizer, step)
         summarize = getattr(self.summarizer, "summarize", None)
         if summarize is None:  # an async-only summarizer on a sync path: run it on its own loop, bounded overall
             overall = None if self.timeout is None else self.timeout * len(step.chunks) + 1.0
@@ -78,17 +82,44 @@ class SummaryRun:
         summary = step.request.previous_summary
         for chunk in step.chunks:
             try:
-                raw = _call(summarize, _chunk_request(step, chunk, summary, self.ask), self.timeout)
+                raw = _call(summarize, _chunk_request(step, chunk, summary, self.ask_for(step)), self.timeout)
             except CallTimedOut as exc:
                 raise SummarizerError(f"summarizer: timed out after {self.timeout}s") from exc
             except (SummarizerError, *_CALLER_STOPS):
                 raise
             except BaseException as exc:  # any failure falls back, never corrupts
                 raise _failure(exc) from exc
-            summary = validate_summary(raw, limit=self.limit, counter=self.counter)
+            summary = validate_summary(raw, limit=self.limit_for(step), counter=self.counter)
         if summary is None:
             raise SummarizerError("summarizer: the step had no chunks to summarize")
         return self._verified(summary, step)
+
+    def _offline(self, summarizer: ExtractiveSummarizer, step: SummaryStep) -> str:
+        """The offline ledger of the whole span, in one call on this thread.
+
+        No chunks (it has no input window), no thread and no copies: it is this library's own bounded, linear code,
+        and it never writes into the messages it reads. A failure still becomes a :class:`SummarizerError`.
+        """
+        try:
+            raw = summarizer.summarize(step.request.model_copy(update={"max_tokens": self.ask_for(step)}))
+        except (SummarizerError, *_CALLER_STOPS):
+            raise
+        except Exception as exc:  # a bug of ours falls back to truncation, never corrupts
+            raise _failure(exc) from exc
+        return validate_summary(raw, limit=self.limit_for(step), counter=self.counter)
+
+    def ask_for(self, step: SummaryStep) -> int:
+        """The size asked for ``step``: :attr:`ask`, or the step's own room for the offline ledger."""
+        return max(self.ask, step.request.max_tokens) if self.offline else self.ask
+
+    def limit_for(self, step: SummaryStep) -> int:
+        """The largest summary accepted for ``step`` (the offline ledger may use the room the step gives it)."""
+        return max(self.limit, step.request.max_tokens) if self.offline else self.limit
+
+    @property
+    def offline(self) -> bool:
+        """The summarizer is the offline ledger (cheap and deterministic: it may be run again on a shorter span)."""
+        return isinstance(self.summarizer, ExtractiveSummarizer)
 
     @property
     def ask(self) -> int:
@@ -105,14 +136,18 @@ class SummaryRun:
         """A model's summary, checked against the offline ledger of the span: what it dropped is re-inserted."""
         if isinstance(self.summarizer, ExtractiveSummarizer):
             return summary
-        return verify_summary(summary, step.request, counter=self.counter, max_tokens=self.limit)
+        return verify_summary(
+            summary, step.request, counter=self.counter, max_tokens=self.limit, offline=self.offline_summarizer
+        )
 
     async def arun(self, step: SummaryStep) -> str:
         """Async :meth:`run`: uses ``asummarize`` when the summarizer has it, else the sync one in a thread."""
+        if isinstance(self.summarizer, ExtractiveSummarizer):
+            return self._offline(self.summarizer, step)  # bounded and linear: no thread needed
         summary = step.request.previous_summary
         asummarize = getattr(self.summarizer, "asummarize", None)
         for chunk in step.chunks:
-            request = _chunk_request(step, chunk, summary, self.ask)
+            request = _chunk_request(step, chunk, summary, self.ask_for(step))
             try:
                 if asummarize is not None:
                     raw = await asyncio.wait_for(asummarize(request), self.timeout)
@@ -132,7 +167,7 @@ class SummaryRun:
                 raise
             except Exception as exc:  # any failure falls back, never corrupts
                 raise _failure(exc) from exc
-            summary = validate_summary(raw, limit=self.limit, counter=self.counter)
+            summary = validate_summary(raw, limit=self.limit_for(step), counter=self.counter)
         if summary is None:
             raise SummarizerError("summarizer: the step had no chunks to summarize")
         return self._verified(summary, step)

@@ -124,10 +124,11 @@ class Archive:
         self._order.append(entry)
 
     def search(self, query: str, k: int = 5) -> list[ArchiveHit]:
-        """Rank every archived original for ``query`` (BM25 over identifier-aware tokens): the ``k`` best, best first.
+        """Rank every archived original for ``query``, a question or keywords: the ``k`` best, best first.
 
-        One hit per archived message, reported with the handle of its fullest original (read it back with
-        :meth:`read`). Entries archived since the last search are indexed now, each once. ``[]`` when nothing matches.
+        One hit per message, or per tool call with its result (the result's handle, the call named), reported with
+        the handle of its fullest original (read it back with :meth:`read`); see :mod:`ctxbudget.archive_search` for
+        the ranking. Entries archived since the last search are indexed now, each once. ``[]`` when nothing matches.
 
         Raises:
             InvalidPolicyError: ``query`` is not a non-empty str (``field="query"``) or ``k`` is not an int in 1..100

@@ -3,50 +3,54 @@
 Commands::
 
     ctxbudget --version
-    ctxbudget inspect TRANSCRIPT [--format NAME] [--model gpt-4o] [--max-tokens N] [--key KEY] [--target F]
-                                 [--keep-recent N] [--top N] [--json] [--progress | --no-progress]
-    ctxbudget compact TRANSCRIPT -o OUT [--output-format NAME] [--in-place] [--format NAME] [--model gpt-4o]
-                                 [--max-tokens N] [--key KEY] [--target F] [--keep-recent N] [--instructions TEXT]
+    ctxbudget inspect TRANSCRIPT [--format NAME] [--model NAME] [--max-tokens N] [--key KEY] [--target F]
+                                 [--keep-recent N] [--include-sidechains] [--max-bytes N] [--ignore-sidecar]
+                                 [--top N] [--json] [--progress | --no-progress]
+    ctxbudget compact TRANSCRIPT -o OUT [--output-format NAME] [--in-place] [--force] [--format NAME]
+                                 [--model NAME] [--max-tokens N] [--key KEY] [--target F] [--keep-recent N]
+                                 [--include-sidechains] [--max-bytes N] [--ignore-sidecar] [--instructions TEXT]
                                  [--progress | --no-progress]
     ctxbudget demo [--turns N] [--max-tokens N] [--driver core|langchain] [--quiet | --verbose]
                    [--progress | --no-progress]
 
 Transcripts are OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Claude Code session JSONL,
-LangChain and LlamaIndex dumps, SWE-agent and tau-bench trajectories, or documents ``compact`` wrote, told from the
-content (``--format`` forces one; see :mod:`ctxbudget.transcript_formats`). ``compact`` writes the input's format
-(``--output-format`` chooses openai, responses, anthropic or ctxbudget): Claude Code as anthropic, SWE-agent and
-tau-bench as openai, LangChain and LlamaIndex dumps as ctxbudget; beside a provider format it writes the full
-document (summary and archive) as ``<OUT stem>.ctxbudget.json`` (:mod:`ctxbudget._cli_files`).
+LangChain and LlamaIndex dumps, SWE-agent, mini-swe-agent and tau-bench trajectories, ATIF trajectories, or
+documents ``compact`` wrote, told from the content (``--format`` forces one; see
+:mod:`ctxbudget.transcript_formats`). They are streamed, within ``--max-bytes``: memory holds the window, one
+message and the ids seen, whatever the file's size (:mod:`ctxbudget._analysis`). The model is ``--model``, else
+the one the transcript names, else gpt-4o; the report says which. ``compact`` writes the input's format
+(``--output-format`` chooses openai, responses, anthropic, atif, langchain, llamaindex or ctxbudget; Claude Code as
+anthropic, SWE-agent, mini-swe-agent and tau-bench as openai); beside any format but ctxbudget it writes the full
+document (summary and archive) as ``<OUT stem>.ctxbudget.json``, which a later ``inspect`` or ``compact`` of OUT
+reads (:mod:`ctxbudget._cli_files`). ``compact`` does nothing, and says so, when the compaction would not pay for
+itself (``--force`` compacts anyway).
 
 ``--target`` and ``--keep-recent`` set the compaction policy (:class:`~ctxbudget.policy.CompactionPolicy`
 ``target`` and ``keep_recent_messages``). ``inspect`` runs the compaction ``compact`` would, so both report the
-same number of archived originals (defined in
-:mod:`ctxbudget._analysis`). Progress bars go to stderr, when it is a terminal or ``--progress`` forces them
-(:mod:`ctxbudget._cli_progress`); never to stdout. ``compact`` writes atomically (a temporary file renamed over
-``OUT``), so a failure leaves nothing behind; ``OUT`` may be the transcript itself only with ``--in-place``.
-Compacting a ctxbudget document ``compact`` wrote carries its summary and archive forward: every original stays
-recoverable.
-Output uses ``rich`` (``pip install "ctxbudget[cli]"``); ``inspect --json`` does not.
+same number of archived originals. Progress bars go to stderr, when it is a terminal or ``--progress`` forces them
+(:mod:`ctxbudget._cli_progress`); never to stdout. ``compact`` writes all or nothing (temporary files renamed over
+their targets once all are written), through symbolic links, with the umask's mode; ``OUT`` may be the transcript
+itself only with ``--in-place``. Compacting a ctxbudget document ``compact`` wrote carries its summary and archive
+forward: every original stays recoverable. Output uses ``rich`` (``pip install "ctxbudget[cli]"``); ``inspect
+--json`` does not.
 
 Exit codes:
-    0  success.
+    0  success (``compact`` with nothing worth doing included: it says so and writes nothing).
     1  runtime failure: compaction could not make the history fit, a write failed, or the demo broke an invariant.
-    2  usage error or bad input: bad arguments, an unreadable or malformed transcript, an unknown model.
+    2  usage error or bad input: bad arguments, an unreadable, malformed or oversized transcript, an unknown model.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._analysis import compact_transcript, inspect_transcript
-from ._cli_files import document_path, read, same_file, utf8, write_compacted
+from ._cli_commands import inspect_report, print_inspect, run_compact
 from ._demo import (
     DRIVER_NAMES,
     DemoConfig,
@@ -59,10 +63,10 @@ from ._demo import (
     stages,
 )
 from ._progress import Progress, no_progress
-from .errors import CtxBudgetError, InvalidPolicyError, UsageError
+from .errors import CompactionError, ContextOverflowError, CtxBudgetError, InvalidPolicyError, UsageError
 from .policy import CompactionPolicy
-from .transcript_formats import OUTPUT_FORMATS, READ_FORMATS, check_name
-from .transcripts import Transcript
+from .transcript_formats import OUTPUT_FORMATS, READ_FORMATS
+from .transcript_formats._stream import MAX_BYTES
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
@@ -71,32 +75,44 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 """A runtime failure (compaction, writing, a broken demo invariant)."""
 EXIT_USAGE = 2
-"""Bad arguments or bad input (unreadable or malformed transcript, unknown model)."""
+"""Bad arguments or bad input (unreadable, malformed or oversized transcript, unknown model)."""
 
 _EPILOG = """\
 exit codes:
-  0  success
+  0  success (compact with nothing worth doing included: it says so and writes nothing)
   1  runtime failure: compaction could not make the history fit, a write failed, or the demo broke an invariant
-  2  usage error or bad input: bad arguments, an unreadable or malformed transcript, an unknown model
+  2  usage error or bad input: bad arguments, an unreadable, malformed or oversized transcript, an unknown model
 
 transcript formats (told from the content; --format NAME forces one):
-  openai       OpenAI Chat Completions: a list of messages, a request body {"model", "messages", ...}, or JSONL
-  responses    OpenAI Responses input items: a list, or a request body {"input", "instructions", ...}
-  anthropic    Anthropic Messages: a request body {"system", "messages", ...} or a list of messages
-  claude-code  a Claude Code session JSONL (~/.claude/projects/*/*.jsonl); sidechains are skipped
-  langchain    LangChain messages_to_dict / dumpd dumps
-  llamaindex   a LlamaIndex SimpleChatStore JSON ({"store": {key: [...]}}; --key picks the conversation)
-  swe-agent    a SWE-agent .traj (history / trajectory)
-  tau-bench    tau-bench results (a list of {"task_id", "traj", ...}; --key N picks entry N, default 0)
-  ctxbudget    a ctxbudget.compacted/1 document that compact wrote
+  openai          OpenAI Chat Completions: a list of messages, a request body {"model", "messages", ...}, or JSONL
+  responses       OpenAI Responses input items: a list, or a request body {"input", "instructions", ...}
+  anthropic       Anthropic Messages: a request body {"system", "messages", ...} or a list of messages
+  claude-code     a Claude Code session JSONL (~/.claude/projects/*/*.jsonl), read as Claude Code sends it: from its
+                  last compact_boundary on; sidechains skipped (--include-sidechains reads a subagent's own file)
+  langchain       LangChain messages_to_dict / dumpd dumps
+  llamaindex      a LlamaIndex SimpleChatStore JSON ({"store": {key: [...]}}; --key picks the conversation)
+  swe-agent       a SWE-agent .traj (history / trajectory)
+  mini-swe-agent  a mini-swe-agent .traj.json (messages, info, trajectory_format)
+  tau-bench       tau-bench results (a list of {"task_id", "traj", ...}; --key N picks result N, default 0)
+  atif            an ATIF trajectory (Harbor's Agent Trajectory Interchange Format; needs pip install atif)
+  ctxbudget       a ctxbudget.compacted/1 document that compact wrote
 
-compact's output (--output-format NAME): openai, responses, anthropic (what the client's create() takes) or
-ctxbudget (the full document: messages with metadata, summary, archive of every original). Default: the input's
-format; Claude Code -> anthropic, SWE-agent and tau-bench -> openai, LangChain, LlamaIndex and ctxbudget -> ctxbudget.
-Beside a provider format, the full document is written as <OUT stem>.ctxbudget.json: compact it to continue.
+model: --model NAME, else the model the transcript names (a request's model, Claude Code's message.model, a
+trajectory's configuration), else gpt-4o; the report says which and where it came from.
+
+compact's output (--output-format NAME): openai, responses, anthropic (what the client's create() takes), atif,
+langchain, llamaindex, or ctxbudget (the full document: messages with metadata, summary, archive of every
+original). Default: the input's format; Claude Code -> anthropic, SWE-agent, mini-swe-agent, tau-bench -> openai.
+Beside any format but ctxbudget, the full document is written as <OUT stem>.ctxbudget.json; inspect and compact of
+OUT read it. compact does nothing (exit 0, nothing written) when the compaction would not pay for itself: under
+the auto-compaction threshold and saving less than 5% of the window or 25% of the prompt; --force compacts anyway.
 """
-_INSTALL = 'rich is not installed; the ctxbudget CLI needs it: pip install "ctxbudget[cli]"'
+_INSTALL = (
+    'rich is not installed; the ctxbudget CLI needs it: pip install -e ".[cli]" from the root of your ctxbudget '
+    'clone (once ctxbudget is published on PyPI: pip install "ctxbudget[cli]")'
+)
 _POLICY_FLAGS = {"target": "--target", "keep_recent_messages": "--keep-recent"}
+_FLAG_NAMES = (("keep_recent_messages", "--keep-recent"), ("max_tokens", "--max-tokens"))
 
 
 def _rich() -> Any:
@@ -129,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         "inspect", help="report window usage of a transcript", epilog=_EPILOG, formatter_class=parser.formatter_class
     )
     _transcript_args(inspect)
-    inspect.add_argument("--top", type=int, default=10, help="how many of the largest items to list (default 10)")
+    inspect.add_argument("--top", type=_whole, default=10, help="how many of the largest items to list (default 10)")
     inspect.add_argument("--json", action="store_true", help="print the report as JSON (no rich needed)")
     compact = commands.add_parser(
         "compact", help="compact a transcript into a file", epilog=_EPILOG, formatter_class=parser.formatter_class
@@ -139,16 +155,20 @@ def build_parser() -> argparse.ArgumentParser:
     compact.add_argument(
         "--output-format",
         metavar="NAME",
-        help=f"{', '.join(OUTPUT_FORMATS)} (default: the input's format; Claude Code -> anthropic, SWE-agent and "
-        "tau-bench -> openai, LangChain and LlamaIndex -> ctxbudget). A provider format is written with the full "
-        "ctxbudget document beside it, as <OUT stem>.ctxbudget.json",
+        help=f"{', '.join(OUTPUT_FORMATS)} (default: the input's format; Claude Code -> anthropic, SWE-agent, "
+        "mini-swe-agent and tau-bench -> openai). Any format but ctxbudget is written with the full ctxbudget "
+        "document beside it, as <OUT stem>.ctxbudget.json",
     )
     compact.add_argument(
         "--in-place",
         action="store_true",
-        help="allow OUT (or the .ctxbudget.json document beside it) to be the transcript itself (it is replaced; "
-        "without this flag that is refused, exit 2). A ctxbudget document compact wrote can be compacted again: "
-        "its summary and archive are carried forward",
+        help="allow OUT (or the .ctxbudget.json document beside it) to be the transcript itself (it is replaced, "
+        "through a symbolic link to its target; without this flag that is refused, exit 2)",
+    )
+    compact.add_argument(
+        "--force",
+        action="store_true",
+        help="compact even when the compaction would not pay for itself (by default compact then writes nothing)",
     )
     compact.add_argument("--instructions", help="focus for the summary, like /compact <instructions>")
     demo = commands.add_parser(
@@ -184,27 +204,53 @@ def _progress_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(text: str) -> int:
+def _whole(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _whole(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
     return value
 
 
+_UNITS = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
+
+
+def _size(text: str) -> int:
+    """A byte count: ``5000000``, ``500M``, ``2G``, ``1GiB``."""
+    number = text.strip().lower().rstrip("b") if not text.strip().lower().endswith("ib") else text.strip().lower()
+    digits = number.rstrip("kmgib")
+    unit = number[len(digits) :]
+    if unit not in _UNITS or not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a size in bytes such as 500000000, 500M or 2G, got {text!r}")
+    value = int(digits) * _UNITS[unit]
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+    return value
+
+
 def _transcript_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("transcript", type=Path, help="the transcript file (.json, .jsonl or .traj)")
+    parser.add_argument("transcript", type=Path, help="the transcript file (.json, .jsonl or .traj), or a pipe")
     parser.add_argument(
         "--format",
         metavar="NAME",
         help=f"read the transcript as {', '.join(READ_FORMATS)} (default: told from the content)",
     )
-    parser.add_argument("--model", default="gpt-4o", help="model whose window and tokenizer to use (default gpt-4o)")
+    parser.add_argument(
+        "--model",
+        help="model whose window and tokenizer to use (default: the model the transcript names, else gpt-4o)",
+    )
     parser.add_argument("--max-tokens", type=_positive, help="the prompt budget; default: the model's input window")
     parser.add_argument(
-        "--key", help="LlamaIndex chat store key, or tau-bench entry index, to read (default: the first)"
+        "--key", help="LlamaIndex chat store key, or tau-bench result index, to read (default: the first)"
     )
     parser.add_argument(
         "--target",
@@ -215,6 +261,23 @@ def _transcript_args(parser: argparse.ArgumentParser) -> None:
         "--keep-recent",
         metavar="N",
         help="keep at least the N most recent messages out of the summary (default: sized by tokens)",
+    )
+    parser.add_argument(
+        "--include-sidechains",
+        action="store_true",
+        help="Claude Code: read sidechain events (a subagent's own agent-*.jsonl file) as the conversation",
+    )
+    parser.add_argument(
+        "--max-bytes",
+        type=_size,
+        default=MAX_BYTES,
+        metavar="N",
+        help=f"refuse a transcript larger than this (default {MAX_BYTES >> 30} GiB; 500M, 8G, ...)",
+    )
+    parser.add_argument(
+        "--ignore-sidecar",
+        action="store_true",
+        help="read the file alone, not the <stem>.ctxbudget.json document compact wrote beside it",
     )
     _progress_arg(parser)
 
@@ -263,11 +326,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at interpreter exit
         return EXIT_OK
     except UsageError as exc:
-        return _error(str(exc), EXIT_USAGE)
+        return _error(_flags(exc), EXIT_USAGE)
     except (CtxBudgetError, OSError) as exc:
-        return _error(f"{type(exc).__name__}: {exc}", EXIT_FAILURE)
+        return _error(f"{type(exc).__name__}: {_flags(exc)}", EXIT_FAILURE)
     except ImportError as exc:
         return _error(str(exc), EXIT_FAILURE)
+
+
+def _flags(exc: BaseException) -> str:
+    """The error's message, with the Python parameters a CLI user cannot pass named as the flags that set them."""
+    message = " ".join(str(exc).split())  # one line
+    if isinstance(exc, (CompactionError, ContextOverflowError)) or type(exc).__name__ == "SystemPromptTooLargeError":
+        for name, flag in _FLAG_NAMES:
+            message = message.replace(f"raise {name}", f"raise {flag}").replace(f"lower {name}", f"lower {flag}")
+            message = message.replace(f"({name})", f"({flag})")
+    return message
 
 
 def _error(message: str, code: int) -> int:
@@ -286,65 +359,21 @@ def _bars(args: argparse.Namespace) -> contextlib.AbstractContextManager[Progres
     return step_bars(args.progress)
 
 
-def _load(args: argparse.Namespace, progress: Progress) -> Transcript:
-    return read(args.transcript, key=args.key, format=args.format, progress=progress)
-
-
-# -- inspect -------------------------------------------------------------------------------------------------------
+# -- inspect and compact -------------------------------------------------------------------------------------------
 def _inspect(args: argparse.Namespace) -> int:
     policy = _policy(args)
+    console = None if args.json else _console()
     with _bars(args) as progress:
-        transcript = _load(args, progress)
-        report = inspect_transcript(
-            transcript, model=args.model, max_tokens=args.max_tokens, top=args.top, policy=policy, progress=progress
-        )
-    if args.json:
-        text = json.dumps(report, indent=2, ensure_ascii=False)
-        utf8(text, "the report")  # checked before anything is printed
-        print(text)
-        return EXIT_OK
-    console = _console()
-    from ._cli_inspect import print_report  # noqa: PLC0415 - imports rich
-
-    print_report(console, transcript, report, args.model)
-    return EXIT_OK
+        report = inspect_report(args, policy, progress)
+    return print_inspect(report, console)  # after the bars: they take over stdout while they draw
 
 
-# -- compact -------------------------------------------------------------------------------------------------------
 def _compact(args: argparse.Namespace) -> int:
-    output: Path = args.output
-    if not output.parent.is_dir():
-        raise UsageError(f"-o: directory {str(output.parent)!r} does not exist", field="output")
-    if args.output_format is not None:
-        check_name(args.output_format, OUTPUT_FORMATS, "--output-format")  # before any work
-    for target, flag in ((output, "-o"), (document_path(output), "-o (its .ctxbudget.json document)")):
-        if not args.in_place and same_file(target, args.transcript):
-            raise UsageError(
-                f"{flag}: {str(target)!r} is the transcript being compacted; pass --in-place to replace it",
-                field="output",
-            )
-    console = _console()
-    from ._cli_inspect import archived_phrase  # noqa: PLC0415 - imports rich
-
     policy = _policy(args)
+    console = _console()
     with _bars(args) as progress:
-        transcript = _load(args, progress)
-        document = compact_transcript(
-            transcript,
-            model=args.model,
-            max_tokens=args.max_tokens,
-            instructions=args.instructions,
-            policy=policy,
-            progress=progress,
-        )
-    written, side = write_compacted(output, document, transcript, args.output_format)
-    info = document["compaction"]
-    beside = f"; full document (summary, archive) in {side}" if side is not None else ""
-    console.print(
-        f"[green]Wrote {output}[/] ({written}{beside}): {len(document['messages']):,} messages "
-        f"({document['tokens']:,} tokens); tiers {' -> '.join(info['tiers'])}, {info['before']['used_tokens']:,} -> "
-        f"{info['after']['used_tokens']:,} tokens; {archived_phrase(info['archived'], info['bounded_on_arrival'])}."
-    )
+        said = run_compact(args, policy, progress)
+    console.print(said)
     return EXIT_OK
 
 

@@ -23,7 +23,7 @@ from .archive import HANDLE_PREFIX, ArchiveReason
 from .errors import SummarizerError
 from .events import ArchivedItem
 from .evidence import excerpt
-from .messages import Message
+from .messages import Message, ToolCall
 from .policy import CompactionPolicy
 from .salience import key_lines
 from .summarize import ExtractiveSummarizer, SummaryRequest
@@ -47,14 +47,36 @@ CLEARED_META = "ctxbudget_cleared"
 """Metadata key on a tool result compaction replaced by a cleared marker."""
 
 _MIN_EXCERPT_TOKENS = 64
-_SUMMARY_GROWTH = 0.04  # new ledger tokens per evicted token, for sizing the kept tail before summarizing
 _MARKER_KEY_LINES = 6
 _CLEAR_SLACK = 200  # tokens a clear may overshoot the target by before a smaller output is cleared instead
 
 
-def cleared_marker(original: Message, handle: str, counter: TokenCounter) -> str:
-    """The text a cleared tool result becomes: size, tool, the handle of the full original, and its key lines."""
-    lines = key_lines(original, _MARKER_KEY_LINES)
+def user_texts(messages: Sequence[Message]) -> tuple[str, ...]:
+    """The texts of the user messages (ours excepted) among ``messages``: what a kept tail states."""
+    return tuple(m.text for m in messages if m.role == "user" and not m.metadata.get("ctxbudget"))
+
+
+def summary_estimate(message: Message, size: int) -> int:
+    """About how many summary tokens evicting ``message`` (``size`` tokens) adds: what its items usually take.
+
+    A user message keeps its statements (up to about 120 tokens); an assistant message its decisions and one line
+    per tool call; a tool result its failure, paths and figures (about 40 tokens).
+    """
+    if message.metadata.get("ctxbudget"):
+        return 0
+    if message.role == "user":
+        return min(size, 120)
+    if message.role == "assistant":
+        return min(size, 30) + 25 * len(message.tool_calls)
+    return min(size, 40)
+
+
+def cleared_marker(original: Message, handle: str, counter: TokenCounter, *, lines: Sequence[str] | None = None) -> str:
+    """The text a cleared tool result becomes: size, tool, the handle of the full original, and its key lines.
+
+    ``lines`` are the output's key lines when the caller has them (a session remembers them); else they are read.
+    """
+    lines = key_lines(original, _MARKER_KEY_LINES) if lines is None else lines
     head = (
         f"[tool output cleared to save context: {len(original.text):,} chars from {original.name or 'the tool'}; "
         f"full text archived at {handle}; read it back or re-run the tool if you need it]"
@@ -165,6 +187,8 @@ class Compaction:
             archive, never read from caller-writable metadata alone), or ``None`` for a message that is its own
             original.
         sizes: the token size of each history message, when the caller keeps them (else they are counted).
+        offline: the session's offline summarizer, for the extractive tiers (it remembers what it has read); a new
+            one by default.
     """
 
     def __init__(
@@ -184,6 +208,7 @@ class Compaction:
         pinned_ids: frozenset[str] = frozenset(),
         original_of: Callable[[Message], Message | None] = lambda _message: None,
         sizes: Sequence[int] | None = None,
+        offline: ExtractiveSummarizer | None = None,
     ) -> None:
         self.counter = counter
         self.policy = policy
@@ -202,12 +227,19 @@ class Compaction:
         self._call_names: dict[str, str] | None = None  # call id -> tool name, for never_clear_tools
         self.out = CompactionOutcome(history=list(history), summary=summary)
         self._sizes = list(sizes) if sizes is not None else [counter.count_message(m) for m in self.out.history]
+        self.offline = offline or ExtractiveSummarizer(counter)
+        self._calls_by_id: dict[str, ToolCall] | None = None
         self._history_tokens = sum(self._sizes)  # kept in step with _sizes: total() runs once per step of a tier
 
     # -- measuring ---------------------------------------------------------------------------------------------
     def total(self) -> int:
         """Tokens the request would cost with the work so far."""
         return self.fixed + self._history_tokens + self._summary_cost(self.out.summary, self.goal_live)
+
+    @property
+    def hard_stop_tokens(self) -> int:
+        """The most a request may cost: the policy's hard stop of the window."""
+        return int(self.policy.hard_stop * self.window)
 
     def _summary_cost(self, summary: str | None, goal_live: bool) -> int:
         """Tokens of the message that carries ``summary`` (remembered for the last summary measured)."""
@@ -220,6 +252,7 @@ class Compaction:
     def extend(self, messages: Sequence[Message]) -> None:
         """Append messages that arrived while a summary was being made (they are newer than any cut)."""
         self._call_names = None
+        self._calls_by_id = None
         for message in messages:
             self.out.history.append(message)
             self._sizes.append(self.counter.count_message(message))
@@ -338,13 +371,19 @@ class Compaction:
                 self._replace(index, message.with_content(text), "bounded", handle)
                 changed = True
                 continue
-            marker = cleared_marker(original, handle or handle_for(message, "cleared"), self.counter)
-            if self.counter.count_text(marker) >= self._sizes[index]:
-                continue  # already smaller than its marker would be
-            self._replace(index, message.with_content(marker, **{CLEARED_META: True}), "cleared", handle)
-            changed = True
+            lines = self.offline.key_lines(original, _MARKER_KEY_LINES, self._calls())
+            marker = cleared_marker(original, handle or handle_for(message, "cleared"), self.counter, lines=lines)
+            if self.counter.count_text(marker) < self._sizes[index]:  # else already smaller than its marker
+                self._replace(index, message.with_content(marker, **{CLEARED_META: True}), "cleared", handle)
+                changed = True
         if changed:
             self.out.tiers.append("clear")
+
+    def _calls(self) -> dict[str, ToolCall]:
+        """The history's tool calls by id (what a result answers), built once per run."""
+        if self._calls_by_id is None:
+            self._calls_by_id = {call.id: call for m in self.out.history for call in m.tool_calls}
+        return self._calls_by_id
 
     def _never_cleared(self, message: Message) -> bool:
         """A result of one of the policy's ``never_clear_tools`` (named on the result, else on its call)."""
@@ -373,8 +412,50 @@ class Compaction:
         as in the reference) and ``keep_recent_tokens`` are floors. ``force`` (a manual compaction) summarizes
         what the floor allows (the older half when there is none) when everything already fits.
         """
+        return self._step_at(self._tail_cut(summary_limit), summary_limit, force=force)
+
+    def refit(self, step: SummaryStep, summary: str) -> SummaryStep | None:
+        """A step over a shorter span when ``summary`` left room: the tail then keeps what the summary did not need.
+
+        The tail was sized by an estimate of the summary; once the summary is known, the newest tail that fits beside
+        it may be longer. Returns the step for that shorter span (its summary can only be smaller), or ``None`` when
+        the estimate was close (within two messages or 2% of the target).
+        """
+        frame = self.render_summary(summary, False)
+        room = self.target - self.fixed - (self.counter.count_message(frame) if frame is not None else 0)
+        cut, tail = len(self._sizes), 0
+        while cut > 0 and tail + self._sizes[cut - 1] <= room:
+            cut -= 1
+            tail += self._sizes[cut]
+        slack = sum(self._sizes[cut : step.cut])
+        if cut >= step.cut - 2 or slack < self.target * 0.02:
+            return None
+        shorter = self._step_at(cut, step.request.max_tokens, force=False)
+        return shorter if shorter is not None and shorter.cut < step.cut else None
+
+    def _room_for_summary(self, cut: int, summary_limit: int) -> int:
+        """The summary's size for a span ending at ``cut``.
+
+        The limit, or, when the policy sets none of its own, the room the kept tail leaves (a tail that cannot
+        grow, because its next message is too large, leaves room that the summary would otherwise waste).
+        """
+        if self.policy.summary_max_tokens is not None:
+            return summary_limit
+        frame = self.render_summary("", False)
+        room = self.target - self.fixed - (self.counter.count_message(frame) if frame is not None else 0) - 8
+        return max(summary_limit, min(room - sum(self._sizes[cut:]), 2 * summary_limit))
+
+    def fits(self, step: SummaryStep, summary: str) -> bool:
+        """The request would be at or under target once ``summary`` replaces the span of ``step``."""
+        message = self.render_summary(
+            summary, self.goal_live and not any(m.id == self.goal_id for m in self.out.history[: step.cut])
+        )
+        tokens = self.counter.count_message(message) if message is not None else 0
+        return self.fixed + self._history_tokens - sum(self._sizes[: step.cut]) + tokens <= self.target
+
+    def _step_at(self, cut: int, summary_limit: int, *, force: bool) -> SummaryStep | None:
+        """The summary step for the span before ``cut``, after the policy's floors and the safe-cut rule."""
         history = self.out.history
-        cut = self._tail_cut(summary_limit)
         floor = self.policy.keep_recent_messages
         if floor is not None:  # as in the reference: min(keep_recent_messages, half the history) survive
             floor = max(1, min(floor, len(history) // 2))
@@ -398,24 +479,46 @@ class Compaction:
             previous_summary=self.out.summary,
             goal=self.goal,
             instructions=self.instructions,
-            max_tokens=summary_limit,
+            max_tokens=self._room_for_summary(cut, summary_limit),
+            kept=user_texts(history[cut:]),
+            handles={m.id: self.archived_handle(m) or handle_for(m, "summarized") for m in history[:cut]},
         )
         return SummaryStep(request=request, cut=cut, chunks=self._chunks(span, safe))
 
     def _tail_cut(self, summary_limit: int) -> int:
-        """The first index of the newest tail that fits the target beside the estimated new summary."""
-        old = self.render_summary(self.out.summary, False)
-        base = self.counter.count_message(old) if old is not None else 0
-        history_tokens = self._history_tokens
-        room = self.target - self.fixed - base
-        evicted = max(0, history_tokens - room)
-        growth = min(max(0, summary_limit - base), int(evicted * _SUMMARY_GROWTH))
-        budget = room - growth
+        """The first index of the newest tail that fits the target beside the estimated new summary.
+
+        The new summary is estimated from what the evicted messages hold (:func:`summary_estimate`, capped at the
+        summary limit): each message moved into the tail leaves the summary that much smaller.
+        """
+        frame = self.render_summary("", False)
+        room = self.target - self.fixed - (self.counter.count_message(frame) if frame is not None else 0)
+        old = self.counter.count_text(self.out.summary) if self.out.summary else 0
+        estimates = [summary_estimate(m, size) for m, size in zip(self.out.history, self._sizes, strict=True)]
+        evicted = sum(estimates)
         cut, tail = len(self._sizes), 0
-        while cut > 0 and tail + self._sizes[cut - 1] <= budget:
+        while cut > 0:
+            after = evicted - estimates[cut - 1]
+            if tail + self._sizes[cut - 1] + min(summary_limit, old + after) > room:
+                break
             cut -= 1
             tail += self._sizes[cut]
+            evicted = after
         return cut
+
+    def fit_limit(self, summary_limit: int) -> int:
+        """The summary limit for this run: the policy's, or less when the window leaves less room beside the header.
+
+        The room is the target less the fixed part of the request, the summary message's own frame (header and
+        pinned goal) and the smallest tail that may follow it (the newest message, with the call it answers), so a
+        compaction always fits the window it is asked for.
+        """
+        frame = self.render_summary("", not self.goal_live)
+        frame_tokens = self.counter.count_message(frame) if frame is not None else 0
+        safe = safe_cut_points(self.out.history)
+        start = next((i for i in range(len(self._sizes) - 1, 0, -1) if safe[i]), 0)
+        newest = sum(self._sizes[start:])
+        return max(16, min(summary_limit, self.target - self.fixed - frame_tokens - newest - 8))
 
     def _chunks(self, span: list[Message], safe: list[bool]) -> list[list[Message]]:
         """Split the span (originals) into summarizer-sized chunks; a single oversized original is split in parts."""
@@ -460,8 +563,9 @@ class Compaction:
 
     def extractive(self, step: SummaryStep, summary_limit: int) -> str:
         """The offline fallback summary for ``step`` (deterministic, bounded by our counter)."""
-        summarizer = ExtractiveSummarizer(self.counter)
-        return summarizer.summarize(step.request.model_copy(update={"max_tokens": summary_limit}))
+        return self.offline.summarize(
+            step.request.model_copy(update={"max_tokens": max(summary_limit, step.request.max_tokens)})
+        )
 
     # -- tier 4 ------------------------------------------------------------------------------------------------
     def truncate(self, summary_limit: int) -> None:
@@ -469,8 +573,10 @@ class Compaction:
 
         Nor past an unanswered call, nor the newest message (with the call it answers): the model always sees the
         turn it is in, even in a long agent run whose user request has been summarized. When the excess cannot be
-        covered before that, the largest safe prefix goes. The truncated messages' originals are folded into the
-        summary (offline ledger), so they are covered too.
+        covered before that, the largest safe prefix goes; when even that leaves the request over the hard stop (a
+        window too small for the newest turn beside the summary), the whole history goes. The truncated messages'
+        originals are folded into the summary (offline ledger, sized to what the window leaves), so they are
+        covered too.
         """
         history = self.out.history
         last_user = max((i for i, m in enumerate(history) if m.role == "user"), default=len(history))
@@ -490,15 +596,38 @@ class Compaction:
                 cut += 1
         while cut > 0 and not safe[cut]:  # the limit splits a call from its result: keep the pair
             cut -= 1
-        if cut == 0:
-            return
+        if cut > 0:
+            self._fold(cut, summary_limit)
+        if self.total() > self.hard_stop_tokens and self.out.history:
+            self._fold(len(self.out.history), summary_limit)  # the window holds no less: the newest turn goes too
+
+    def _fold(self, cut: int, summary_limit: int) -> None:
+        """Archive ``history[:cut]`` and fold the originals into the summary, sized to fit beside what is left."""
+        history = self.out.history
         originals = [self.original(m) for m in history[:cut]]
+        handles = {m.id: self.archived_handle(m) or handle_for(m, "truncated") for m in history[:cut]}
+        kept = user_texts(history[cut:])
         self._archive_span(0, cut, "truncated", summarized=True)
+        frame = self.render_summary("", self.goal_live)
+        frame_tokens = self.counter.count_message(frame) if frame is not None else 0
+        left = self.fixed + frame_tokens + self._history_tokens + 8
+        room = self.target - left
+        # A tail that (nearly) fills the target would leave the summary too little to hold anything: it may then
+        # grow to half its limit, as far as the hard stop allows (the next turn compacts again rather than the
+        # model losing what was summarized).
+        floor = room if room >= summary_limit // 8 else min(summary_limit // 2, self.hard_stop_tokens - left)
+        cap = summary_limit if self.policy.summary_max_tokens is not None else 2 * summary_limit
         request = SummaryRequest(
-            messages=tuple(originals), previous_summary=self.out.summary, goal=self.goal, max_tokens=summary_limit
+            messages=tuple(originals),
+            previous_summary=self.out.summary,
+            goal=self.goal,
+            max_tokens=max(16, min(cap, max(room, floor))),
+            kept=kept,
+            handles=handles,
         )
-        self.out.summary = ExtractiveSummarizer(self.counter).summarize(request)
-        self.out.tiers.append("truncate")
+        self.out.summary = self.offline.summarize(request)
+        if "truncate" not in self.out.tiers:
+            self.out.tiers.append("truncate")
 
     def finish(self) -> CompactionOutcome:
         """The outcome, with its final token figure."""

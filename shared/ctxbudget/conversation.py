@@ -24,10 +24,25 @@ from .evidence import excerpt
 from .live_history import LiveHistory, UnsentResult
 from .messages import Message, MessageSequence, ToolSchema
 from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER
+from .statements import user_statements
 from .tokens import TokenCounter
 
 __all__ = ["Conversation"]
 
+
+def is_request(message: Message) -> bool:
+    """A user message the caller wrote that asks for something (a request or a question): it can be the goal.
+
+    A message that only states things ("The retry logic uses backoff.") is not a goal; the goal is the first one
+    that asks (harness text, such as Claude Code's command tags, is not read).
+    """
+    if message.role != "user" or message.metadata.get("ctxbudget"):
+        return False
+    return any(s.kind in ("request", "question") for s in user_statements(message.text))
+
+
+GOAL_HEADING = "## Goal (the user's first request)"
+"""The heading the pinned goal is shown under, before the summary (whose ``## Task`` says what is being done now)."""
 _NOTICE_PROBE = Message(role="user", content=INTERRUPTED_NOTICE, id="ctxbudget-notice")
 
 
@@ -68,6 +83,7 @@ class Conversation:
         self._goal_id: str | None = None
         self._goal_live = False
         self._goal_shown: tuple[str, str] | None = None
+        self._tentative = False  # the goal is a first message that asks nothing: the first that asks replaces it
         self._pinned: list[Message] = []
         self._pinned_ids: set[str] = set()
         self._system_extras: list[Message] = []
@@ -179,12 +195,16 @@ class Conversation:
     def append(self, message: Message) -> None:
         """Append a registered (and, for tool outputs, already bounded) message to the live history.
 
-        Takes the goal from the first user message and remembers messages added pinned.
+        Takes the goal from the first user message that asks for something (until one does, from the first user
+        message) and remembers messages added pinned.
         """
         if message.metadata.get("pinned") is True:
             self._pinned_ids.add(message.id)
-        if message.role == "user" and self._goal is None and not message.metadata.get("ctxbudget"):
-            self._goal, self._goal_id, self._goal_live = message.text, message.id, True
+        if message.role == "user" and not message.metadata.get("ctxbudget") and (self._goal is None or self._tentative):
+            asks = is_request(message)
+            if self._goal is None or asks:
+                self._goal, self._goal_id, self._goal_live = message.text, message.id, True
+                self._tentative = not asks
         self.append_known(message)
 
     def append_known(self, message: Message) -> None:
@@ -224,12 +244,13 @@ class Conversation:
 
     def set_goal(self, goal: str | None, goal_id: str | None = None) -> None:
         """Pin ``goal`` (``goal_id`` names the live message it came from), or forget it with ``None``."""
-        self._goal, self._goal_id = goal, goal_id
+        self._goal, self._goal_id, self._tentative = goal, goal_id, False
         self._goal_live = goal_id is not None and any(m.id == goal_id for m in self.live)
 
     def first_user_message(self) -> Message | None:
-        """The first live user message the caller wrote (not one of ours)."""
-        return next((m for m in self.live if m.role == "user" and not m.metadata.get("ctxbudget")), None)
+        """The goal's message among the live ones: the first that asks for something, else the first user message."""
+        users = [m for m in self.live if m.role == "user" and not m.metadata.get("ctxbudget")]
+        return next((m for m in users if is_request(m)), users[0] if users else None)
 
     def add_pin(self, message: Message) -> None:
         """Send ``message`` after the summary in every request."""
@@ -285,17 +306,20 @@ class Conversation:
         show_goal = self._goal is not None and not live
         if summary is None and not show_goal:
             return None
-        parts = [SUMMARY_HEADER]
+        body = summary or ""
         if show_goal and self._goal is not None:
-            parts.append(self._shown_goal(self._goal))
-        if summary:
-            parts.append(summary)
+            goal = f"{GOAL_HEADING}\n- {self._shown_goal(self._goal)}"
+            body = f"{goal}\n{body}" if body else goal
         return Message(
             role="user",
-            content="\n\n".join(parts),
+            content=f"{SUMMARY_HEADER}\n{body}" if body else SUMMARY_HEADER,
             id=f"ctxbudget-summary-{self.session_id}",
             metadata={"ctxbudget": "summary"},
         )
+
+    def shown_goal(self) -> str | None:
+        """The goal as the summary message shows it (verbatim, or the excerpt of a long one), or ``None``."""
+        return self._shown_goal(self._goal) if self._goal is not None else None
 
     def _shown_goal(self, goal: str) -> str:
         """The goal as the summary message shows it: verbatim, or an excerpt when it alone would crowd the window.
@@ -305,14 +329,14 @@ class Conversation:
         cached = self._goal_shown
         if cached is not None and cached[0] is goal:
             return cached[1]
-        cap = max(256, self.max_tokens // 4)  # a quarter of the window, like the newest tool outputs kept whole
+        cap = max(32, min(4_096, self.max_tokens // 4))  # a quarter of the window, at most 4k tokens
         if self.counter.count_text(goal) <= cap:
-            shown = f"User's goal (pinned, verbatim):\n{goal}"
+            shown = " ".join(goal.split()) if "\n" not in goal.strip() else goal.strip()
         else:
             digest = hashlib.sha256(goal.encode("utf-8")).hexdigest()[:16]
             handle = self.archive.put_text(f"goal-{digest}", goal, source="goal")
             text = excerpt(goal, max_tokens=cap, counter=self.counter, handle=handle)
-            shown = f"User's goal (pinned; shortened, the full text is archived at {handle}):\n{text}"
+            shown = f"(shortened; the full text is archived at {handle})\n{text}"
         self._goal_shown = (goal, shown)
         return shown
 
@@ -330,9 +354,17 @@ class Conversation:
 
     def counted_tokens(self) -> int:
         """Our own count of the request as it stands (system, tools, pinned, summary, history, notices)."""
+        return self.fixed_tokens() + self.live.sent_tokens(self.notice_tokens()) + self._cached_summary()[1]
+
+    def notice_tokens(self) -> int:
+        """What the interrupted-reply notice costs in a request."""
         if self._notice_tokens is None:
             self._notice_tokens = self.counter.count_message(_NOTICE_PROBE)
-        return self.fixed_tokens() + self.live.sent_tokens(self._notice_tokens) + self._cached_summary()[1]
+        return self._notice_tokens
+
+    def sent_sizes(self) -> list[int]:
+        """Each live message's cost in a request, with the synthetic results and notice it brings (a copy)."""
+        return self.live.sent_sizes(self.notice_tokens())
 
     def _cached_summary(self) -> tuple[Message | None, int]:
         key = (self._summary, self._goal, self._goal_live)

@@ -25,6 +25,37 @@ def _fit_prefix(text: str, budget: int, counter: TokenCounter) -> str:
     return text[:low]
 
 
+def _fit_suffix(text: str, budget: int, counter: TokenCounter) -> str:
+    """Longest suffix of ``text`` (cut on a char boundary) whose count is <= budget, by binary search."""
+    if budget <= 0:
+        return ""
+    if counter.count_text(text) <= budget:
+        return text
+    low, high = 0, len(text)  # the answer's start index is in [low, high]; high (empty) always fits
+    while low < high:
+        mid = (low + high) // 2
+        if counter.count_text(text[mid:]) <= budget:
+            high = mid
+        else:
+            low = mid + 1
+    return text[low:]
+
+
+def _window(text: str, budget: int, counter: TokenCounter, *, from_end: bool) -> str:
+    """The shortest prefix (suffix) of ``text``, of ``budget * 8`` chars doubled as needed, counted over ``budget``.
+
+    ``text`` itself when none is. The edge searches work on it, so a huge text is never copied whole (and each
+    search costs the window's length, not the text's).
+    """
+    size = max(256, budget * 8)
+    while size < len(text):
+        part = text[-size:] if from_end else text[:size]
+        if counter.count_text(part) > budget:
+            return part
+        size *= 2
+    return text
+
+
 def excerpt(
     text: str,
     *,
@@ -40,8 +71,8 @@ def excerpt(
 
     Raises:
         InvalidPolicyError: ``max_tokens`` not an int >= 1, ``head_fraction`` not a number in [0, 1], ``handle``
-            not a string, or ``text`` does not fit and ``max_tokens`` is too small to hold even the omission
-            marker (the text is never cut silently).
+            not a string, ``counter`` not a :class:`~ctxbudget.tokens.TokenCounter`, or ``text`` does not fit and
+            ``max_tokens`` is too small to hold even the omission marker (the text is never cut silently).
         UsageError: ``text`` is not a ``str``.
     """
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
@@ -55,8 +86,10 @@ def excerpt(
         raise UsageError(f"text: must be a str, got {type(text).__name__}", field="text")
     if handle is not None and not isinstance(handle, str):
         raise InvalidPolicyError(f"handle: must be a str or None, got {type(handle).__name__}", field="handle")
-    tokens = counter.encode(text) if isinstance(counter, TiktokenCounter) else None
-    total = len(tokens) if tokens is not None else counter.count_text(text)
+    if not isinstance(counter, TokenCounter):
+        got = f"{type(counter).__name__} {short_repr(counter)}"
+        raise InvalidPolicyError(f"counter: must be a TokenCounter, got {got}", field="counter")
+    total = counter.count_text(text)  # cached: an output counted when it arrived is not counted again
     if total <= max_tokens:
         return text
     where = f"; full text: {handle}" if handle else ""
@@ -69,15 +102,15 @@ def excerpt(
             f"{total:,} tokens; use max_tokens >= {marker_tokens:,}",
             field="max_tokens",
         )
-    if tokens is not None and isinstance(counter, TiktokenCounter):  # exact and fast: slice the tokens
-        head, tail = counter.fit_edges(tokens, int(room * head_fraction), room)
+    if isinstance(counter, TiktokenCounter):  # exact and fast: cut the tokens of the two ends
+        head, tail = counter.fit_text_edges(text, int(room * head_fraction), room)
         return _joined(head, tail, text, marker, max_tokens=max_tokens, counter=counter)
-    head = _fit_prefix(text, int(room * head_fraction), counter)
+    head_budget = int(room * head_fraction)
+    head = _fit_prefix(_window(text, head_budget, counter, from_end=False), head_budget, counter)
     tail_budget = room - counter.count_text(head)
-    tail = _fit_prefix(text[len(head) :][::-1], tail_budget, counter)[::-1]
-    # Token boundaries differ when text is reversed; shrink until the joined result fits.
-    while tail and counter.count_text(tail) > tail_budget:
-        tail = tail[1:]
+    window = _window(text, tail_budget, counter, from_end=True)
+    rest = len(text) - len(head)  # the tail never overlaps the head
+    tail = _fit_suffix(window if len(window) <= rest else window[len(window) - rest :], tail_budget, counter)
     return _joined(head, tail, text, marker, max_tokens=max_tokens, counter=counter)
 
 

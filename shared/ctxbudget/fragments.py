@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from ._validation import subject_id, to_usage_error
+from ._validation import JsonValueError, check_json, subject_id, to_usage_error
 from .errors import InvalidFragmentError
 from .items import DATA_TRUSTS, Lifetime, Trust
 from .messages import Message, MessageRole
@@ -130,6 +130,15 @@ class Fragment(BaseModel):
     def _integral_limit(cls, value: Any) -> Any:
         if isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
             raise ValueError(f"must be a non-negative integer or None (got {value!r})")
+        return value
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_is_json(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:  # it is carried into the rendered message's metadata, and so into snapshots
+            check_json("metadata", value)
+        except JsonValueError as exc:  # pydantic names the field already
+            raise ValueError(str(exc).removeprefix("metadata: ")) from None
         return value
 
     @property

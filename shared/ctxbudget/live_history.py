@@ -42,6 +42,7 @@ class LiveHistory:
     """
 
     __slots__ = (
+        "_adjust",
         "_closed",
         "_count",
         "_diverged",
@@ -50,6 +51,7 @@ class LiveHistory:
         "_notice_at",
         "_open",
         "_run",
+        "_run_at",
         "_sent",
         "_sent_tokens",
         "_sizes",
@@ -66,12 +68,16 @@ class LiveHistory:
         self._tokens = 0
         self._sent: list[Message] = []  # the sent view up to the latest assistant run (synthetic results included)
         self._sent_tokens = 0
+        # What the sent view adds to (or, for a result left out, takes from) each message's size, by index: a
+        # synthetic result counts with the call that made it, so a span archived takes its additions with it.
+        self._adjust: dict[int, int] = {}
         self._diverged = False  # a result was left out or a synthetic one added: _sent is not _messages
         # Calls of the latest assistant message still unanswered, in call order, each with the synthetic result
         # (and its size) a request sends in its place: built when first needed, then kept, not rebuilt on every
         # measurement while the calls are open.
         self._open: dict[str, tuple[Message, int] | None] = {}
         self._run: tuple[str, ...] = ()  # every call the latest assistant message made
+        self._run_at = -1  # the index of the latest assistant message
         self._closed: set[str] = set()  # calls of the latest run already answered
         self._interrupted: Message | None = None  # the latest assistant message, when it was an interrupted reply
         self._notice_at: int | None = None  # where in _sent its notice goes, once its run of results is closed
@@ -123,6 +129,21 @@ class LiveHistory:
         open_tokens = sum(size for _, size in self._synthetic_results())
         return self._sent_tokens + open_tokens + (notice_tokens if self._interrupted is not None else 0)
 
+    def sent_sizes(self, notice_tokens: int) -> list[int]:
+        """Each message's size in the sent view: what it costs plus the synthetic results and notice it brings.
+
+        A result left out counts zero. The sum is :meth:`sent_tokens`, so a compaction that keeps a span keeps its
+        exact cost. ``notice_tokens`` is what the interrupted-reply notice costs.
+        """
+        sizes = list(self._sizes)
+        for index, change in self._adjust.items():
+            sizes[index] += change
+        if self._run_at >= 0:
+            sizes[self._run_at] += sum(size for _, size in self._synthetic_results())
+            if self._interrupted is not None:
+                sizes[self._run_at] += notice_tokens
+        return sizes
+
     def view(self, prefix: Sequence[Message]) -> MessageSequence:
         """``prefix`` then the sent view, zero-copy: O(prefix + open calls), whatever the history's length."""
         if not self.needs_repair:
@@ -150,6 +171,7 @@ class LiveHistory:
         self._close_run()
         self._run = ()
         if message.role == "assistant":
+            self._run_at = len(self._messages) - 1
             self._interrupted = message if message.state == "interrupted" else None
             self._notice_at = None
             self._run = tuple(call.id for call in message.tool_calls)
@@ -171,12 +193,14 @@ class LiveHistory:
             self._send(message, size)
             return None
         self._diverged = True
+        self._adjust[len(self._messages) - 1] = -size
         return UnsentResult(message, "duplicate_result" if call_id in self._closed else "orphaned_result")
 
     def _close_run(self) -> None:
         """A non-tool message ends the latest run: unanswered calls get their synthetic results, then the notice."""
         for synthetic, size in self._synthetic_results():
             self._diverged = True
+            self._adjust[self._run_at] = self._adjust.get(self._run_at, 0) + size
             self._send(synthetic, size)
         self._open = {}
         self._closed = set()

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from typing_extensions import Self
 
 from ._foreign import foreign_problem
-from ._validation import short_repr, subject_id, to_usage_error
+from ._validation import JsonValueError, check_json, check_utf8, short_repr, subject_id, to_usage_error
 from .errors import InvalidMessageError
 
 __all__ = [
@@ -40,87 +40,6 @@ MessageState = Literal["complete", "interrupted"]
 def new_message_id() -> str:
     """Return a fresh, unique message id (``msg_`` + 32 hex digits)."""
     return f"msg_{uuid.uuid4().hex}"
-
-
-def _check_utf8(field: str, text: str, where: str | None = None) -> None:
-    """Reject text that cannot be encoded as UTF-8 (a lone surrogate): it could never be sent or persisted."""
-    if text.isascii():  # checked in C without copying: ASCII text is valid UTF-8
-        return
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        inside = f" (in {where})" if where is not None and where != field else ""
-        raise ValueError(
-            f"{field}: contains an unpaired surrogate {text[exc.start]!r} at index {exc.start}{inside}, which is not "
-            "valid Unicode text (decode the source with errors='replace' or fix the producer)"
-        ) from None
-
-
-_MAX_JSON_DEPTH = 100
-"""How deeply metadata, tool-call arguments and block data may nest (a snapshot adds a few levels around them)."""
-_JSON_SCALARS = (str, int, float, bool, type(None))
-
-
-_FLAT_SCALARS = frozenset((int, float, bool, type(None)))
-
-
-def _flat_ascii(value: Any) -> bool:
-    """Whether ``value`` is a dict of ASCII ``str`` keys to ASCII ``str`` or other JSON scalar values.
-
-    The common case (message metadata, most tool arguments), checked without the general walk: such a dict is
-    always valid JSON. ``False`` only means the walk must decide.
-    """
-    if type(value) is not dict:
-        return False
-    for key, item in value.items():
-        if type(key) is not str or not key.isascii():
-            return False
-        kind = type(item)
-        if kind is str:
-            if not item.isascii():
-                return False
-        elif kind not in _FLAT_SCALARS:
-            return False
-    return True
-
-
-def _check_json(field: str, value: Any) -> None:
-    """Reject a value that could not be sent or persisted as JSON, naming ``field`` and where inside it.
-
-    Only JSON's own types are allowed (``str``, ``int``, ``float``, ``bool``, ``None``, lists/tuples, and dicts
-    with string keys), text must be valid Unicode, and nesting may not pass :data:`_MAX_JSON_DEPTH`. Iterative,
-    so no depth overflows it.
-    """
-    if _flat_ascii(value):
-        return
-    stack: list[tuple[Any, str, int]] = [(value, field, 0)]
-    while stack:
-        item, path, depth = stack.pop()
-        if isinstance(item, str):
-            _check_utf8(field, item, path)
-        elif isinstance(item, _JSON_SCALARS):
-            continue
-        elif isinstance(item, (dict, list, tuple)):
-            if depth >= _MAX_JSON_DEPTH:
-                raise ValueError(f"{field}: nested more than {_MAX_JSON_DEPTH} levels deep (at {_shown(path)})")
-            if isinstance(item, dict):
-                for key, child in item.items():
-                    if not isinstance(key, str):
-                        shown = f"{type(key).__name__} {short_repr(key)}"
-                        raise ValueError(f"{field}: keys must be strings, got {shown} in {_shown(path)}")
-                    _check_utf8(field, key, f"{path} key")
-                    stack.append((child, f"{path}.{key}", depth + 1))
-            else:
-                stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
-        else:
-            raise ValueError(
-                f"{field}: {_shown(path)} holds a {type(item).__name__!r} value, which is not JSON "
-                "(use str, int, float, bool, None, lists and dicts with string keys)"
-            )
-
-
-def _shown(path: str) -> str:
-    return path if len(path) <= 80 else f"{path[:40]}...{path[-37:]}"
 
 
 def _check_keys(field: str, value: Any) -> Any:
@@ -199,9 +118,9 @@ class ToolCall(_Checked):
 
     @model_validator(mode="after")
     def _check_args_text(self) -> ToolCall:
-        _check_json("args", self.args)
-        _check_utf8("name", self.name)
-        _check_utf8("id", self.id)
+        check_json("args", self.args)
+        check_utf8("name", self.name)
+        check_utf8("id", self.id)
         return self
 
     def args_json(self) -> str:
@@ -221,7 +140,7 @@ class ContentBlock(_Checked):
 
     @model_validator(mode="after")
     def _check_data(self) -> ContentBlock:
-        _check_json("data", self.data)
+        check_json("data", self.data)
         return self
 
 
@@ -266,14 +185,14 @@ class Message(_Checked):
             ids = [call.id for call in self.tool_calls]
             if len(ids) != len(set(ids)):
                 raise ValueError(f"tool_calls: duplicate call ids {sorted(ids)}")
-        _check_utf8("content", self.text)
+        check_utf8("content", self.text)
         if self.name is not None:
-            _check_utf8("name", self.name)
+            check_utf8("name", self.name)
         if self.tool_call_id is not None:
-            _check_utf8("tool_call_id", self.tool_call_id)
-        _check_utf8("id", self.id)
+            check_utf8("tool_call_id", self.tool_call_id)
+        check_utf8("id", self.id)
         if self.metadata:
-            _check_json("metadata", self.metadata)
+            check_json("metadata", self.metadata)
         return self
 
     @property
@@ -284,8 +203,26 @@ class Message(_Checked):
         return "\n".join(block.text for block in self.content if block.text is not None)
 
     def with_content(self, content: str, **metadata: Any) -> Message:
-        """Return a copy with new text content (same id, role, tool fields) and extra metadata."""
-        return self.model_copy(update={"content": content, "metadata": {**self.metadata, **metadata}})
+        """Return a copy with new text content (same id, role, tool fields) and extra metadata.
+
+        Only what changes is checked (the copy skips a full validation: compaction calls it on every bounded
+        output).
+
+        Raises:
+            InvalidMessageError: ``content`` is not a ``str`` or not valid Unicode, or ``metadata`` holds what JSON
+                or a snapshot cannot (see :func:`~ctxbudget._validation.check_json`).
+        """
+        if type(content) is not str:
+            problem = foreign_problem(content, "a str") or f"must be a str, got {type(content).__name__}"
+            raise InvalidMessageError(f"content: {problem}", field="content")
+        merged = {**self.metadata, **metadata}
+        try:
+            check_utf8("content", content)
+            if metadata:
+                check_json("metadata", merged)
+        except JsonValueError as exc:
+            raise InvalidMessageError(str(exc), field=str(exc).split(":", 1)[0]) from None
+        return self.model_copy(update={"content": content, "metadata": merged})
 
 
 class ToolSchema(_Checked):
@@ -305,9 +242,9 @@ class ToolSchema(_Checked):
 
     @model_validator(mode="after")
     def _check_parameters(self) -> ToolSchema:
-        _check_json("parameters", self.parameters)
+        check_json("parameters", self.parameters)
         if self.metadata:
-            _check_json("metadata", self.metadata)
+            check_json("metadata", self.metadata)
         return self
 
     @classmethod
@@ -315,7 +252,8 @@ class ToolSchema(_Checked):
         """Build from an OpenAI tool spec (``{"type": "function", "function": {...}}``) or a bare function.
 
         Raises:
-            InvalidMessageError: ``spec`` is not such a mapping, has no ``name``, or its ``parameters`` is not one.
+            InvalidMessageError: ``spec`` is not such a mapping, has no ``name`` (a str), its ``description`` is not a
+                str, or its ``parameters`` is not a mapping.
         """
         function = spec.get("function", spec) if isinstance(spec, Mapping) else None
         if not isinstance(function, Mapping):
@@ -323,17 +261,18 @@ class ToolSchema(_Checked):
             raise InvalidMessageError(f"tool spec: expected an OpenAI tool spec (a mapping), got {what}", field="spec")
         if function.get("name") is None:
             raise InvalidMessageError("tool spec: 'name' is missing", field="name")
+        for key in ("name", "description"):
+            value = function.get(key)
+            if value is not None and not isinstance(value, str):
+                got = f"{type(value).__name__} {short_repr(value)}"
+                raise InvalidMessageError(f"tool spec: {key!r} must be a str, got {got}", field=key)
         parameters = function.get("parameters") or {}
         if not isinstance(parameters, Mapping):
             raise InvalidMessageError(
                 f"tool spec: 'parameters' must be a JSON Schema object, got {type(parameters).__name__}",
                 field="parameters",
             )
-        return cls(
-            name=str(function["name"]),
-            description=str(function.get("description") or ""),
-            parameters=dict(parameters),
-        )
+        return cls(name=function["name"], description=function.get("description") or "", parameters=dict(parameters))
 
 
 class MessageSequence(Sequence[Message]):

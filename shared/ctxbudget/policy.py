@@ -121,8 +121,14 @@ class CompactionPolicy(BaseModel):
         return self.protected_tool_tokens or max(256, min(40000, window // 4))
 
     def summary_limit(self, window: int) -> int:
-        """Largest summary, in tokens."""
-        return self.summary_max_tokens or max(256, min(8000, window // 6))
+        """Largest summary, in tokens.
+
+        A sixth of the window (at most 8,000), and at least 2,560 or, in a window too small for that, 90% of the
+        compaction target (a small window keeps what matters in the summary).
+        """
+        if self.summary_max_tokens:
+            return self.summary_max_tokens
+        return max(16, min(8000, max(window // 6, min(2560, int(window * self.target * 0.9)))))
 
     def summarizer_chunk(self, window: int) -> int:
         """Largest transcript chunk, in tokens, sent to the summarizer at once."""

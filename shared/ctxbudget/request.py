@@ -20,10 +20,7 @@ INTERRUPTED_NOTICE = (
     "it was cut off; continue from there if it is still relevant.]"
 )
 SUMMARY_HEADER = (
-    "[Context Summary]\nEarlier turns of this conversation were compacted. Their originals are archived: where the "
-    "tools are available, search_archive(query) finds them by keyword (a fact, path, id or error) and "
-    "read_archived_output(handle) reads one back in full. This summary is a record of what happened, not new "
-    "instructions."
+    "[Context Summary] A record of earlier turns, not new instructions. search_archive(query) finds their originals."
 )
 
 

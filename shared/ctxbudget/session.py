@@ -15,6 +15,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from . import _session_compaction as _compaction
 from . import _session_snapshots as _snapshots
 from ._foreign import check_not_foreign
@@ -30,6 +32,7 @@ from ._session_args import (
     check_window_fits,
     resolve_budget,
 )
+from ._validation import to_usage_error
 from .archive import Archive
 from .archive_search import ArchiveHit
 from .cognitive import CognitiveContextSession, PackageBinding, check_providers, check_resume
@@ -131,6 +134,7 @@ class ContextSession:
         )
         self.policy = policy or CompactionPolicy()
         self.summarizer: Summarizer | AsyncSummarizer = summarizer or ExtractiveSummarizer(self.counter)
+        self._offline = self.summarizer if isinstance(self.summarizer, ExtractiveSummarizer) else None
         self.compact_instructions = compact_instructions
         self.tracker = ContextWindowTracker(self.max_tokens)
         self.events = EventBus(self.session_id)
@@ -226,6 +230,18 @@ class ContextSession:
     def summary(self) -> str | None:
         """The cumulative summary of everything compacted so far."""
         return self._conv.summary
+
+    @property
+    def offline_summarizer(self) -> ExtractiveSummarizer:
+        """The offline ledger builder this session's extractive tiers use (the summarizer itself when it is one).
+
+        It remembers what it has read, so each message is read once in the session's life.
+        """
+        if isinstance(self.summarizer, ExtractiveSummarizer):
+            return self.summarizer
+        if self._offline is None:
+            self._offline = ExtractiveSummarizer(self.counter)
+        return self._offline
 
     @property
     def goal(self) -> str | None:
@@ -673,9 +689,16 @@ class ContextSession:
 
     # -- snapshots ---------------------------------------------------------------------------------------------
     def snapshot(self) -> SessionSnapshot:
-        """A resumable, versioned copy of this session (see :mod:`ctxbudget.snapshot`)."""
+        """A resumable, versioned copy of this session (see :mod:`ctxbudget.snapshot`).
+
+        Raises:
+            SnapshotFormatError: a message built past validation (``Message.model_construct``) does not validate.
+        """
         with self._lock:
-            return _snapshots.take(self)
+            try:
+                return _snapshots.take(self)
+            except ValidationError as exc:
+                raise to_usage_error(exc, SnapshotFormatError, f"snapshot of session {self.session_id!r}") from None
 
     @classmethod
     def restore(

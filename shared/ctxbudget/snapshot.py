@@ -116,9 +116,18 @@ class SessionSnapshot(BaseModel):
         return self.added if self.added is not None else len(self.order)
 
     def to_json(self) -> str:
-        """Serialize to JSON (``schema`` key first, ``digest`` last: the content digest of everything before it)."""
-        body = self.model_dump_json(by_alias=True, exclude={"digest"})
-        digest = content_digest(json.loads(body))
+        """Serialize to JSON (``schema`` key first, ``digest`` last: the content digest of everything before it).
+
+        Raises:
+            SnapshotFormatError: a message built past validation (``model_construct``) holds what JSON cannot
+                (a lone surrogate, an integer past 4,300 digits); every validated message serializes.
+        """
+        try:
+            body = self.model_dump_json(by_alias=True, exclude={"digest"})
+            digest = content_digest(json.loads(body))
+        except (ValueError, RecursionError) as exc:  # PydanticSerializationError and UnicodeError are ValueErrors
+            message = f"snapshot: session {self.session_id!r} cannot be serialized: {exc}"
+            raise SnapshotFormatError(message, field="snapshot") from None
         return f'{body[:-1]},"digest":"{digest}"}}'
 
     @classmethod

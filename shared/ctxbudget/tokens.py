@@ -12,15 +12,15 @@ Counts are cached by content, so a session that grows by one message pays for th
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import tiktoken
 
+from ._token_chunks import CHUNK_CHARS, count_tokens, head_tokens, tail_tokens, text_digest
 from ._validation import short_repr
 from .encodings import get_encoding
 from .errors import InvalidMessageError, InvalidPolicyError, UsageError
@@ -149,15 +149,22 @@ _DIGEST_OVER = 2048
 """Texts longer than this are cached under a digest, so the cache never holds (and pins in memory) big outputs."""
 
 
+_CHUNKED_OVER = 2 * CHUNK_CHARS
+"""Texts longer than this are counted and cut in parts (:mod:`ctxbudget._token_chunks`), never encoded whole: a
+whole encoding holds a Python int per token, about nine times the text's size."""
+
+
 def _text_key(text: str) -> object:
     if len(text) <= _DIGEST_OVER:
         return text
-    return (len(text), hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+    return (len(text), text_digest(text))
 
 
-def _message_key(message: Message, calls: tuple[tuple[str, str, str], ...]) -> tuple[object, ...]:
+def _message_key(
+    message: Message, calls: tuple[tuple[str, str, str], ...], text_key: Callable[[str], object] = _text_key
+) -> tuple[object, ...]:
     """The cache key of ``message``, whose tool calls are ``calls`` (:func:`_calls`)."""
-    content: object = _text_key(message.content) if isinstance(message.content, str) else message.content
+    content: object = text_key(message.content) if isinstance(message.content, str) else message.content
     if not isinstance(message.content, str):  # blocks carry dicts, which do not hash: key on their JSON
         content = tuple((b.type, b.text, json.dumps(b.data, sort_keys=True, default=str)) for b in message.content)
     return (message.role, message.name, content, message.tool_call_id, calls, message.state)
@@ -224,6 +231,7 @@ class TiktokenCounter:
         self._texts = _ContentCache(cache_size)
         self._roles: dict[str, int] = {}
         self._last: tuple[str, list[int]] | None = None
+        self._last_key: tuple[str, object] | None = None
 
     @property
     def name(self) -> str:
@@ -251,14 +259,30 @@ class TiktokenCounter:
 
     def _encode(self, text: str) -> list[int]:
         # The last long text encoded is remembered (by identity): a tool output counted on arrival and then
-        # excerpted because it is too long is encoded once, not twice.
+        # excerpted because it is too long is encoded once, not twice. A huge one is never encoded whole here.
         last = self._last
         if last is not None and last[0] is text:
             return last[1]
         tokens = self._encoding.encode_ordinary(text)
-        if len(text) > 4096:
+        if 4096 < len(text) <= _CHUNKED_OVER:
             self._last = (text, tokens)
         return tokens
+
+    def _count(self, text: str) -> int:
+        """Tokens in ``text``, uncached; a huge text is counted a part at a time (memory: one part's tokens)."""
+        if len(text) > _CHUNKED_OVER:
+            return count_tokens(self._encoding, text)
+        return len(self._encode(text))
+
+    def _key(self, text: str) -> object:
+        """:func:`_text_key`, remembered for the last long text (by identity): a huge output is hashed once."""
+        last = self._last_key
+        if last is not None and last[0] is text:
+            return last[1]
+        key = _text_key(text)
+        if len(text) > _DIGEST_OVER:
+            self._last_key = (text, key)
+        return key
 
     def count_text(self, text: str) -> int:
         """Tokens in ``text`` (cached for strings over 64 characters).
@@ -270,12 +294,27 @@ class TiktokenCounter:
             raise _not_text(text)
         if len(text) <= 64:
             return len(self._encoding.encode_ordinary(text))
-        key = _text_key(text)
+        key = self._key(text)
         cached = self._texts.get(key)
         if cached is None:
-            cached = len(self._encode(text))  # a long text is remembered: counting it as a message is then free
+            cached = self._count(text)  # a long text is remembered: counting it as a message is then free
             self._texts.put(key, cached)
         return cached
+
+    def fit_text_edges(self, text: str, head_budget: int, budget: int) -> tuple[str, str]:
+        """:meth:`fit_edges` of ``text`` itself: a huge text is never encoded whole, only its two ends.
+
+        The same edges as ``fit_edges(encode(text), head_budget, budget)``; its memory is a few parts' tokens.
+        """
+        if len(text) <= _CHUNKED_OVER:
+            return self.fit_edges(self._encode(text), head_budget, budget)
+        total = self.count_text(text)
+        head_budget = max(0, min(head_budget, budget, total))
+        head, used = self._edge(head_tokens(self._encoding, text, head_budget), head_budget, from_end=False)
+        tail_budget = min(budget - used, total - head_budget)
+        if tail_budget <= 0:
+            return head, ""
+        return head, self._edge(tail_tokens(self._encoding, text, tail_budget), tail_budget, from_end=True)[0]
 
     def fit_edges(self, tokens: list[int], head_budget: int, budget: int) -> tuple[str, str]:
         """A head of the text ``tokens`` encode within ``head_budget`` tokens, and a tail within the rest of ``budget``.
@@ -309,13 +348,16 @@ class TiktokenCounter:
         """
         _check_message(message)
         calls = _calls(message)
-        key = _message_key(message, calls)
+        key = _message_key(message, calls, self._key)
         cached = self._messages.get(key)
         if cached is not None:
             return cached
         role = self._role_tokens(message.role)
         content = message.content
-        if isinstance(content, str):
+        if isinstance(content, str) and len(content) > _CHUNKED_OVER:
+            # A huge output is counted through the text cache: bounding it then counts it again, for free.
+            total = TOKENS_PER_MESSAGE + role + self.count_text(content)
+        elif isinstance(content, str):
             # Content goes straight to the encoder: the message cache remembers it; a text cache would not help.
             total = TOKENS_PER_MESSAGE + role + len(self._encode(content))
         else:

@@ -14,6 +14,7 @@ import pytest
 from ctxbudget._analysis import COMPACTED_FORMAT, originals_from_compacted
 from ctxbudget._cli_files import document_path
 from ctxbudget.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, main
+from ctxbudget.errors import UsageError
 from ctxbudget.policy import CompactionPolicy
 from ctxbudget.transcripts import load_transcript
 
@@ -32,7 +33,9 @@ def test_inspect_json_structure(transcripts: dict[str, Path], capsys: pytest.Cap
     assert set(report) == {
         "transcript",
         "model",
+        "model_from",
         "counter",
+        "reported_usage",
         "window",
         "by_role",
         "by_tool",
@@ -98,9 +101,9 @@ def test_compact_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert [m["role"] for m in sent] == [m["role"] for m in document["messages"]]
     assert document["format"] == COMPACTED_FORMAT
     assert document["tokens"] <= 0.6 * 40_000 < document["compaction"]["before"]["used_tokens"]
-    # Clearing old tool outputs reached the target; a ledger of the older half (built from the originals) would
-    # cost more than the cleared markers it replaces, so it is not applied (evict only what is needed).
-    assert document["compaction"]["tiers"] == ["clear", "summarize-skipped"]
+    # Clearing old tool outputs reached the target; the manual compaction then summarizes the older half, whose
+    # ledger (built from the originals) costs less than the cleared markers it replaces.
+    assert document["compaction"]["tiers"] == ["clear", "summarize"]
     assert document["messages"][0]["role"] == "system"
     assert any(e["reason"] == "dropped" for e in document["archive"])  # the orphaned result: archived, not sent
     # Exactly the transcript's messages: each one, equal to its original, and nothing the session generated
@@ -161,8 +164,8 @@ def test_a_failed_write_removes_its_temporary_file(
     def broken_replace(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("ctxbudget.cli.os.replace", broken_replace)
-    assert main(["compact", str(source), "-o", str(tmp_path / "out.json")]) == EXIT_FAILURE
+    monkeypatch.setattr("ctxbudget._cli_files.os.replace", broken_replace)
+    assert main(["compact", str(source), "-o", str(tmp_path / "out.json"), "--force"]) == EXIT_FAILURE
     assert "No space left on device" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
 
@@ -286,13 +289,13 @@ def test_target_and_keep_recent_set_the_compaction_policy(
     assert lower["after"]["used_percentage"] <= 31.0  # compaction aims at the target
     policies: list[CompactionPolicy | None] = []
 
-    def spy(*args: Any, policy: CompactionPolicy | None = None, **kwargs: Any) -> dict[str, Any]:
-        policies.append(policy)
-        return {"note": "spied"}
+    def spy(stream: Any, settings: Any, *args: Any, **kwargs: Any) -> Any:
+        policies.append(settings.policy)
+        raise UsageError("spied")
 
-    monkeypatch.setattr("ctxbudget.cli.inspect_transcript", spy)
+    monkeypatch.setattr("ctxbudget._cli_commands.run_transcript", spy)
     for extra in ([], ["--target", "0.25", "--keep-recent", "9"], ["--keep-recent", "3"]):
-        assert main(["inspect", str(source), "--json", *extra]) == EXIT_OK
+        assert main(["inspect", str(source), "--json", *extra]) == EXIT_USAGE
     assert policies == [
         None,
         CompactionPolicy(target=0.25, keep_recent_messages=9),
@@ -344,24 +347,22 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path, capsys: pytes
 def test_forced_progress_goes_to_stderr_with_counts_and_never_into_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = write(tmp_path / "long.json", long_session(40))  # 161 messages: a system prompt and 160 to count
+    source = write(tmp_path / "long.json", long_session(40))  # 161 messages: a system prompt and 160 more
     argv = ["inspect", str(source), "--json", "--progress", "--max-tokens", "40000", "--target", "0.3"]
     assert main(argv) == EXIT_OK
     captured = capsys.readouterr()
     report = json.loads(captured.out)  # stdout is the JSON alone
-    assert report["compaction"]["tiers"] == ["clear", "summarize", "truncate"]
-    for step in ("reading", "parsing", "counting", "clearing", "summarizing"):
+    assert "clear" in report["compaction"]["tiers"]
+    for step in ("reading", "counting", "clearing"):
         assert step in captured.err
-    assert "161/161 messages" in captured.err  # parsed
-    assert "160/160 messages" in captured.err  # counted into the session, then summarized
-    assert " MB" in captured.err
+    assert "161/161 messages" in captured.err  # counted as they streamed in
+    assert " MB" in captured.err  # the bytes read
     cleared = re.findall(r"(\d+)/(\d+) tool outputs", captured.err)
-    assert cleared[-1][0] == cleared[-1][1] != "0"  # closed at the number cleared
-    assert ("0", "40") in cleared  # opened at the 40 tool outputs that could be
-    assert main(["compact", str(source), "-o", str(tmp_path / "c.json"), "--progress"]) == EXIT_OK
+    assert cleared
+    assert cleared[-1][0] == cleared[-1][1]  # the final compaction's bar closes at the number cleared
+    assert main(["compact", str(source), "-o", str(tmp_path / "c.json"), "--progress", "--force"]) == EXIT_OK
     captured = capsys.readouterr()
-    assert "160/160 messages" in captured.err
-    assert "clearing" in captured.err
+    assert "161/161 messages" in captured.err
     assert "clearing" not in captured.out
     assert main(["inspect", str(source), "--json", "--no-progress"]) == EXIT_OK
     assert capsys.readouterr().err == ""

@@ -186,7 +186,8 @@ def test_output_format_converts_and_unknown_names_exit_2(tmp_path: Path, capsys:
     capsys.readouterr()
     assert _compact(source, tmp_path / "x.json", "--output-format", "gemini") == EXIT_USAGE
     err = capsys.readouterr().err
-    assert "--output-format: unknown format 'gemini'; expected one of openai, responses, anthropic, ctxbudget" in err
+    names = "openai, responses, anthropic, atif, langchain, llamaindex, ctxbudget"
+    assert f"--output-format: unknown format 'gemini'; expected one of {names}" in err
     assert not (tmp_path / "x.json").exists()
 
 
@@ -237,8 +238,11 @@ def test_claude_code_skips_a_branch_the_session_rewound_from(tmp_path: Path) -> 
         {"type": "system", "subtype": "compact_boundary", "uuid": "b", "parentUuid": None, "logicalParentUuid": "a3"},
         linked("user", "u4", "b", {"role": "user", "content": "after the boundary"}),
     ]
-    messages = load_transcript(write_jsonl(tmp_path / "rewound.jsonl", rows)).messages
-    assert [m.id for m in messages] == ["u1", "a1", "u3", "a3", "u4"]
+    transcript = load_transcript(write_jsonl(tmp_path / "rewound.jsonl", rows))
+    assert [m.id for m in transcript.messages] == ["u4"]  # what Claude Code sends: the chain from the boundary on
+    replaced = [m.id for m in transcript.replaced]  # history before the boundary (the abandoned branch too): kept
+    assert replaced[:2] == ["u1", "a1"]
+    assert set(replaced) == {"u1", "a1", "u2", "a2", "r2", "u3", "a3"}
 
 
 def test_responses_instructions_are_written_back_as_instructions(

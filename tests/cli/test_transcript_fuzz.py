@@ -19,12 +19,13 @@ from ctxbudget import transcript_formats
 from ctxbudget.errors import UsageError
 from ctxbudget.providers import to_anthropic_request, to_openai_request, to_responses_request
 from ctxbudget.transcripts import parse_transcript
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 DATA = Path(__file__).parents[1] / "data" / "transcripts"
 FILES = sorted(p.name for p in DATA.iterdir() if p.suffix in (".json", ".jsonl", ".traj"))
 FORCED = {"langchain-dumpd": "langchain", "ctxbudget-compacted": "ctxbudget"}
+SIDECHAINS = {"claude_code_subagent_spotter.jsonl"}  # a subagent's own file: read with include_sidechains
 
 SCALARS = st.one_of(
     st.none(),
@@ -71,17 +72,18 @@ PATHS = {name: _paths(_rows(name)) for name in FILES}
 
 
 @pytest.mark.parametrize("name", FILES)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None)
 @given(data=st.data(), value=VALUES)
 def test_any_value_anywhere_is_a_transcript_or_a_typed_error(name: str, data: st.DataObject, value: Any) -> None:
     path = data.draw(st.sampled_from(PATHS[name]), label="path")
     rows = _replace(_rows(name), path, value)
     jsonl = name.endswith(".jsonl")
     text = "\n".join(json.dumps(row) for row in rows) if jsonl else json.dumps(rows[0])
-    original = parse_transcript((DATA / name).read_text(encoding="utf-8"), jsonl=jsonl).format
-    for forced in (None, FORCED.get(original, original)):
+    sidechains = name in SIDECHAINS
+    original = parse_transcript((DATA / name).read_text(encoding="utf-8"), jsonl=jsonl, include_sidechains=sidechains)
+    for forced in (None, FORCED.get(original.format, original.format)):
         try:
-            transcript = parse_transcript(text, source=name, jsonl=jsonl, format=forced)
+            transcript = parse_transcript(text, source=name, jsonl=jsonl, format=forced, include_sidechains=sidechains)
         except UsageError as error:
             problems = [] if str(error).startswith((name, "--format")) else [str(error)]
             assert problems == []  # every error names the file (or the flag)

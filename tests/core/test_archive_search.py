@@ -142,16 +142,31 @@ def test_one_hit_per_message_with_the_handle_of_the_fullest_original() -> None:
     assert top.source == "run_tests"
 
 
-def test_tool_names_and_call_arguments_are_searchable() -> None:
+def test_a_call_and_its_result_are_one_hit_showing_the_result_and_naming_the_call() -> None:
     archive = Archive()
     call = ToolCall(id="c1", name="kubectl_apply", args={"manifest": "deploy/payments-canary.yaml"})
     asked = Message(role="assistant", content="", tool_calls=(call,))
+    answered = Message(role="tool", content="applied", tool_call_id="c1", name="kubectl_apply")
     archive.put_message(asked, "cleared")
-    archive.put_message(Message(role="tool", content="applied", tool_call_id="c1", name="kubectl_apply"), "cleared")
-    hit = archive.search("deploy/payments-canary.yaml")[0]
-    assert hit.message_id == asked.id
-    assert "payments-canary" in hit.text
-    assert {h.role for h in archive.search("kubectl_apply")} == {"assistant", "tool"}
+    archive.put_message(answered, "cleared")
+    for query in ("deploy/payments-canary.yaml", "kubectl_apply", "applied", "kubectl_apply applied"):
+        (hit,) = archive.search(query)
+        assert (hit.message_id, hit.role, hit.source) == (answered.id, "tool", "kubectl_apply"), query
+        assert hit.handle == f"ctx://archive/{answered.id}.cleared"
+        assert hit.text == "applied"
+        assert hit.call == 'kubectl_apply {"manifest":"deploy/payments-canary.yaml"}'
+        assert archive.read(hit.handle) == "applied"
+
+
+def test_a_call_whose_result_is_not_archived_is_a_hit_of_its_own() -> None:
+    archive = Archive()
+    call = ToolCall(id="c1", name="kubectl_apply", args={"manifest": "deploy/payments-canary.yaml"})
+    asked = Message(role="assistant", content="Applying the canary.", tool_calls=(call,))
+    archive.put_message(asked, "cleared")
+    hits = archive.search("payments-canary")
+    assert [(hit.message_id, hit.role, hit.call is not None) for hit in hits] == [(asked.id, "assistant", True)]
+    assert "payments-canary" in hits[0].text
+    assert archive.search("Applying canary")[0].message_id == asked.id
 
 
 def test_ties_break_by_archive_order() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from unittest.mock import patch
 
 import pytest
-from ctxbudget import messages
+from ctxbudget import _validation
 from ctxbudget.errors import InvalidMessageError
 from ctxbudget.messages import Message, ToolCall
 from hypothesis import given
@@ -23,9 +23,9 @@ _KEYS = st.one_of(st.text(max_size=8), st.integers(), st.none())
 
 
 def _walk_accepts(value: Any) -> bool:
-    with patch.object(messages, "_flat_ascii", lambda _value: False):
+    with patch.object(_validation, "_flat_ascii", lambda _value: False):
         try:
-            messages._check_json("metadata", value)
+            _validation.check_json("metadata", value)
         except ValueError:
             return False
     return True
@@ -33,7 +33,7 @@ def _walk_accepts(value: Any) -> bool:
 
 @given(st.dictionaries(_KEYS, _VALUES, max_size=4))
 def test_what_the_fast_path_accepts_the_walk_accepts(value: dict[Any, Any]) -> None:
-    if messages._flat_ascii(value):
+    if _validation._flat_ascii(value):
         assert _walk_accepts(value)
 
 

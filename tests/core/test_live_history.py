@@ -12,7 +12,7 @@ from ctxbudget.live_history import LiveHistory
 from ctxbudget.messages import Message, MessageSequence, ToolCall
 from ctxbudget.request import insert_interrupted_notice
 from ctxbudget.tokens import TiktokenCounter
-from ctxbudget.toolpairs import find_tool_pair_problems, repair_tool_pairs
+from ctxbudget.toolpairs import find_tool_pair_problems, repair_tool_pairs, safe_cut_points
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -121,3 +121,26 @@ def test_an_orphaned_and_a_duplicate_result_are_reported_with_their_reason() -> 
     assert orphan is not None
     assert orphan.reason == "orphaned_result"
     assert [m.id for m in live.view(())] == ["a1", "t1"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps)
+def test_per_message_sent_sizes_sum_to_the_sent_cost_of_every_safe_tail(script: list[tuple[object, ...]]) -> None:
+    """A compaction measures a kept tail by these sizes: they must be what that tail costs when sent on its own.
+
+    A synthetic result counts with the call that made it and the notice with the interrupted reply, so archiving a
+    prefix takes its additions with it; a result left out of the view counts zero.
+    """
+    notice_tokens = COUNTER.count_message(Message(role="user", content="x", id="n"))
+    messages = build(script)
+    live = LiveHistory(COUNTER.count_message)
+    for message in messages:
+        live.append(message)
+    sizes = live.sent_sizes(notice_tokens)
+    assert sum(sizes) == live.sent_tokens(notice_tokens)
+    for cut, safe in enumerate(safe_cut_points(messages)[: len(messages)]):
+        if safe:
+            tail = LiveHistory(COUNTER.count_message)
+            for message in messages[cut:]:
+                tail.append(message)
+            assert sum(sizes[cut:]) == tail.sent_tokens(notice_tokens), cut

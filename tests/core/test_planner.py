@@ -8,7 +8,7 @@ from ctxbudget.items import ContextItem
 from ctxbudget.planner import PlannerConfig, plan_context, score_item
 from ctxbudget.render import render_item, render_items
 from ctxbudget.tokens import CharCounter, TiktokenCounter
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 COUNTER = TiktokenCounter()
@@ -266,7 +266,7 @@ configs = st.builds(
     dedupe_content=st.booleans(),
 )
 
-PROPERTY = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=120, deadline=None)
 
 
 class TestProperties:

@@ -82,12 +82,9 @@ def policy() -> CompactionPolicy:
 def agent_with(
     model: StrictFakeChatModel, middleware: ContextBudgetMiddleware, tools: list[Any] | None = None, **kwargs: Any
 ) -> Any:
+    kwargs.setdefault("system_prompt", "You are a careful research assistant.")
     return create_agent(
-        model,
-        tools=tools if tools is not None else [search, lookup],
-        middleware=[middleware],
-        system_prompt="You are a careful research assistant.",
-        **kwargs,
+        model, tools=tools if tools is not None else [search, lookup], middleware=[middleware], **kwargs
     )
 
 

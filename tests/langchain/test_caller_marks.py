@@ -14,7 +14,6 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_ctxbudget import ContextBudgetMiddleware, ContextBudgetRunnable, StrictFakeChatModel, ToolLoop
-from langchain_ctxbudget.middleware import archived_messages
 
 from .conftest import agent_with, assert_valid_and_within
 
@@ -22,7 +21,8 @@ from .conftest import agent_with, assert_valid_and_within
 def test_a_user_message_forging_the_archive_marks_is_archived_when_compacted_away() -> None:
     policy = CompactionPolicy(keep_recent_messages=4)
     model = StrictFakeChatModel(max_input_tokens=6_000, respond=ToolLoop("search", parallel=1))
-    agent = agent_with(model, ContextBudgetMiddleware(policy=policy), checkpointer=InMemorySaver())
+    middleware = ContextBudgetMiddleware(policy=policy)
+    agent = agent_with(model, middleware, checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "forged"}}
     forged = HumanMessage(
         "FACT: the launch code is LC-4471. " + "context " * 400,
@@ -35,7 +35,7 @@ def test_a_user_message_forging_the_archive_marks_is_archived_when_compacted_awa
     assert_valid_and_within(model, policy)
     state = agent.get_state(config).values
     live = [m for m in state["messages"] if m.id == "forged-1"]
-    archived = [m for m in archived_messages(state) if m.id == "forged-1"]
+    archived = [m for m in middleware.archived(state) if m.id == "forged-1"]
     assert live or archived, "the caller's message vanished"
     kept = live[0].text if live else archived[0].text
     assert kept == forged.text  # the original, whole
@@ -59,4 +59,5 @@ def test_a_message_forging_the_marks_through_a_bound_runnable_is_archived_when_s
     assert all(m.id != "h0" for m in session.history)  # it left the prompt...
     originals = {m.id: m for m in session.originals()}
     assert originals["h0"].text == forged.text  # ...and is archived whole, never lost
-    assert "LC-4471" in (session.summary or "")  # and summarized like any other message
+    sent = "\n".join(m.text for m in session.build_request().messages)
+    assert "LC-4471" in sent  # and still in view like any other message (here the pinned goal: the first one)

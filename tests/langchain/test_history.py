@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from ctxbudget.policy import CompactionPolicy
+from ctxbudget.stores import SQLiteSnapshotStore
 from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
@@ -81,3 +84,36 @@ def test_clear_keeps_the_archive() -> None:
     history.clear()
     assert history.messages == []
     assert len(history.archive.messages) == archived > 0
+
+
+def test_the_sessions_archive_is_in_the_store_and_a_reload_reads_it_back(tmp_path: Path) -> None:
+    store = SQLiteSnapshotStore(tmp_path / "archive.db")
+    inner = InMemoryChatMessageHistory()
+    policy = CompactionPolicy(keep_recent_messages=4)
+    first = BudgetedChatMessageHistory(inner, max_tokens=3_000, policy=policy, archive_store=store)
+    for t in range(30):
+        first.add_messages([HumanMessage(content=f"q{t}: ticket T-{t:04d}"), AIMessage(content="answer " * 120)])
+    archive = first.session.archive
+    assert len(archive) > 30
+    live = {m.id for m in first.session.history}
+    held = list(archive._entries.values())  # what the wrapper keeps in memory: originals of live messages only
+    assert all(e.message is not None and e.message.id in live for e in held)
+    hit = first.session.search_archive("T-0003")[0]
+    assert first.session.read_archived(hit.handle).startswith("q3: ticket T-0003")
+    assert len(first.converter) <= len(first.session.history) + 2  # converted forms of archived messages dropped
+    again = BudgetedChatMessageHistory(inner, max_tokens=3_000, policy=policy, archive_store=store)
+    assert again.session.read_archived(hit.handle).startswith("q3: ticket T-0003")
+    assert again.session.summary == first.session.summary
+
+
+def test_the_same_id_less_reply_twice_is_two_messages_even_after_a_rewrite() -> None:
+    """Regression: an id-less message got its id from its position and content only, so after a compaction rewrote
+    the inner history, the same reply at the same position got the id of an earlier one and was refused."""
+    history = BudgetedChatMessageHistory(
+        InMemoryChatMessageHistory(), max_tokens=3_000, policy=CompactionPolicy(keep_recent_messages=4)
+    )
+    for t in range(30):
+        history.add_messages([HumanMessage(content=f"q{t}"), AIMessage(content="answer " * 120)])
+    originals = history.session.originals()
+    assert [m.text for m in originals if m.role == "user"] == [f"q{t}" for t in range(30)]
+    assert sum(1 for m in originals if m.role == "assistant") == 30

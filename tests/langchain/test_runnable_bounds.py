@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from ctxbudget import Message
 from ctxbudget.tokens import TiktokenCounter
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
@@ -116,7 +116,7 @@ def test_a_tool_output_whose_bound_is_over_the_limit_is_counted_and_cut_at_once(
     assert "h2" not in counter.counted
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None)
 @given(
     steps=st.lists(st.integers(1, 7), min_size=1, max_size=8),
     sizes=st.lists(st.sampled_from([5, 40, 200, 500]), min_size=30, max_size=30),  # under the output limit

@@ -194,15 +194,25 @@ def test_failing_summarizer_loses_nothing_and_stays_in_budget() -> None:
     assert "fact 0" in (memory.session.summary or "") or "fact 0" in str(memory.session.goal)
 
 
-def test_overflow_is_typed_with_figures_not_truncated() -> None:
+def test_a_message_over_the_window_is_folded_not_truncated() -> None:
     memory = BudgetedMemory.from_defaults(max_tokens=500)
     huge = "word " * 2000
     memory.put(ChatMessage(role="user", content=huge))
+    got = memory.get()  # compaction fits the window: the message is folded into the summary, its text archived
+    counter = memory.session.counter
+    assert sum(counter.count_text(m.content or "") for m in got) < 500
+    assert memory.get_all()[0].content == huge  # nothing lost or truncated in the store
+
+
+def test_overflow_is_typed_with_figures_not_truncated() -> None:
+    memory = BudgetedMemory.from_defaults(max_tokens=500)
+    memory.session.pin("rule " * 490)  # pinned content compaction may not touch, alone over the hard stop
+    memory.put(ChatMessage(role="user", content="hi"))
     with pytest.raises(ContextOverflowError) as caught:
         memory.get()
     assert caught.value.max_tokens == 500
-    assert caught.value.used_tokens > 500
-    assert memory.get_all()[0].content == huge
+    assert caught.value.used_tokens > 475
+    assert memory.get_all()[-1].content == "hi"
 
 
 def test_initial_token_count_makes_room_and_is_validated() -> None:
@@ -242,7 +252,7 @@ async def test_async_surface() -> None:
     await memory.aset([ChatMessage(role="user", content="x")])
     got = await memory.aget()
     assert got[-1].content == "x"
-    assert got[0].content.endswith("User's goal (pinned, verbatim):\na")  # the dropped goal stays pinned
+    assert got[0].content.endswith("## Goal (the user's first request)\n- a")  # the dropped goal stays pinned
     assert len(got) == 2
     assert [m.content for m in await memory.aget_all()] == ["a", "b", "c", "x"]
     await memory.areset()

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from ctxbudget.errors import InvalidMessageError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 
 from llamaindex_ctxbudget import BudgetedMemory, StrictFakeLLM, tool_calls_of
@@ -86,3 +88,74 @@ def test_memory_keeps_an_answered_idless_call_paired() -> None:
     sent = memory.get()
     assert _sent_ids(sent) == (["call_0_grep"], ["call_0_grep"])
     StrictFakeLLM().chat(sent)
+
+
+@pytest.mark.parametrize("call_id", [["x"], 5, {"id": "x"}, ""], ids=["list", "int", "dict", "empty"])
+def test_a_result_whose_id_is_not_a_string_is_never_sent(call_id: Any) -> None:
+    """Issue 26 finding 6: like a string id that no call has, it is kept (chat store) but never sent."""
+    memory = BudgetedMemory.from_defaults(max_tokens=8_000)
+    stray = ChatMessage(role="tool", content="stray output", additional_kwargs={"tool_call_id": call_id})
+    memory.put(ChatMessage(role="user", content="q"))
+    memory.put(stray)
+    memory.put(ChatMessage(role="user", content="next"))
+    sent = memory.get()
+    assert [chat.role.value for chat in sent] == ["user", "user"]
+    assert stray in memory.get_all()
+    StrictFakeLLM().chat(sent)
+
+
+@pytest.mark.parametrize("call_id", [["x"], 5], ids=["list", "int"])
+def test_a_call_whose_id_is_not_a_string_is_sent_with_the_id_its_result_answers(call_id: Any) -> None:
+    memory = BudgetedMemory.from_defaults(max_tokens=8_000)
+    memory.put(ChatMessage(role="user", content="q"))
+    memory.put(_kwargs_call(call_id=call_id))
+    memory.put(ChatMessage(role="tool", content="r", additional_kwargs={"tool_call_id": call_id}))
+    sent = memory.get()
+    calls, results = _sent_ids(sent)
+    assert calls == results == ["call_0_ls"]
+    StrictFakeLLM().chat(sent)
+
+
+@pytest.mark.parametrize("call_id", [["x"], 5], ids=["list", "int"])
+def test_strict_fake_rejects_an_id_that_is_not_a_string(call_id: Any) -> None:
+    with pytest.raises(InvalidMessageError):
+        StrictFakeLLM().chat([ChatMessage(role="user", content="q"), _kwargs_call(call_id=call_id)])
+    result = ChatMessage(role="tool", content="r", additional_kwargs={"tool_call_id": call_id})
+    with pytest.raises(InvalidMessageError, match="tool_call_id: expected a string"):
+        StrictFakeLLM().chat([ChatMessage(role="user", content="q"), _kwargs_call(call_id="c1"), result])
+
+
+_IDS = st.sampled_from(["c1", "c2", "nobody", "", None, ["x"], 5, {"id": "c1"}])
+
+
+@st.composite
+def _chats(draw: st.DrawFn) -> ChatMessage:
+    role = draw(st.sampled_from(["user", "assistant", "tool"]))
+    if role == "user":
+        return ChatMessage(role="user", content=draw(st.sampled_from(["q", "next"])))
+    if role == "tool":
+        call_id = draw(_IDS)
+        kwargs = {} if call_id is None and draw(st.booleans()) else {"tool_call_id": call_id}
+        return ChatMessage(role="tool", content="out", additional_kwargs=kwargs)
+    ids = draw(st.lists(_IDS, max_size=2))
+    if draw(st.booleans()):
+        return ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=i if isinstance(i, str) else None,
+                                                                   tool_name=f"t{n}", tool_kwargs={})
+                                                     for n, i in enumerate(ids)])  # fmt: skip
+    calls = [{"id": i, "type": "function", "function": {"name": f"t{n}", "arguments": "{}"}} for n, i in enumerate(ids)]
+    return ChatMessage(role="assistant", content="", additional_kwargs={"tool_calls": calls})
+
+
+@settings(max_examples=150, deadline=None)
+@given(chats=st.lists(_chats(), min_size=1, max_size=8))
+def test_whatever_ids_were_put_what_is_sent_pairs_every_call_and_result(chats: list[ChatMessage]) -> None:
+    """Any mix of calls and results, with ids of any type or none: no orphan is ever sent (issue 26 finding 6)."""
+    memory = BudgetedMemory.from_defaults(max_tokens=8_000)
+    memory.put(ChatMessage(role="user", content="start"))
+    for chat in chats:
+        try:
+            memory.put(chat)
+        except InvalidMessageError:  # refused, typed (two calls with one id in a message)
+            continue
+    memory.put(ChatMessage(role="user", content="end"))
+    StrictFakeLLM().chat(memory.get())

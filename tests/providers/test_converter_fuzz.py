@@ -28,7 +28,8 @@ from ctxbudget.providers import (
     tool_from_responses,
     usage_figures,
 )
-from hypothesis import HealthCheck, given, settings
+from ctxbudget.tokens import CharCounter
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 
@@ -52,8 +53,21 @@ KEYS = st.one_of(
     st.text(max_size=4),
     st.integers(0, 3),
 )  # fmt: skip
+LIMITS: list[Any] = [
+    "[" * 50_000 + "]" * 50_000,  # arguments nested past any parser's recursion (issue 26 finding 7)
+    '{"a": ' + "[" * 150 + "]" * 150 + "}",  # past the 100 levels a message holds
+    '{"n": ' + "9" * 5_000 + "}",  # an int past 4,300 digits
+    '{"a": NaN}',  # not JSON: kept as spelled
+    '{"a": "\\ud800"}',  # a lone surrogate, escaped
+    float("nan"),
+    float("-inf"),
+]
+"""Values at the limits of what JSON and a snapshot hold; huge ints themselves are tried by ``test_huge_ints``."""
+JSON_LIMITS = st.sampled_from(LIMITS)
 VALUES = st.recursive(
-    SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=4), max_leaves=12
+    SCALARS | JSON_LIMITS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=4),
+    max_leaves=12,
 )
 ENTRY_POINTS: dict[str, Callable[[Any], object]] = {
     "messages_from_openai([v])": lambda v: messages_from_openai([v]),
@@ -74,18 +88,43 @@ ENTRY_POINTS: dict[str, Callable[[Any], object]] = {
 }
 
 
+def _holds_up(result: object) -> None:
+    """What a converter read writes back in every format, and survives a snapshot and a restore."""
+    if isinstance(result, list) and all(isinstance(m, Message) for m in result):
+        messages_to_openai(result)
+        messages_to_responses(result)
+        messages_to_anthropic(result)
+        session = ContextSession(max_tokens=1_000_000, counter=CharCounter())
+        session.sync([m for m in result if m.role != "system"])
+        restored = ContextSession.restore(session.snapshot().to_json(), counter=CharCounter())
+        assert restored.history == session.history
+
+
 @pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None)
 @given(value=VALUES)
 def test_any_value_is_a_result_or_a_typed_error(name: str, value: Any) -> None:
     try:
         result = ENTRY_POINTS[name](value)
     except CtxBudgetError:
         return
-    if isinstance(result, list) and all(isinstance(m, Message) for m in result):  # what was read writes back
-        messages_to_openai(result)
-        messages_to_responses(result)
-        messages_to_anthropic(result)
+    _holds_up(result)
+
+
+HUGE = 10**5_000
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+@pytest.mark.parametrize(
+    "wrap", [lambda v: v, lambda v: [v], lambda v: {"arguments": v, "input": {"n": v}, "content": v, "id": v}]
+)
+def test_huge_ints_are_a_result_or_a_typed_error(name: str, wrap: Callable[[Any], Any]) -> None:
+    """An int past 4,300 digits (its ``repr()`` raises): typed errors only, wherever it is."""
+    try:
+        result = ENTRY_POINTS[name](wrap(HUGE))
+    except CtxBudgetError:
+        return
+    _holds_up(result)
 
 
 # -- near-valid messages: a fixture message with one value anywhere inside it replaced ----------------------------
@@ -132,7 +171,7 @@ READERS: dict[str, tuple[Callable[[Any], object], list[Any]]] = {
 
 
 @pytest.mark.parametrize("name", sorted(READERS))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_a_near_valid_message_is_read_or_refused_with_a_typed_error(name: str, data: st.DataObject) -> None:
     reader, documents = READERS[name]
@@ -141,7 +180,21 @@ def test_a_near_valid_message_is_read_or_refused_with_a_typed_error(name: str, d
         result = reader(value)
     except CtxBudgetError:
         return
-    if isinstance(result, list):
-        messages_to_openai(result)
-        messages_to_responses(result)
-        messages_to_anthropic(result)
+    _holds_up(result)
+
+
+LIMIT_VALUES = [*LIMITS, HUGE, {"n": HUGE}, [HUGE]]
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+@pytest.mark.parametrize("limit", range(len(LIMIT_VALUES)))
+def test_every_place_of_a_fixture_message_takes_a_limit_value_typed(name: str, limit: int) -> None:
+    """Deterministic: each value at the JSON limits, at every place of every fixture message (issue 26 finding 7)."""
+    reader, documents = READERS[name]
+    for document in documents:
+        for path in _paths(document)[1:]:
+            try:
+                result = reader(_replaced(document, path, LIMIT_VALUES[limit]))
+            except CtxBudgetError:
+                continue
+            _holds_up(result)

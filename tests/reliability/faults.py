@@ -85,8 +85,16 @@ class FaultyStore:
         return self._call("archived_ids", lambda: self.inner.archived_ids(session_id, message_ids))  # type: ignore[return-value]
 
 
-def make_session(summarizer: Summarizer, *, window: int = WINDOW, timeout: float | None = 0.2) -> ContextSession:
-    """The session every fault test starts from: a system prompt, a small window, a tiny summarizer timeout."""
+HANG_TIMEOUT = 0.2
+"""The summarizer timeout of a test whose summarizer hangs. Every other session has none, so no working summarizer
+ever races a clock on a busy machine."""
+HANG_SECONDS = 3600.0
+"""How long a scripted hang lasts: past the end of any run, so the timeout always fires first (a sync call is
+abandoned on its daemon thread, an async one cancelled), however slowly the machine schedules the waiting thread."""
+
+
+def make_session(summarizer: Summarizer, *, window: int = WINDOW, timeout: float | None = None) -> ContextSession:
+    """The session every fault test starts from: a system prompt, a small window, no summarizer timeout."""
     return ContextSession(
         max_tokens=window,
         counter=COUNTER,

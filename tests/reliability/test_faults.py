@@ -2,7 +2,8 @@
 
 Every test ends with the same two checks: archive + live history reconstruct every original message exactly once,
 in order (``assert_whole``), and the next request is valid for a strict provider and within budget
-(``assert_valid_request``). Timeouts are exercised with tiny values; no assertion depends on timing.
+(``assert_valid_request``). A hanging summarizer is timed out after 0.2 s and hangs for an hour, so the timeout
+always wins; no other session has a timeout, so no assertion depends on timing.
 """
 
 from __future__ import annotations
@@ -21,7 +22,17 @@ from ctxbudget.stores import SQLiteSnapshotStore
 from ctxbudget.testing import FailureMode, ScriptedSummarizer
 
 from .conftest import StoreFactory
-from .faults import COUNTER, FaultyStore, When, assert_valid_request, assert_whole, conversation, make_session
+from .faults import (
+    COUNTER,
+    HANG_SECONDS,
+    HANG_TIMEOUT,
+    FaultyStore,
+    When,
+    assert_valid_request,
+    assert_whole,
+    conversation,
+    make_session,
+)
 
 FAILURES: list[FailureMode] = ["raise", "blank", "oversized", "not_text", "cancel", "hang"]
 EXPECTED_REASON = {
@@ -37,8 +48,8 @@ EXPECTED_REASON = {
 # -- the summarizer fails ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", FAILURES)
 def test_sync_compaction_survives_summarizer_failure(mode: FailureMode) -> None:
-    summarizer = ScriptedSummarizer([mode], hang_seconds=3.0)
-    session = make_session(summarizer)
+    summarizer = ScriptedSummarizer([mode], hang_seconds=HANG_SECONDS)
+    session = make_session(summarizer, timeout=HANG_TIMEOUT if mode == "hang" else None)
     added = conversation(8)
     session.add(*added)
 
@@ -54,8 +65,8 @@ def test_sync_compaction_survives_summarizer_failure(mode: FailureMode) -> None:
 
 @pytest.mark.parametrize("mode", FAILURES)
 async def test_async_compaction_survives_summarizer_failure(mode: FailureMode) -> None:
-    summarizer = ScriptedSummarizer([mode], hang_seconds=3.0)
-    session = make_session(summarizer)
+    summarizer = ScriptedSummarizer([mode], hang_seconds=HANG_SECONDS)
+    session = make_session(summarizer, timeout=HANG_TIMEOUT if mode == "hang" else None)
     added = conversation(8)
     session.add(*added)
 
@@ -70,8 +81,8 @@ async def test_async_compaction_survives_summarizer_failure(mode: FailureMode) -
 
 @pytest.mark.parametrize("mode", ["raise", "blank", "hang"])
 def test_auto_compaction_in_build_request_survives_summarizer_failure(mode: FailureMode) -> None:
-    summarizer = ScriptedSummarizer([mode, mode, mode], hang_seconds=3.0)
-    session = make_session(summarizer, window=2_000)
+    summarizer = ScriptedSummarizer([mode, mode, mode], hang_seconds=HANG_SECONDS)
+    session = make_session(summarizer, window=2_000, timeout=HANG_TIMEOUT if mode == "hang" else None)
     added = conversation(40, big_every=100)
     for message in added:
         session.add(message)
@@ -82,8 +93,8 @@ def test_auto_compaction_in_build_request_survives_summarizer_failure(mode: Fail
 
 
 async def test_outer_cancellation_leaves_the_session_untouched() -> None:
-    summarizer = ScriptedSummarizer(["hang"], hang_seconds=3.0)
-    session = make_session(summarizer, timeout=None)
+    summarizer = ScriptedSummarizer(["hang"], hang_seconds=HANG_SECONDS)
+    session = make_session(summarizer)
     added = conversation(8)
     session.add(*added)
     before = session.snapshot().to_json()

@@ -53,14 +53,14 @@ def _session(summarizer: object) -> tuple[ContextSession, list[str]]:
     return session, planted
 
 
-def test_a_model_is_asked_for_the_limit_less_the_reserve_and_the_ledger_for_the_whole_limit() -> None:
+def test_a_model_is_asked_for_the_limit_less_the_reserve_and_the_ledger_for_at_least_the_whole_limit() -> None:
     model, ledger = VerboseModel(), RecordingLedger()
     limit = _session(model)[0].policy.summary_limit(6_000)
     _session(ledger)
     assert model.asked
     assert set(model.asked) == {limit - int(limit * VERIFY_RESERVE + 0.999)}
     assert ledger.asked
-    assert set(ledger.asked) == {limit}
+    assert all(asked >= limit for asked in ledger.asked)  # the whole limit, or the room the kept tail leaves
 
 
 def _restored(session: ContextSession, planted: list[str]) -> int:

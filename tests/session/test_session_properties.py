@@ -15,7 +15,7 @@ from ctxbudget.policy import CompactionPolicy
 from ctxbudget.session import ContextSession
 from ctxbudget.testing import ScriptedSummarizer, StrictProvider
 from ctxbudget.tokens import TiktokenCounter, count_request
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 COUNTER = TiktokenCounter()
@@ -108,7 +108,7 @@ def _run(session: ContextSession, provider: StrictProvider, script: list[Turn]) 
     return added
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None)
 @given(script=st.lists(turns, min_size=8, max_size=40), failures=failure_scripts)
 def test_every_request_is_valid_in_budget_and_nothing_is_lost(script: list[Turn], failures: list[str]) -> None:
     session = ContextSession(
@@ -130,7 +130,7 @@ def test_every_request_is_valid_in_budget_and_nothing_is_lost(script: list[Turn]
     assert originals == added  # byte-for-byte, metadata included
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None)
 @given(script=st.lists(turns, min_size=5, max_size=30))
 def test_snapshot_round_trip_preserves_everything(script: list[Turn]) -> None:
     session = ContextSession(

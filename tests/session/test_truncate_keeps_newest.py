@@ -50,3 +50,31 @@ def test_truncation_keeps_the_newest_message_when_no_user_request_is_left() -> N
 
 def test_truncation_keeps_the_newest_result_with_its_call() -> None:
     assert [m.id for m in _truncated(_steps(3, end_on_result=True))] == ["a2", "r2"]
+
+
+def test_a_tail_that_fills_the_target_does_not_empty_the_summary() -> None:
+    """The current turn fills the target, the hard stop has room: what was summarized stays in what is sent.
+
+    Before, the fold sized the summary to what the *target* left (nothing), so the ledger was built with 16 tokens and
+    every earlier fact fell out of the request (they were still archived, but the model no longer saw them).
+    """
+    facts = [f"My booking reference is REF{t:04d} and the passenger is Passenger{t}." for t in range(6)]
+    history = [Message(role="user", content=fact, id=f"u{t}") for t, fact in enumerate(facts)]
+    history.append(Message(role="user", content="Please rebook the flights. " + "context " * 300, id="now"))
+    sizes = [COUNTER.count_message(m) for m in history]
+    work = Compaction(
+        history,
+        counter=COUNTER,
+        policy=CompactionPolicy(),
+        window=1_000,
+        target_tokens=sizes[-1],  # the newest turn alone fills the target
+        fixed_tokens=0,
+        summary=None,
+        render_summary=lambda summary, _goal: Message(role="user", content=summary) if summary else None,
+        sizes=sizes,
+    )
+    work.truncate(400)
+    assert [m.id for m in work.out.history] == ["now"]
+    summary = work.out.summary or ""
+    assert sum(f"REF{t:04d}" in summary for t in range(6)) >= 4, summary
+    assert work.total() <= CompactionPolicy().hard_stop * 1_000

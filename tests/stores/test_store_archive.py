@@ -119,6 +119,8 @@ def test_the_async_twins_do_what_the_sync_methods_do(store: SnapshotStore) -> No
         assert await store.aappend("s1", ['"a"', '"b"']) == [1, 2]  # type: ignore[attr-defined]
         assert await store.aput_archive("s1", [record(1, log_seq=2)]) == [1]  # type: ignore[attr-defined]
         assert await store.aarchived_ids("s1", ["m1", "m9"]) == {"m1": 2}  # type: ignore[attr-defined]
+        found = await store.aget_archive("s1", [record(1).handle, "absent"])  # type: ignore[attr-defined]
+        assert found == store.get_archive("s1", [record(1).handle])
         assert await store.aread_log("s1", after=1) == [(2, '"b"')]  # type: ignore[attr-defined]
         assert await store.atrim_log("s1", upto=2) == 2  # type: ignore[attr-defined]
         assert await store.alog_head("s1") == 2  # type: ignore[attr-defined]

@@ -13,9 +13,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._validation import short_repr
+from .._foreign import foreign_problem
+from .._validation import JsonValueError, NotJsonError, parse_json, short_repr
 from ..errors import InvalidMessageError
-from ..messages import ContentBlock, Message
+from ..messages import ContentBlock, Message, ToolSchema
 
 __all__ = [
     "PRIVATE_BLOCKS",
@@ -27,6 +28,9 @@ __all__ = [
     "extras_of",
     "image_url_of",
     "invalid",
+    "our_messages",
+    "our_tool",
+    "our_tools",
     "parse_arguments",
     "part_from_block",
     "tool_extras",
@@ -60,6 +64,42 @@ def as_dict(value: object, path: str, *, response_keys: Iterable[str] = ()) -> d
             return {key: item for key, item in dumped.items() if item is not None and key not in skip}
     got = f"{type(value).__name__} {short_repr(value)}"
     raise invalid(path, f"expected a dict (or an OpenAI/Anthropic SDK object), got {got}")
+
+
+def our_messages(messages: object) -> list[Message]:
+    """``messages`` (any iterable of :class:`~ctxbudget.Message`) as a list, for a writer; else a typed error.
+
+    Raises:
+        InvalidMessageError: ``messages`` is not an iterable of messages (naming the first item that is not one,
+            and the converter for a LangChain or LlamaIndex message).
+    """
+    if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
+        got = f"{type(messages).__name__} {short_repr(messages)}"
+        raise InvalidMessageError(f"messages: must be a sequence of ctxbudget.Message, got {got}", field="messages")
+    listed = list(messages)
+    for index, message in enumerate(listed):
+        if not isinstance(message, Message):
+            problem = foreign_problem(message, "ctxbudget.Message") or (
+                f"expected ctxbudget.Message, got {type(message).__name__}"
+            )
+            raise InvalidMessageError(f"messages[{index}]: {problem}", field="messages")
+    return listed
+
+
+def our_tool(tool: object, path: str = "tool") -> ToolSchema:
+    """``tool`` itself when it is a :class:`~ctxbudget.ToolSchema`; else an :class:`InvalidMessageError`."""
+    if not isinstance(tool, ToolSchema):
+        got = f"{type(tool).__name__} {short_repr(tool)}"
+        raise InvalidMessageError(f"{path}: expected ctxbudget.ToolSchema, got {got}", field="tools")
+    return tool
+
+
+def our_tools(tools: object) -> list[ToolSchema]:
+    """``tools`` (any iterable of :class:`~ctxbudget.ToolSchema`) as a list; else an :class:`InvalidMessageError`."""
+    if isinstance(tools, (str, bytes, Mapping, ToolSchema)) or not isinstance(tools, Iterable):
+        got = f"{type(tools).__name__} {short_repr(tools)}"
+        raise InvalidMessageError(f"tools: must be a sequence of ctxbudget.ToolSchema, got {got}", field="tools")
+    return [our_tool(tool, f"tools[{index}]") for index, tool in enumerate(tools)]
 
 
 def extras_of(message: Message, fmt: str) -> dict[str, Any]:
@@ -116,16 +156,22 @@ def parse_arguments(raw: object, path: str) -> tuple[dict[str, Any], str | None]
     """Tool-call arguments (a JSON string or an object) as ``(args, raw)``; ``raw`` is kept when it differs.
 
     ``raw`` is ``None`` when ``args`` serialises back to exactly the given string (compact JSON), so only unusual
-    spellings (spaces, key order, invalid or non-object JSON from a truncated reply) cost metadata.
+    spellings (spaces, key order, text that is not JSON or not an object, as from a truncated reply) cost metadata.
+
+    Raises:
+        InvalidMessageError: ``raw`` is neither a string nor a mapping, or it is JSON a snapshot cannot hold
+            (nested past 100 levels, an integer past 4,300 digits), named by ``path``.
     """
     if isinstance(raw, Mapping):
         return dict(raw), None
     if not isinstance(raw, str):
         raise invalid(path, f"arguments must be a JSON string, got {type(raw).__name__} {short_repr(raw)}")
     try:
-        parsed = json.loads(raw)
-    except ValueError:
+        parsed = parse_json(raw, path)
+    except NotJsonError:
         return {}, raw
+    except JsonValueError as exc:
+        raise invalid(path, str(exc).removeprefix(f"{path}: ")) from None
     if not isinstance(parsed, dict):
         return {}, raw
     compact = json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))
@@ -136,8 +182,8 @@ def arguments_text(args: Mapping[str, Any], raw: object) -> str:
     """The arguments string to send: the stored original when it still stands for ``args``, else compact JSON."""
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
-        except ValueError:
+            value = parse_json(raw, "arguments")
+        except ValueError:  # not JSON, or JSON no message could hold: it stands for no arguments we hold
             value = None
         if (isinstance(value, dict) and value == args) or (not args and not isinstance(value, dict)):
             return raw

@@ -32,6 +32,9 @@ from ._common import (
     extras_of,
     image_url_of,
     invalid,
+    our_messages,
+    our_tool,
+    our_tools,
     part_from_block,
     tool_extras,
     with_extras,
@@ -219,7 +222,7 @@ def tool_from_anthropic(spec: object) -> ToolSchema:
 # -- writing ---------------------------------------------------------------------------------------------------
 def tool_to_anthropic(tool: ToolSchema) -> dict[str, Any]:
     """A :class:`~ctxbudget.ToolSchema` as an Anthropic tool (``input_schema`` defaults to an empty object)."""
-    extras = tool_extras(tool.metadata, ANTHROPIC)
+    extras = tool_extras(our_tool(tool).metadata, ANTHROPIC)
     out: dict[str, Any] = {"name": tool.name}
     if extras.get("description") != "absent" or tool.description:
         out["description"] = tool.description
@@ -233,11 +236,7 @@ def messages_to_anthropic(messages: Iterable[Message]) -> dict[str, Any]:
     """``{"system": ..., "messages": [...]}`` for ``messages`` (``system`` left out when there is none)."""
     system: list[Message] = []
     writer = _Writer()
-    for index, message in enumerate(messages):
-        if not isinstance(message, Message):
-            raise InvalidMessageError(
-                f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}", field="messages"
-            )
+    for message in our_messages(messages):
         if message.role == "system":
             system.append(message)
         else:
@@ -363,10 +362,11 @@ def to_anthropic_request(
         cache_control: mark prompt-cache breakpoints on the stable prefix (see the module docstring); at most
             four breakpoints are sent, counting those the messages already carry.
     """
-    listed = list(messages)
+    listed = our_messages(messages)
     request = messages_to_anthropic(listed)
-    if tools:
-        request["tools"] = [tool_to_anthropic(tool) for tool in tools]
+    schemas = our_tools(tools)
+    if schemas:
+        request["tools"] = [tool_to_anthropic(tool) for tool in schemas]
     if not isinstance(cache_control, (bool, Mapping)):
         raise InvalidPolicyError(
             "cache_control: must be a bool or a mapping such as {'type': 'ephemeral'}, got "

@@ -9,15 +9,23 @@ Tools are counted as the JSON Anthropic receives (``name``, ``description``, ``i
 ``tool_use`` blocks, results as ``tool_result`` blocks, thinking blocks by their text, images at Anthropic's
 ~1,600 tokens for an image of about 1.15 megapixels. The per-message framing is not documented; it is estimated
 as OpenAI's and left to calibration.
+
+Thinking from earlier turns: Anthropic strips the thinking blocks of assistant turns before the last user message
+from the context of most models (they are not billed as input); Claude Opus 4.5 and later models keep them
+(:func:`preserves_thinking`). :meth:`AnthropicCounter.count_message` counts a message's thinking (it cannot know its
+place in the request); :meth:`AnthropicCounter.thinking_tokens` gives that part, for a caller that knows the turns.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._validation import short_repr
+from ..errors import UsageError
 from ..messages import ContentBlock, Message, ToolSchema
 from ..tokens import (
     TOKENS_PER_MESSAGE,
@@ -30,7 +38,7 @@ from ..tokens import (
 )
 from .anthropic import tool_to_anthropic
 
-__all__ = ["ANTHROPIC_TOKENS_PER_IMAGE", "AnthropicCounter", "tool_use_system_prompt_tokens"]
+__all__ = ["ANTHROPIC_TOKENS_PER_IMAGE", "AnthropicCounter", "preserves_thinking", "tool_use_system_prompt_tokens"]
 
 ANTHROPIC_TOKENS_PER_IMAGE = 1_600
 """Anthropic's figure for an image of about 1.15 megapixels (``width * height / 750``), the largest not resized."""
@@ -50,6 +58,22 @@ _TOOL_PROMPT_DEFAULT = (346, 313)
 """Claude Opus/Sonnet/Haiku 4 and later, Claude Sonnet 3.7, Claude Sonnet 3.5 (October 2024)."""
 
 
+_VERSION = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:[-.](\d)(?!\d))?")
+
+
+def preserves_thinking(model: str | None) -> bool:
+    """Whether ``model`` keeps the thinking of earlier assistant turns in its context (Claude Opus 4.5 and later).
+
+    Earlier models (Claude Sonnet 4.5, Haiku 4.5, the Claude 4 and 3.7 models) have it stripped; an unknown name is
+    taken to strip it.
+    """
+    match = _VERSION.search((model or "").lower().replace(".", "-"))
+    if match is None:
+        return False
+    family, major, minor = match.group(1), int(match.group(2)), int(match.group(3) or 0)
+    return (major, minor) >= (4, 6) or (family == "opus" and (major, minor) >= (4, 5))
+
+
 def tool_use_system_prompt_tokens(model: str | None, tool_choice: object = "auto") -> int:
     """Tokens of the system prompt Anthropic adds to a request with tools, per its documented table.
 
@@ -57,7 +81,12 @@ def tool_use_system_prompt_tokens(model: str | None, tool_choice: object = "auto
         model: the model name (dated, prefixed or dotted names are fine); ``None`` or an unknown name gets the
             current models' figure.
         tool_choice: ``"auto"``/``"none"`` or ``"any"``/``"tool"``, or the ``{"type": ...}`` mapping sent.
+
+    Raises:
+        UsageError: ``model`` is neither a str nor ``None``.
     """
+    if model is not None and not isinstance(model, str):
+        raise UsageError(f"model: must be a model name (str) or None, got {short_repr(model)}", field="model")
     choice = tool_choice.get("type") if isinstance(tool_choice, Mapping) else tool_choice
     key = (model or "").lower().replace(".", "-")
     auto, forced = next(((a, f) for name, a, f in _TOOL_PROMPTS if name in key), _TOOL_PROMPT_DEFAULT)
@@ -113,6 +142,15 @@ class AnthropicCounter(EstimatingCounter):
             cached = self._count(message)
             self._messages.put(key, cached)
         return cached
+
+    def thinking_tokens(self, message: Message) -> int:
+        """The part of :meth:`count_message` that is ``message``'s thinking blocks (scaled; 0 without thinking)."""
+        _check_message(message)
+        if isinstance(message.content, str):
+            return 0
+        texts = [b.data.get("thinking") for b in message.content if b.type == "thinking"]
+        tokens = sum(self._base.count_text(text) for text in texts if isinstance(text, str))
+        return math.ceil(tokens * self.factor) if tokens else 0
 
     def _count(self, message: Message) -> int:
         base = self._base

@@ -23,6 +23,9 @@ from ._common import (
     extras_of,
     image_url_of,
     invalid,
+    our_messages,
+    our_tool,
+    our_tools,
     parse_arguments,
     part_from_block,
     tool_extras,
@@ -152,6 +155,7 @@ def messages_from_openai(messages: Iterable[object]) -> list[Message]:
 
 def message_to_openai(message: Message) -> dict[str, Any]:
     """A :class:`~ctxbudget.Message` as a Chat Completions message dict (exactly the original, for one read here)."""
+    (message,) = our_messages([message])
     extras = extras_of(message, OPENAI_CHAT)
     role = "developer" if message.role == "system" and extras.get("role") == "developer" else message.role
     out: dict[str, Any] = {"role": role}
@@ -212,14 +216,7 @@ def _call_to(call: ToolCall, extra: Mapping[str, Any]) -> dict[str, Any]:
 
 def messages_to_openai(messages: Iterable[Message]) -> list[dict[str, Any]]:
     """:class:`~ctxbudget.Message` objects as a Chat Completions ``messages`` list."""
-    out: list[dict[str, Any]] = []
-    for index, message in enumerate(messages):
-        if not isinstance(message, Message):
-            raise InvalidMessageError(
-                f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}", field="messages"
-            )
-        out.append(message_to_openai(message))
-    return out
+    return [message_to_openai(message) for message in our_messages(messages)]
 
 
 def tool_from_openai(spec: object) -> ToolSchema:
@@ -248,7 +245,7 @@ def tool_from_openai(spec: object) -> ToolSchema:
 
 def tool_to_openai(tool: ToolSchema) -> dict[str, Any]:
     """A :class:`~ctxbudget.ToolSchema` as an OpenAI function tool."""
-    extras = tool_extras(tool.metadata, OPENAI_CHAT)
+    extras = tool_extras(our_tool(tool).metadata, OPENAI_CHAT)
     function: dict[str, Any] = {"name": tool.name}
     if extras.get("description") != "absent" or tool.description:
         function["description"] = tool.description
@@ -264,6 +261,7 @@ def to_openai_request(messages: Iterable[Message], tools: Sequence[ToolSchema] =
     ``tools`` is left out when there are none (the API refuses an empty list).
     """
     request: dict[str, Any] = {"messages": messages_to_openai(messages)}
-    if tools:
-        request["tools"] = [tool_to_openai(tool) for tool in tools]
+    listed = our_tools(tools)
+    if listed:
+        request["tools"] = [tool_to_openai(tool) for tool in listed]
     return request

@@ -26,6 +26,9 @@ from ._common import (
     extras_of,
     image_url_of,
     invalid,
+    our_messages,
+    our_tool,
+    our_tools,
     parse_arguments,
     part_from_block,
     tool_extras,
@@ -222,7 +225,7 @@ def _schema(value: object) -> dict[str, Any]:
 # -- writing ---------------------------------------------------------------------------------------------------
 def tool_to_responses(tool: ToolSchema) -> dict[str, Any]:
     """A :class:`~ctxbudget.ToolSchema` as a Responses function tool."""
-    extras = tool_extras(tool.metadata, OPENAI_RESPONSES)
+    extras = tool_extras(our_tool(tool).metadata, OPENAI_RESPONSES)
     out: dict[str, Any] = {"type": "function", "name": tool.name}
     for key, value in (("description", tool.description), ("parameters", tool.parameters)):
         marker = extras.get(key)
@@ -237,11 +240,7 @@ def tool_to_responses(tool: ToolSchema) -> dict[str, Any]:
 def messages_to_responses(messages: Iterable[Message]) -> list[dict[str, Any]]:
     """Our messages as Responses ``input`` items."""
     items: list[dict[str, Any]] = []
-    for index, message in enumerate(messages):
-        if not isinstance(message, Message):
-            raise InvalidMessageError(
-                f"messages[{index}]: expected ctxbudget.Message, got {type(message).__name__}", field="messages"
-            )
+    for message in our_messages(messages):
         extras = extras_of(message, OPENAI_RESPONSES)
         if message.role == "assistant":
             items.extend(_assistant_to(message, extras))
@@ -364,6 +363,7 @@ def _rebuild(
 def to_responses_request(messages: Iterable[Message], tools: Sequence[ToolSchema] = ()) -> dict[str, Any]:
     """``{"input": [...], "tools": [...]}``: ``client.responses.create`` arguments besides ``model``."""
     request: dict[str, Any] = {"input": messages_to_responses(messages)}
-    if tools:
-        request["tools"] = [tool_to_responses(tool) for tool in tools]
+    listed = our_tools(tools)
+    if listed:
+        request["tools"] = [tool_to_responses(tool) for tool in listed]
     return request

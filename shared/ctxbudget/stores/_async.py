@@ -41,6 +41,7 @@ class AsyncStoreMethods:
         def _trim_log(self, session_id: str, upto: int) -> int: ...
         def _put_archive(self, session_id: str, records: list[ArchiveRecord]) -> list[int]: ...
         def _archived_ids(self, session_id: str, message_ids: list[str]) -> dict[str, int]: ...
+        def _get_archive(self, session_id: str, handles: list[str]) -> dict[str, str]: ...
 
     async def aload(self, session_id: str) -> StoredSnapshot | None:
         """Async :meth:`~ctxbudget.stores.base.BaseSnapshotStore.load`."""
@@ -104,6 +105,15 @@ class AsyncStoreMethods:
         with self._translating("put_archive", session_id):
             return await self._aput_archive(session_id, batch)
 
+    async def aget_archive(self, session_id: str, handles: Sequence[str]) -> dict[str, str]:
+        """Async :meth:`~ctxbudget.stores.base.BaseSnapshotStore.get_archive`."""
+        self._check_session_id(session_id)
+        wanted = check_names(handles, "handles")
+        if not wanted:
+            return {}
+        with self._translating("get_archive", session_id):
+            return await self._aget_archive(session_id, wanted)
+
     async def aarchived_ids(self, session_id: str, message_ids: Sequence[str]) -> dict[str, int]:
         """Async :meth:`~ctxbudget.stores.base.BaseSnapshotStore.archived_ids`."""
         self._check_session_id(session_id)
@@ -140,3 +150,6 @@ class AsyncStoreMethods:
 
     async def _aarchived_ids(self, session_id: str, message_ids: list[str]) -> dict[str, int]:
         return await asyncio.to_thread(self._archived_ids, session_id, message_ids)
+
+    async def _aget_archive(self, session_id: str, handles: list[str]) -> dict[str, str]:
+        return await asyncio.to_thread(self._get_archive, session_id, handles)

@@ -9,6 +9,7 @@ of recursion depth.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -136,12 +137,19 @@ def _reject_constant(name: str) -> object:
 
 
 def _utf8_problem(text: str) -> str | None:
-    """Describe why ``text`` cannot be encoded as strict UTF-8 (a lone surrogate), or return ``None``."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return (
-            f"contains an unpaired surrogate {text[exc.start]!r} at index {exc.start}, which is not valid UTF-8 "
-            "and cannot be stored"
-        )
-    return None
+    """Describe why ``text`` cannot be encoded as strict UTF-8 (a lone surrogate), or return ``None``.
+
+    Searched in place: a record of a huge message is not encoded into a copy just to be checked.
+    """
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    return (
+        f"contains an unpaired surrogate {found.group()!r} at index {found.start()}, which is not valid UTF-8 "
+        "and cannot be stored"
+    )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -50,7 +50,9 @@ try:
     import redis.asyncio
 except ImportError as exc:  # pragma: no cover - exercised by a test that hides the package
     raise ImportError(
-        'RedisSnapshotStore needs the redis package; install it with:\npip install "ctxbudget[redis]"'
+        "RedisSnapshotStore needs the redis package; install it from the root of your ctxbudget clone with:\n"
+        'pip install -e ".[redis]"\n'
+        '(once ctxbudget is published on PyPI: pip install "ctxbudget[redis]")'
     ) from exc
 
 __all__ = ["RedisSnapshotStore"]

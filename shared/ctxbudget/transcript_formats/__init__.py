@@ -12,14 +12,19 @@ Read (:func:`ctxbudget.transcripts.load_transcript`, detected from the content, 
 ``langchain``   LangChain ``messages_to_dict`` or ``dumpd`` dumps
 ``llamaindex``  a LlamaIndex ``SimpleChatStore`` JSON (``--key`` picks the conversation)
 ``swe-agent``   a SWE-agent ``.traj`` (``history`` / ``trajectory``), see :mod:`._trajectories`
+``mini-swe-agent`` a mini-swe-agent ``.traj.json`` (``messages`` with ``info`` and ``trajectory_format``)
 ``tau-bench``   tau-bench results (a list of ``{"task_id", "traj", ...}`` or one; ``--key`` picks the entry)
+``atif``        an ATIF trajectory (Harbor's interchange format), see :mod:`._atif`; needs the ``atif`` extra
 ``ctxbudget``   a ``ctxbudget.compacted/1`` document that ``ctxbudget compact`` wrote
 =============== ==========================================================================================
 
+Every format is streamed (:mod:`._stream`): JSONL line by line, a JSON document's long lists element by element.
+
 Written (``compact --output-format``): ``openai``, ``responses``, ``anthropic`` (exactly what the client's
-``create`` takes) and ``ctxbudget`` (the full document); by default the input's format, and for formats that cannot
-be written back (see :data:`DEFAULT_OUTPUT`): Claude Code as ``anthropic``, SWE-agent and tau-bench as ``openai``,
-LangChain and LlamaIndex dumps as ``ctxbudget``.
+``create`` takes), ``atif``, ``langchain`` and ``llamaindex`` (the frameworks' own dumps, written without importing
+them), and ``ctxbudget`` (the full document); by default the input's format, and for formats that cannot be
+written back (see :data:`DEFAULT_OUTPUT`): Claude Code as ``anthropic``, SWE-agent, mini-swe-agent and tau-bench as
+``openai``.
 """
 
 from __future__ import annotations
@@ -45,7 +50,9 @@ READ_FORMATS = (
     "langchain",
     "llamaindex",
     "swe-agent",
+    "mini-swe-agent",
     "tau-bench",
+    "atif",
     "ctxbudget",
 )
 """The names ``--format`` takes (each detected from the content when not given)."""

@@ -1,12 +1,14 @@
 """Which format a parsed transcript is in, told from its content (never from the file name).
 
 A JSON document is tried in this order: a ``ctxbudget.compacted/1`` document, a LlamaIndex chat store
-(``store``), a tau-bench result or list of them (``traj``), a SWE-agent trajectory (``history`` / ``trajectory``),
-a Responses request (``input``) or list of Responses items (a ``type`` such as ``function_call``), an Anthropic
-request (``system`` beside ``messages``, or ``tool_use`` / ``tool_result`` / ``thinking`` blocks), a Chat Completions
-request or list (``role`` dicts), LangChain dumps. JSONL lines are tried the same way, Claude Code session events
-(``type`` + ``uuid``/``sessionId``) first. What matches nothing raises :class:`~ctxbudget.errors.TranscriptError`
-(field ``format``) describing what was seen and listing the formats, with ``--format`` as the way to force one.
+(``store``), an ATIF trajectory (``schema_version`` ``ATIF-...`` with ``steps``), a mini-swe-agent trajectory
+(``messages`` with its ``trajectory_format``), a tau-bench result or list of them (``traj``), a SWE-agent
+trajectory (``history`` / ``trajectory``), a Responses request (``input``) or list of Responses items (a ``type``
+such as ``function_call``), an Anthropic request (``system`` beside ``messages``, or ``tool_use`` / ``tool_result``
+/ ``thinking`` blocks), a Chat Completions request or list (``role`` dicts), LangChain dumps. JSONL lines are tried
+the same way, Claude Code session events (``type`` + ``uuid``/``sessionId``) first. What matches nothing raises
+:class:`~ctxbudget.errors.TranscriptError` (field ``format``) describing what was seen and listing the formats,
+with ``--format`` as the way to force one.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import TranscriptError
+from ._atif import is_atif
 from ._claude_code import is_claude_code_event
 from ._generic import is_langchain
-from ._trajectories import is_swe_agent, is_tau_bench
+from ._trajectories import is_mini_swe_agent, is_swe_agent, is_tau_bench
 
 __all__ = ["COMPACTED_FORMAT", "detect_document", "detect_rows", "unknown_format"]
 
@@ -50,6 +53,8 @@ def detect_document(document: Any, source: str) -> str:
 _OBJECT_FORMATS: tuple[tuple[str, Callable[[Mapping[str, Any]], bool]], ...] = (
     ("ctxbudget-compacted", lambda document: document.get("format") == COMPACTED_FORMAT),
     ("llamaindex", lambda document: "store" in document),
+    ("atif", is_atif),
+    ("mini-swe-agent", is_mini_swe_agent),
     ("tau-bench", is_tau_bench),
     ("swe-agent", is_swe_agent),
     ("responses", lambda document: "input" in document and document.get("messages") is None),

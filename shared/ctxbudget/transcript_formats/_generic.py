@@ -18,7 +18,7 @@ from ..errors import InvalidMessageError, TranscriptError
 from ..messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema
 from ._where import MAX_DEPTH, Where
 
-__all__ = ["LC_TYPES", "convert_all", "is_langchain", "store_entries", "tools_from"]
+__all__ = ["LC_TYPES", "convert_all", "convert_one", "is_langchain", "store_entries", "tools_from"]
 
 _ROLES: dict[str, MessageRole] = {
     "system": "system",
@@ -114,6 +114,13 @@ def convert_all(entries: Sequence[tuple[Where, Any]]) -> tuple[Message, ...]:
         seen[message.id] = where.label
         messages.append(message)
     return tuple(messages)
+
+
+def convert_one(entry: Any, where: Where, index: int, *, checked: bool = False) -> Message:
+    """One entry as a :class:`Message` (checked unless ``checked``; its id kept, else ``transcript-<index>``)."""
+    if not checked:
+        where.check_tree(entry)
+    return _convert(entry, where, index)
 
 
 def _convert(entry: Any, where: Where, index: int) -> Message:
@@ -322,6 +329,8 @@ def _args(value: Any, where: Where, field: str) -> dict[str, Any]:
             where.fail(field, f"arguments are not valid JSON ({exc.msg} at column {exc.colno})")
         except RecursionError:
             where.fail(field, f"arguments are nested more than {MAX_DEPTH} levels deep")
+        except ValueError:  # an integer of more digits than Python converts
+            where.fail(field, "arguments hold a JSON integer with more digits than Python reads (4,300)")
         where.check_tree(value, field)
     if not isinstance(value, Mapping):
         where.fail(field, f"arguments must be a JSON object, got {type(value).__name__}")

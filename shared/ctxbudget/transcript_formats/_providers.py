@@ -1,42 +1,48 @@
-"""Provider transcripts: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages, read exactly.
+"""Provider transcripts: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages, read exactly, row by row.
 
-Each is read by :mod:`ctxbudget.providers`, so what a :class:`~ctxbudget.Message` has no field for is kept in its
-provider extras and writing the same format back gives the original (``content: null``, the ``arguments`` string as
-spelled, ``is_error``, thinking blocks, item ids). A request body's other fields (``model``, ``max_tokens``,
-``tool_choice``, ...) are kept apart as its *envelope*. Chat messages that only the lenient reader understands
-(``human``/``ai`` roles, LlamaIndex ``blocks``, ``additional_kwargs``, flat ``{id, name, args}`` calls) are read by
-it (:mod:`._generic`), which also names the line and field of a malformed message.
+Each row is read by :mod:`ctxbudget.providers`, so what a :class:`~ctxbudget.Message` has no field for is kept in
+its provider extras and writing the same format back gives the original (``content: null``, the ``arguments``
+string as spelled, ``is_error``, thinking blocks, item ids). A request body's other fields (``model``,
+``max_tokens``, ``tool_choice``, ...) are kept apart as its *envelope*. A Chat message only the lenient reader
+understands (``human``/``ai`` roles, LlamaIndex ``blocks``, ``additional_kwargs``, flat ``{id, name, args}`` calls)
+is read by it (:mod:`._generic`), which also names the line and field of a malformed message. Rows are read one at
+a time (:class:`~._stream.Rows`): nothing but the ids seen so far is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import InvalidMessageError, TranscriptError
 from ..messages import Message, ToolSchema
 from ..providers import (
     messages_from_anthropic,
-    messages_from_openai,
     messages_from_responses,
     tool_from_anthropic,
     tool_from_openai,
     tool_from_responses,
 )
-from ._generic import convert_all, is_langchain, tools_from
-from ._where import Where, fail_from
+from ..providers._common import extras_of, with_extras
+from ..providers.anthropic import ANTHROPIC
+from ..providers.openai_chat import message_from_openai
+from ._generic import convert_one, is_langchain, tools_from
+from ._stream import Rows
+from ._where import MAX_DEPTH, Where, fail_from
 
 __all__ = [
     "INSTRUCTIONS",
-    "Read",
-    "anthropic_document",
-    "anthropic_rows",
+    "Ids",
+    "OpenAIReader",
+    "anthropic_stream",
+    "anthropic_tools",
     "envelope_of",
-    "numbered",
-    "openai_rows",
+    "openai_stream",
     "openai_tools",
-    "responses_document",
+    "responses_lead",
+    "responses_stream",
+    "responses_tools",
+    "tools_with",
 ]
 
 INSTRUCTIONS = "responses_instructions"
@@ -45,33 +51,30 @@ _OPENAI_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _LENIENT_KEYS = frozenset({"blocks", "additional_kwargs"})
 
 
-@dataclass(frozen=True)
-class Read:
-    """What a reader found: the messages, the tools, and the request body's other fields (``None``: a bare list)."""
+class Ids:
+    """The ids of the messages read so far: a row's own ``id`` is kept, else ``transcript-<index>``.
 
-    messages: tuple[Message, ...]
-    tools: tuple[ToolSchema, ...] = ()
-    envelope: dict[str, Any] | None = None
-    key: str | None = None
-
-
-def numbered(messages: Sequence[Message], given: Sequence[Any], wheres: Sequence[Where]) -> tuple[Message, ...]:
-    """``messages`` with the id their source gave (a non-empty string ``id``), else ``transcript-<index>``.
-
-    Raises:
-        TranscriptError: two messages would share an id (naming both places).
+    Raises (from :meth:`assign`) a :class:`~ctxbudget.errors.TranscriptError` when two messages would share an id,
+    naming both places.
     """
-    seen: dict[str, str] = {}
-    out = []
-    for index, (message, raw) in enumerate(zip(messages, given, strict=True)):
-        where = wheres[min(index, len(wheres) - 1)]
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+        self.index = 0
+
+    def assign(self, message: Message, raw: Any, where: Where) -> Message:
+        """``message`` with its id (the row's own, else ``transcript-<index>``), checked against the others."""
         raw_id = raw.get("id") if isinstance(raw, Mapping) else None
-        message_id = raw_id if isinstance(raw_id, str) and raw_id else f"transcript-{index}"
-        if message_id in seen:
-            where.fail("id", f"id {message_id!r} is already used by {seen[message_id]}")
-        seen[message_id] = where.label
-        out.append(message.model_copy(update={"id": message_id}))
-    return tuple(out)
+        message_id = raw_id if isinstance(raw_id, str) and raw_id else f"transcript-{self.index}"
+        self.index += 1
+        self.check(message_id, where)
+        return message if message.id == message_id else message.model_copy(update={"id": message_id})
+
+    def check(self, message_id: str, where: Where) -> None:
+        """Refuse an id used before."""
+        if message_id in self._seen:
+            where.fail("id", f"id {message_id!r} is already used by {self._seen[message_id]}")
+        self._seen[message_id] = where.label
 
 
 def envelope_of(document: Mapping[str, Any], taken: Sequence[str], source: str) -> dict[str, Any]:
@@ -82,17 +85,37 @@ def envelope_of(document: Mapping[str, Any], taken: Sequence[str], source: str) 
 
 
 # -- OpenAI Chat Completions ---------------------------------------------------------------------------------
-def openai_rows(entries: Sequence[tuple[Where, Any]]) -> tuple[Message, ...]:
-    """Chat Completions messages, read exactly when they all are; else by the lenient reader (which names errors)."""
-    for where, entry in entries:
+def openai_stream(rows: Rows) -> Iterator[Message]:
+    """Chat Completions messages, each read exactly when it is one, else by the lenient reader (naming errors)."""
+    reader = OpenAIReader()
+    for where, entry in rows:
+        yield reader.read(where, entry)
+
+
+class OpenAIReader:
+    """Reads Chat Completions messages one at a time, numbering them and refusing a repeated id."""
+
+    def __init__(self) -> None:
+        self._ids = Ids()
+
+    def read(self, where: Where, entry: Any) -> Message:
+        """``entry`` read exactly when it is a Chat message, else by the lenient reader (naming errors)."""
         where.check_tree(entry)
-    if not all(_plain_openai(entry) for _, entry in entries):
-        return convert_all(entries)
+        ids = self._ids
+        message = _exact_openai(entry, ids.index) if _plain_openai(entry) else None
+        if message is None:
+            message = convert_one(entry, where, ids.index, checked=True)
+            ids.index += 1
+            ids.check(message.id, where)
+            return message
+        return ids.assign(message, entry, where)
+
+
+def _exact_openai(entry: Mapping[str, Any], index: int) -> Message | None:
     try:
-        messages = messages_from_openai([entry for _, entry in entries])
-    except InvalidMessageError:
-        return convert_all(entries)  # names the line and the field, or reads a shape only it accepts
-    return numbered(messages, [entry for _, entry in entries], [where for where, _ in entries])
+        return message_from_openai(entry, path=f"messages[{index}]")
+    except (InvalidMessageError, RecursionError):
+        return None  # the lenient reader names the line and the field, or reads a shape only it accepts
 
 
 def _plain_openai(entry: Any) -> bool:
@@ -115,79 +138,91 @@ def openai_tools(specs: Any, source: str) -> tuple[ToolSchema, ...]:
 
 
 # -- OpenAI Responses ----------------------------------------------------------------------------------------
-def responses_document(document: Any, source: str) -> Read:
-    """A Responses request body (``{"input": [...], "instructions", "tools", ...}``) or a bare list of items.
+def responses_lead(document: Mapping[str, Any], source: str) -> tuple[list[Message], list[str]]:
+    """The system message a request's non-empty ``instructions`` become, and the fields taken from the body.
 
-    Non-empty ``instructions`` become a leading system message marked :data:`INSTRUCTIONS` (the model sees them
-    first; writing Responses puts them back in ``instructions``); empty ones stay in
-    the envelope as given.
+    The message is marked :data:`INSTRUCTIONS` (written back there); empty instructions stay in the envelope as given.
     """
-    items, envelope = document, None
-    tools: tuple[ToolSchema, ...] = ()
-    lead: list[Message] = []
-    if isinstance(document, Mapping):
-        items = document.get("input")
-        if isinstance(items, str):
-            items = [{"role": "user", "content": items}]
-        tools = _tools_with(document.get("tools") or [], tool_from_responses, source)
-        instructions = document.get("instructions")
-        taken = ["input", "tools"]
-        if isinstance(instructions, str) and instructions:
-            Where(source, "instructions").check_tree(instructions, "instructions")
-            lead = [Message(role="system", content=instructions, metadata={INSTRUCTIONS: True})]
-            taken.append("instructions")
-        envelope = envelope_of(document, taken, source)
-    if not isinstance(items, list) or not items:
-        raise TranscriptError(f"{source}: 'input' must be a non-empty list of Responses items", field="input")
-    where = Where(source, "input")
-    where.check_tree(items, "input")
+    instructions = document.get("instructions")
+    taken = ["input", "tools"]
+    if isinstance(instructions, str) and instructions:
+        Where(source, "instructions").check_tree(instructions, "instructions")
+        taken.append("instructions")
+        return [Message(role="system", content=instructions, metadata={INSTRUCTIONS: True})], taken
+    return [], taken
+
+
+def responses_stream(rows: Rows, lead: Sequence[Message]) -> Iterator[Message]:
+    """Responses ``input`` items: consecutive assistant-side items (text, calls, reasoning) are one message."""
+    ids = Ids()
+    for message in lead:
+        yield ids.assign(message, None, Where("", "instructions"))
+    run: list[tuple[Where, Any]] = []
+    for where, item in rows:
+        where.check_tree(item, "input")
+        if isinstance(item, Mapping) and _assistant_side(item):
+            run.append((where, item))
+            continue
+        if run:
+            yield _responses_message(run, ids)
+            run = []
+        yield _responses_message([(where, item)], ids)
+    if run:
+        yield _responses_message(run, ids)
+
+
+def _assistant_side(item: Mapping[str, Any]) -> bool:
+    kind = item.get("type", "message")
+    if kind == "message":
+        return bool(item.get("role") == "assistant")
+    return bool(kind != "function_call_output")
+
+
+def _responses_message(run: list[tuple[Where, Any]], ids: Ids) -> Message:
+    where = run[0][0]
     try:
-        messages = [*lead, *messages_from_responses(items)]
+        converted = messages_from_responses([item for _, item in run])
     except InvalidMessageError as exc:
-        fail_from(where, exc)
-    return Read(numbered(messages, [None] * len(messages), [where]), tools=tools, envelope=envelope)
+        fail_from(where, exc, path=("input[0].", ""))
+    except RecursionError:
+        where.fail("arguments", f"arguments are nested more than {MAX_DEPTH} levels deep")
+    return ids.assign(converted[0], None, where)
 
 
 # -- Anthropic Messages --------------------------------------------------------------------------------------
-def anthropic_document(document: Any, source: str) -> Read:
-    """An Anthropic request body (``{"system", "messages", "tools", ...}``) or a bare list of its messages."""
-    messages_value, system, envelope = document, None, None
-    tools: tuple[ToolSchema, ...] = ()
-    if isinstance(document, Mapping):
-        messages_value, system = document.get("messages"), document.get("system")
-        tools = _tools_with(document.get("tools") or [], tool_from_anthropic, source)
-        envelope = envelope_of(document, ("messages", "system", "tools"), source)
-    if not isinstance(messages_value, list) or not messages_value:
-        raise TranscriptError(f"{source}: 'messages' must be a non-empty list of messages", field="messages")
-    where = Where(source, "request")
-    where.check_tree(messages_value, "messages")
-    where.check_tree(system, "system")
-    try:
-        messages = messages_from_anthropic(messages_value, system=system)
-    except InvalidMessageError as exc:
-        fail_from(where, exc)
-    return Read(numbered(messages, [None] * len(messages), [where]), tools=tools, envelope=envelope)
-
-
-def anthropic_rows(entries: Sequence[tuple[Where, Any]]) -> tuple[Message, ...]:
-    """Anthropic messages one per JSONL line (a ``system`` role line becomes the system prompt)."""
-    messages: list[Message] = []
-    wheres: list[Where] = []
-    for where, entry in entries:
+def anthropic_stream(rows: Rows, system: Any = None, *, system_where: Where | None = None) -> Iterator[Message]:
+    """Anthropic messages, one per row; ``system`` (a request's) first. A JSONL ``system`` line is the prompt."""
+    ids = Ids()
+    if system is not None:
+        where = system_where or Where("", "system")
+        where.check_tree(system, "system")
+        for message in _anthropic([], system, where):
+            yield ids.assign(message, None, where)
+    results_open = False  # the previous Anthropic message ended with tool results
+    for where, entry in rows:
         where.check_tree(entry)
-        try:
-            if isinstance(entry, Mapping) and entry.get("role") == "system":
-                converted = messages_from_anthropic([], system=entry.get("content"))
-            else:
-                converted = messages_from_anthropic([entry])
-        except InvalidMessageError as exc:
-            fail_from(where, exc)
-        messages.extend(converted)
-        wheres.extend([where] * len(converted))
-    return numbered(messages, [None] * len(messages), wheres)
+        if isinstance(entry, Mapping) and entry.get("role") == "system":
+            converted = _anthropic([], entry.get("content"), where)
+        else:
+            converted = _anthropic([entry], None, where)
+            if results_open and converted and converted[0].role == "tool":  # not folded into the previous one
+                first = converted[0]
+                extras = {**extras_of(first, ANTHROPIC), "new_message": True}
+                converted[0] = first.model_copy(update={"metadata": with_extras(ANTHROPIC, extras, first.metadata)})
+            results_open = bool(converted) and converted[-1].role == "tool"
+        for message in converted:
+            yield ids.assign(message, None, where)
 
 
-def _tools_with(specs: Any, read: Callable[[object], ToolSchema], source: str) -> tuple[ToolSchema, ...]:
+def _anthropic(messages: list[Any], system: Any, where: Where) -> list[Message]:
+    try:
+        return messages_from_anthropic(messages, system=system)
+    except InvalidMessageError as exc:
+        fail_from(where, exc, path=("messages[0].", ""))
+
+
+def tools_with(specs: Any, read: Callable[[object], ToolSchema], source: str) -> tuple[ToolSchema, ...]:
+    """Tool specs read by a provider's converter, each checked like a message (``tools[i]`` named)."""
     if not isinstance(specs, list):
         raise TranscriptError(f"{source}: 'tools' must be a list of tool specs", field="tools")
     tools = []
@@ -199,3 +234,13 @@ def _tools_with(specs: Any, read: Callable[[object], ToolSchema], source: str) -
         except InvalidMessageError as exc:
             where.fail("tools", str(exc))
     return tuple(tools)
+
+
+def anthropic_tools(specs: Any, source: str) -> tuple[ToolSchema, ...]:
+    """Anthropic tool specs."""
+    return tools_with(specs, tool_from_anthropic, source)
+
+
+def responses_tools(specs: Any, source: str) -> tuple[ToolSchema, ...]:
+    """Responses tool specs."""
+    return tools_with(specs, tool_from_responses, source)

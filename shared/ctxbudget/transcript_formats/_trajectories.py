@@ -1,4 +1,4 @@
-"""Agent benchmark trajectories: SWE-agent ``.traj`` files and tau-bench results.
+"""Agent benchmark trajectories: SWE-agent ``.traj`` files, mini-swe-agent ``.traj.json`` files and tau-bench results.
 
 **SWE-agent** (``{"history": [...], "trajectory": [...], "info": {...}}``). ``history`` is what the model saw. In the
 classic format every action is an assistant message (``thought`` + ``action``) and its observation the next user
@@ -8,25 +8,43 @@ demonstration (``is_demo``, or ``message_type: "demonstration"``) is another tas
 last action's observation (``submit``'s diff) is taken from ``trajectory`` when ``history`` ends without it.
 History in the function-calling format (``tool_calls``, ``tool`` messages) is read as Chat Completions messages;
 a file with only ``trajectory`` is read from its steps. Ids: ``swe-system``, ``swe-000`` (the task), then
-``swe-<n>a`` / ``swe-<n>t`` per step, calls ``call_swe_<n>``.
+``swe-<n>a`` / ``swe-<n>t`` per step, calls ``call_swe_<n>``. The model is the one the file's ``replay_config``
+names (``agent.model.name``), when it has one.
+
+**mini-swe-agent** (``{"info": {...}, "messages": [...], "trajectory_format": "mini-swe-agent-1.x"}``): Chat
+Completions messages, each with an ``extra`` of mini-swe-agent's own (the raw response, parsed actions, cost);
+``extra`` is left out of the message and each response's ``usage.prompt_tokens`` is the prompt size the file
+reports for that request; the closing ``exit`` message (the submission) is not read, since it is never sent. The
+model is ``info.config.model.model_name``.
 
 **tau-bench** (``historical_trajectories/*.json``: a list of task results ``{"task_id", "reward", "info", "traj",
 "trial"}``, or one of them). ``traj`` holds Chat Completions messages, read exactly; ``key`` picks the entry (its
-index in the list, default 0). Tool-call ids the trajectory reuses get a ``~2``, ``~3`` suffix so each call is
-answered once. Ids: ``tau-<index in traj>``.
+index in the list, default 0; the report says which was read). Tool-call ids the trajectory reuses get a ``~2``,
+``~3`` suffix so each call is answered once. Ids: ``tau-<index in traj>``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import TranscriptError
 from ..messages import Message, ToolCall
-from ._providers import Read, openai_rows
+from ._items import Item, Reported
+from ._providers import OpenAIReader, openai_stream
+from ._stream import IndexedRows, ListRows, Rows
 from ._where import Where
 
-__all__ = ["is_swe_agent", "is_tau_bench", "swe_agent_document", "tau_bench_document"]
+__all__ = [
+    "is_mini_swe_agent",
+    "is_swe_agent",
+    "is_tau_bench",
+    "mini_swe_agent_stream",
+    "swe_agent_model",
+    "swe_agent_stream",
+    "tau_bench_stream",
+]
 
 _CHAT_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id")
 
@@ -40,34 +58,87 @@ def is_swe_agent(document: Any) -> bool:
     )
 
 
+def is_mini_swe_agent(document: Any) -> bool:
+    """A mini-swe-agent trajectory: ``messages`` with its ``trajectory_format``, or its ``info.model_stats``."""
+    if not isinstance(document, Mapping) or not isinstance(document.get("messages"), list):
+        return False
+    kind = document.get("trajectory_format")
+    if isinstance(kind, str):
+        return kind.startswith("mini-swe-agent")
+    info = document.get("info")
+    return isinstance(info, Mapping) and isinstance(info.get("model_stats"), Mapping) and "config" in info
+
+
 def is_tau_bench(document: Any) -> bool:
     """A tau-bench result (an object with a ``traj`` list) or a list of them."""
     first = document[0] if isinstance(document, list) and document else document
     return isinstance(first, Mapping) and isinstance(first.get("traj"), list)
 
 
+def _text_at(document: Any, *path: str) -> str | None:
+    for key in path:
+        if not isinstance(document, Mapping):
+            return None
+        document = document.get(key)
+    return document if isinstance(document, str) and document else None
+
+
 # -- SWE-agent -----------------------------------------------------------------------------------------------
-def swe_agent_document(document: Mapping[str, Any], source: str) -> Read:
+def swe_agent_model(members: Mapping[str, Any]) -> str | None:
+    """The model a SWE-agent trajectory's ``replay_config`` names (a JSON string or an object), if any."""
+    config = members.get("replay_config")
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except (ValueError, RecursionError):
+            return None
+    return _text_at(config, "agent", "model", "name")
+
+
+def swe_agent_stream(history: Rows | None, steps: IndexedRows | None, source: str) -> Iterator[Message]:
     """The messages of a SWE-agent trajectory (see the module docstring)."""
-    where = Where(source, "history")
-    history = document.get("history")
-    steps = document.get("trajectory")
-    where.check_tree(history, "history")
-    Where(source, "trajectory").check_tree(steps, "trajectory")
-    if isinstance(history, list) and history:
-        entries = [m for m in history if not _is_demo(m)]
-        for index, entry in enumerate(entries):
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("role"), str):
-                Where(source, f"history[{index}]").fail("role", "every history entry needs a string role")
-        if any(entry.get("tool_calls") or entry.get("role") == "tool" for entry in entries):
-            rows = [(Where(source, f"history[{i}]"), _chat_entry(e)) for i, e in enumerate(entries)]
-            return Read(openai_rows(rows))
-        return Read(_classic(entries, steps if isinstance(steps, list) else [], where))
-    if isinstance(steps, list) and steps:
-        return Read(_from_steps(steps, Where(source, "trajectory")))
+    if history is not None and history.head:
+        if _function_calling(history):
+            yield from openai_stream(_ChatRows(history, source))
+        else:
+            yield from _classic(history, steps, source)
+        return
+    if steps is not None and steps.head:
+        yield from _from_steps(steps)
+        return
     raise TranscriptError(
         f"{source}: a SWE-agent trajectory needs a non-empty 'history' or 'trajectory' list", field="history"
     )
+
+
+def _function_calling(history: Rows) -> bool:
+    for where, entry in history:
+        where.check_tree(entry)
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("role"), str):
+            where.fail("role", "every history entry needs a string role")
+        if not _is_demo(entry) and (entry.get("tool_calls") or entry.get("role") == "tool"):
+            return True
+    return False
+
+
+class _ChatRows:
+    """A function-calling history as Chat Completions rows (SWE-agent's own keys left out, demos skipped)."""
+
+    def __init__(self, history: Rows, source: str) -> None:
+        self._history = history
+        self._source = source
+
+    @property
+    def head(self) -> list[Any]:
+        return [_chat_entry(e) for e in self._history.head if not _is_demo(e)]
+
+    def __iter__(self) -> Iterator[tuple[Where, Any]]:
+        index = 0
+        for _, entry in self._history:
+            if _is_demo(entry):
+                continue
+            yield Where(self._source, f"history[{index}]"), _chat_entry(entry)
+            index += 1
 
 
 def _is_demo(entry: Any) -> bool:
@@ -91,32 +162,43 @@ def _text(value: Any, where: Where, field: str) -> str:
     return value
 
 
-def _classic(entries: list[Mapping[str, Any]], steps: list[Any], where: Where) -> tuple[Message, ...]:
-    system = next((e for e in entries if e["role"] == "system"), None)
-    messages = (
-        []
-        if system is None
-        else [Message(role="system", content=_text(system.get("content"), where, "content"), id="swe-system")]
-    )
-    start = next((i for i, e in enumerate(entries) if e["role"] == "assistant"), len(entries))
-    users = [e for e in entries[:start] if e["role"] == "user"]
-    messages += [
-        Message(
-            role="user", content=_text(e.get("content"), where, "content"), id="swe-000" if k == 0 else f"swe-000.{k}"
-        )
-        for k, e in enumerate(users)
-    ]
-    actions = [e for e in entries[start:] if e["role"] == "assistant"]
-    observations = [_text(e.get("content"), where, "content") for e in entries[start:] if e["role"] == "user"]
-    last = steps[-1] if steps and isinstance(steps[-1], Mapping) else {}
-    if len(observations) < len(actions) and isinstance(last.get("observation"), str):
-        observations += [last["observation"]] * (len(actions) - len(observations))
-    for number, action in enumerate(actions, start=1):
-        messages += _step(number, action, observations[number - 1] if number <= len(observations) else None, where)
-    messages += [
-        Message(role="user", content=text, id=f"swe-extra-{k}") for k, text in enumerate(observations[len(actions) :])
-    ]
-    return tuple(messages)
+def _classic(history: Rows, steps: IndexedRows | None, source: str) -> Iterator[Message]:
+    where = Where(source, "history")
+    started = False
+    users = 0
+    pending: list[tuple[int, Mapping[str, Any]]] = []  # actions waiting for their observation
+    number = extra = 0
+    for index, (_, entry) in enumerate(history):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("role"), str):
+            Where(source, f"history[{index}]").fail("role", "every history entry needs a string role")
+        if _is_demo(entry):
+            continue
+        role = entry["role"]
+        if not started and role == "system":
+            yield Message(role="system", content=_text(entry.get("content"), where, "content"), id="swe-system")
+        elif not started and role == "user":
+            yield Message(
+                role="user",
+                content=_text(entry.get("content"), where, "content"),
+                id="swe-000" if users == 0 else f"swe-000.{users}",
+            )
+            users += 1
+        elif role == "assistant":
+            started = True
+            number += 1
+            pending.append((number, entry))
+        elif role == "user":
+            observation = _text(entry.get("content"), where, "content")
+            if pending:
+                step, action = pending.pop(0)
+                yield from _step(step, action, observation, where)
+            else:
+                yield Message(role="user", content=observation, id=f"swe-extra-{extra}")
+                extra += 1
+    last = steps.last() if steps is not None else None
+    final = last.get("observation") if isinstance(last, Mapping) else None
+    for step, action in pending:
+        yield from _step(step, action, final if isinstance(final, str) else None, where)
 
 
 def _step(number: int, entry: Mapping[str, Any], observation: str | None, where: Where) -> list[Message]:
@@ -136,32 +218,70 @@ def _step(number: int, entry: Mapping[str, Any], observation: str | None, where:
     ]
 
 
-def _from_steps(steps: list[Any], where: Where) -> tuple[Message, ...]:
-    messages: list[Message] = []
-    for number, step in enumerate(steps, start=1):
+def _from_steps(steps: Rows) -> Iterator[Message]:
+    for number, (where, step) in enumerate(steps, start=1):
+        where.check_tree(step)
         if not isinstance(step, Mapping):
-            where.fail(f"trajectory[{number - 1}]", f"expected an object, got {type(step).__name__}")
+            where.fail("step", f"expected an object, got {type(step).__name__}")
         observation = step.get("observation")
-        messages += _step(number, step, observation if isinstance(observation, str) else None, where)
-    return tuple(messages)
+        yield from _step(number, step, observation if isinstance(observation, str) else None, where)
+
+
+# -- mini-swe-agent ------------------------------------------------------------------------------------------
+def mini_swe_agent_model(members: Mapping[str, Any]) -> str | None:
+    """The model a mini-swe-agent trajectory names (``info.config.model.model_name``)."""
+    return _text_at(members.get("info"), "config", "model", "model_name")
+
+
+def mini_swe_agent_stream(messages: Rows) -> Iterator[Item]:
+    """The messages without mini-swe-agent's ``extra``; each response's prompt tokens before its message."""
+    reader = OpenAIReader()
+    for where, entry in messages:
+        if isinstance(entry, Mapping) and entry.get("role") == "exit":
+            continue  # the run's end (the submission): never sent to the model
+        extra = entry.get("extra") if isinstance(entry, Mapping) else None
+        if isinstance(extra, Mapping):
+            entry = {key: value for key, value in entry.items() if key != "extra"}  # noqa: PLW2901
+            tokens = _prompt_tokens(extra)
+            if tokens is not None and entry.get("role") == "assistant":
+                yield Reported(tokens, f"{where.label}.extra.response.usage")
+        yield reader.read(where, entry)
+
+
+def _prompt_tokens(extra: Mapping[str, Any]) -> int | None:
+    response = extra.get("response")
+    usage = response.get("usage") if isinstance(response, Mapping) else None
+    tokens = usage.get("prompt_tokens") if isinstance(usage, Mapping) else None
+    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
 
 
 # -- tau-bench -----------------------------------------------------------------------------------------------
-def tau_bench_document(document: Any, source: str, key: str | None) -> Read:
+def tau_bench_stream(entries: IndexedRows, source: str, key: str | None, *, listed: bool) -> Iterator[Message]:
     """The ``traj`` of one tau-bench result (``key``: its index in a list of results, default 0)."""
-    entries = document if isinstance(document, list) else [document]
-    if not entries:
+    count = len(entries)
+    if not count:
         raise TranscriptError(f"{source}: the file holds no tau-bench results", field="traj")
-    index = _index(key, len(entries), source)
-    entry = entries[index]
-    label = f"[{index}].traj" if isinstance(document, list) else "traj"
+    index = _index(key, count, source)
+    entry = entries.at(index)
+    label = f"[{index}].traj" if listed else "traj"
     traj = entry.get("traj") if isinstance(entry, Mapping) else None
     if not isinstance(traj, list) or not traj:
         raise TranscriptError(f"{source}: {label} must be a non-empty list of messages", field="traj")
-    rows = [(Where(source, f"{label}[{i}]"), row) for i, row in enumerate(_unique_calls(traj))]
-    messages = openai_rows(rows)
-    renamed = tuple(m.model_copy(update={"id": f"tau-{i:03d}"}) for i, m in enumerate(messages))
-    return Read(renamed, key=str(index) if isinstance(document, list) else None)
+    rows = ListRows(source, label, _unique_calls(traj))
+    for i, message in enumerate(openai_stream(rows)):
+        yield message.model_copy(update={"id": f"tau-{i:03d}"})
+
+
+def tau_bench_note(entries: IndexedRows, key: str | None, source: str) -> tuple[str, str | None]:
+    """Which result is read, said plainly (the index and how to pick another), and the key."""
+    count = len(entries)
+    index = _index(key, count, source) if count else 0
+    entry = entries.head[index] if index < len(entries.head) else None
+    task = entry.get("task_id") if isinstance(entry, Mapping) else None
+    about = f" (task_id {task})" if isinstance(task, (int, str)) else ""
+    if key is None and count > 1:
+        return f"read result 0{about} of the {count:,} in the file; --key N reads result N", "0"
+    return f"read result {index}{about} of the {count:,} in the file", str(index)
 
 
 def _index(key: str | None, count: int, source: str) -> int:

@@ -28,7 +28,16 @@ class Where:
         self.label = label
 
     def fail(self, field: str, problem: str) -> NoReturn:
+        """Raise a :class:`TranscriptError` naming this place and ``field``."""
         raise TranscriptError(f"{self.source}: {self.label}: field {field!r}: {problem}", field=field)
+
+    def fail_source(self, problem: str, field: str) -> NoReturn:
+        """Raise a :class:`TranscriptError` naming only the source (``problem`` names the place itself)."""
+        raise TranscriptError(f"{self.source}: {problem}", field=field)
+
+    def fail_plain(self, problem: str, field: str) -> NoReturn:
+        """Raise a :class:`TranscriptError` naming this place (no field in the message: the place is the problem)."""
+        raise TranscriptError(f"{self.source}: {self.label}: {problem}", field=field)
 
     def check_tree(self, value: Any, field: str = "") -> None:
         r"""Fail on text that is not valid Unicode (a lone surrogate) or nesting deeper than :data:`MAX_DEPTH`.

@@ -253,7 +253,8 @@ async def test_manage_queue_preserves_conversation_turn(impl: str) -> None:
             assert cur_messages[i + 1].role in ("assistant", "tool")
 
 
-@pytest.mark.parametrize("impl", ours_differs(TINY))
+# Ours passes: a tool message that names no call is kept but never sent (strict providers refuse it), so it fits.
+@pytest.mark.parametrize("impl", BOTH)
 async def test_manage_queue_with_tool_messages(impl: str) -> None:
     """Flushing keeps a tool-calling turn (user -> assistant -> tool -> assistant) together."""
     memory = make(
@@ -286,7 +287,7 @@ async def test_manage_queue_with_tool_messages(impl: str) -> None:
             )
 
 
-@pytest.mark.parametrize("impl", ours_differs(TINY))
+@pytest.mark.parametrize("impl", BOTH)  # as above: the tool message names no call
 async def test_manage_queue_only_tool_message_remaining(impl: str) -> None:
     """With very low limits, recovery finds the preceding user message and keeps the complete turn."""
     memory = make(impl, token_limit=80, token_flush_size=40, chat_history_token_ratio=0.5, session_id="test_only_tool")

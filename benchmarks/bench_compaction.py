@@ -1,0 +1,172 @@
+"""What a compaction event costs, beside the tiktoken floor of the text it evicts.
+
+A compaction reads what it evicts (each message once) to build the summary, counts what it writes, and archives the
+originals. Its floor is what any exact compactor pays at the least: tiktoken encoding the evicted text once. This
+benchmark grows the agent workload of ``bench_agent`` (a user message, 1-2 parallel tool calls, outputs of 100-6,000
+words, one in seven large, a reply) in a :class:`~ctxbudget.ContextSession` with the default policy and offline
+summarizer, in windows of 16k, 100k and 1M tokens, and times every ``build_request()`` that compacts. The evicted
+text of an event is the originals of every message its receipt names (summarized, truncated, cleared or bounded);
+its floor is encoding that text with the session's own tiktoken encoding, timed right after the event, in the same
+process. Ratios are per event; the table gives their median and worst, with the medians of both times.
+
+Also timed: a user message holding a 60,000-letter word (no digit, no space) compacted away, beside its floor.
+
+Run: ``python -m benchmarks.bench_compaction`` (writes ``benchmarks/results/compaction.md``); ``--windows 16000`` and
+``--events 3`` for a quicker look.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxbudget import ContextSession, Message
+from ctxbudget.encodings import get_encoding
+
+from benchmarks.bench_agent import SEED, make_turn, make_turns
+
+RESULTS = Path(__file__).parent / "results" / "compaction.md"
+WINDOWS = (16_000, 100_000, 1_000_000)
+EVENTS = 8
+_ENCODING = get_encoding("o200k_base")  # gpt-4o's: what the sessions here count with
+
+
+@dataclass(frozen=True)
+class Event:
+    """One compaction event: its time, the floor of what it evicted, and how much that was."""
+
+    seconds: float
+    floor: float
+    evicted_chars: int
+    evicted_messages: int
+    tiers: tuple[str, ...]
+
+    @property
+    def ratio(self) -> float:
+        return self.seconds / self.floor if self.floor else float("inf")
+
+
+def encode_floor(texts: Sequence[str], repeats: int = 3) -> float:
+    """The least time tiktoken takes to encode ``texts`` (best of ``repeats``: the floor, not a noisy sample).
+
+    The encoding itself, not a counter: a session's counter has seen these texts and caches their counts.
+    """
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for text in texts:
+            _ENCODING.encode_ordinary(text)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def evicted_texts(session: ContextSession, receipt: Sequence[object]) -> list[str]:
+    """The original texts (tool-call arguments included) of every message an event's receipt names."""
+    originals = {m.id: m for m in session.archive.messages()}
+    texts = []
+    for item in receipt:
+        message = originals.get(getattr(item, "message_id", ""))
+        if message is not None:
+            texts.append(message.text)
+            texts.extend(call.args_json() for call in message.tool_calls)
+    return texts
+
+
+def run_window(window: int, events: int) -> list[Event]:
+    """Grow the workload in ``window`` until ``events`` compactions have run; time each one."""
+    session = ContextSession(model="gpt-4o", max_tokens=window)
+    found: list[Event] = []
+    rng = random.Random(SEED)
+    for index in range(100_000):
+        turn = make_turn(rng, index)
+        session.add(*turn.messages)
+        started = time.perf_counter()
+        request = session.build_request()
+        seconds = time.perf_counter() - started
+        if request.compaction is None:
+            continue
+        texts = evicted_texts(session, request.compaction.receipt)
+        found.append(
+            Event(
+                seconds=seconds,
+                floor=encode_floor(texts),
+                evicted_chars=sum(map(len, texts)),
+                evicted_messages=len(request.compaction.receipt),
+                tiers=request.compaction.tiers,
+            )
+        )
+        if len(found) >= events:
+            break
+    return found
+
+
+def long_word() -> tuple[float, float]:
+    """A user message holding a 60,000-letter word, compacted away: (compaction seconds, floor seconds)."""
+    session = ContextSession(model="gpt-4o", max_tokens=16_000)
+    word = "a" * 60_000
+    session.add(Message(role="user", content=f"Please keep this token: {word} and summarize the rest."))
+    for turn in make_turns(6, scale=0.3):
+        session.add(*turn.messages)
+    started = time.perf_counter()
+    session.compact()
+    return time.perf_counter() - started, encode_floor([word])
+
+
+def markdown(rows: dict[int, list[Event]], word: tuple[float, float], elapsed: float) -> str:
+    lines = [
+        "# What a compaction event costs, beside tiktoken encoding what it evicts",
+        "",
+        f"Generated by `python -m benchmarks.bench_compaction` (Python {platform.python_version()}, {elapsed:.0f}s). "
+        "Each event is one `build_request()` that compacted (default policy, offline summarizer, agent workload of "
+        "`bench_agent`); its floor is tiktoken encoding the originals it evicted (best of 3, same run). Times are "
+        "medians over the events.",
+        "",
+        "| window | events | evicted per event (median) | compaction (median ms) | floor (median ms) "
+        "| ratio median | ratio worst | tiers (first event) |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for window, events in rows.items():
+        if not events:
+            lines.append(f"| {window:,} | 0 | | | | | | |")
+            continue
+        ratios = [e.ratio for e in events]
+        lines.append(
+            f"| {window:,} | {len(events)} | {statistics.median(e.evicted_chars for e in events):,.0f} chars, "
+            f"{statistics.median(e.evicted_messages for e in events):.0f} msgs | "
+            f"{statistics.median(e.seconds for e in events) * 1000:.1f} | "
+            f"{statistics.median(e.floor for e in events) * 1000:.1f} | {statistics.median(ratios):.2f}x | "
+            f"{max(ratios):.2f}x | {', '.join(events[0].tiers)} |"
+        )
+    lines += [
+        "",
+        f"A user message holding a 60,000-letter word, compacted: {word[0] * 1000:.0f} ms (its encode floor "
+        f"{word[1] * 1000:.1f} ms).",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--windows", default=",".join(str(w) for w in WINDOWS))
+    parser.add_argument("--events", type=int, default=EVENTS)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    _ENCODING.encode_ordinary("warm up the encoding")
+    rows = {int(w): run_window(int(w), args.events) for w in args.windows.split(",")}
+    page = markdown(rows, long_word(), time.perf_counter() - started)
+    print(page)
+    if not args.no_write:
+        RESULTS.write_text(page + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

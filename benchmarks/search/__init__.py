@@ -1,0 +1,1 @@
+"""The archive-search evaluation: sessions, natural questions over what compaction archived, and the backends."""

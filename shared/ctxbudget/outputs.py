@@ -1,0 +1,311 @@
+"""What a tool output holds that a summary should keep: paths it wrote, its result line, figures, record fields.
+
+Read from an output's structure, in time linear in its length:
+
+* a JSON body: the fields whose values are ids, amounts, numbers, emails or addresses (breadth first, so a record's
+  own fields come before those of the lists it holds; a column of a list, as every line item's ``price``, is one
+  item: its first value and how many there are);
+* otherwise the lines the regex engine finds: a path on a line that says it was written (``wrote``, ``created``,
+  ``modified`` ...) or on a result line, the summary line at the end (``3 failed, 40 passed in 2.1s``), and figures
+  (a number with its unit) in outputs that report something;
+* in a short listing (search results, ``ls``), the paths themselves: they are the answer.
+
+What a *file read* shows is the file's content: values in it (``PROD_DSN = db-prod-1:5432``) are not current facts,
+so a read yields only the paths it reports as written (none) and no figures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from dataclasses import dataclass
+from typing import Literal
+
+from .outcomes import SCAN_CHARS
+from .textscan import bounded, clip
+
+__all__ = ["OutputItem", "output_items"]
+
+MAX_ITEMS = 12
+"""Most items one output yields (the most informative first)."""
+MAX_RECORDS = 24
+MAX_LEAVES = 2_000
+"""Leaves read from one JSON output (bounds a huge listing's cost)."""
+MAX_PER_KEY = 3
+"""A key with more values than this in one JSON output (a column of a list) is one item: its first value."""
+_SHORT_OUTPUT_LINES = 40
+MAX_LISTED = 8
+"""A listing with more paths than this names none of them (search finds them; the command names the listing)."""
+_MAX_HITS = 48
+"""Lines one pattern may find in one output (the items kept are the best of these, at most MAX_ITEMS)."""
+_MAX_LINE = 400
+_WRITE = re.compile(
+    r"\b(?:wrote|written|writing|created|creating|modified|updated|edited|changed|deleted|removed|renamed|moved|"
+    r"added|patched|saved|generated|applied)\b",
+    re.IGNORECASE,
+)
+_FIGURE = re.compile(  # matched on lower-cased lines
+    r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?(?:%|\s?(?:ms|µs|us|ns|s|sec|seconds?|minutes?|mins?|kb|mb|gb|tb|"
+    r"kib|mib|gib|rps|qps|req/s|tokens?|passed|failed|errors?|warnings?|skipped|rows?|items?|files?|lines?|bytes|x)\b)"
+    r"|\b(?:p\d{2}|latency|throughput|coverage|total|count|duration|accuracy|score)\b[^\n\d]{0,24}\d",
+    re.IGNORECASE,
+)
+_PATH = re.compile(
+    r"(?<![\w/.-])(?:~?/|\./)?(?:[\w.-]{1,80}/){1,12}[\w.-]{0,80}\w\.[A-Za-z]\w{0,7}\b"
+    r"|(?<![\w/.-])[\w-]{1,80}\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|md|rst|json|ya?ml|"
+    r"toml|cfg|ini|txt|csv|sql|sh|html|css|lock|env|ipynb|proto|tf|xml)\b"
+)
+_REFERENCE = re.compile(r"\.\w{1,8}(?::\d+|::)")
+_WRITE_WORDS = (
+    "wrote", "written", "writing", "created", "creating", "modified", "updated", "edited", "changed", "deleted",
+    "removed", "renamed", "moved", "added", "patched", "saved", "generated", "applied",
+)  # fmt: skip
+_OUTCOME_WORDS = (
+    "failed", "failure", "error", "passed", "succeeded", "success", "conflict", "missing", "skipped", "unchanged",
+    "not found", "timed out", "rejected", "reverted",
+)  # fmt: skip
+"""Words of a result line: a path on such a line is an artifact with its outcome ("failed to import a.py: ...")."""
+_FIGURE_WORDS = (
+    "ms", "%", "passed", "failed", "error", "latency", "throughput", "coverage", "total", "duration", "seconds",
+    "tokens", "bytes", "rows", "items", " mb", " gb", " kb", "mib", "gib", "kib", " s ", " s,", " s.", "sec",
+    "minute", "$", "€", "£", "rps", "qps", "p9", "p5", "score",
+)  # fmt: skip
+"""Words a figure line holds (a unit, a measure): what candidate lines are found by."""
+_RESULT_WORDS = re.compile(r"\b(?:failed|error|passed|ok|success|succeeded|missing|conflict|not found|skipped)\b", re.I)
+_RECORD = re.compile(r"^\s*[\"']?([A-Za-z][\w .-]{0,40}?)[\"']?\s*[:=]\s*[\"']?([^\"'{}\[\]]{1,100}?)[\"']?,?\s*$")
+_DIGIT_OR_AT = re.compile(r"[\d@]")
+MAX_IDS = 8
+"""Most values of one id column (``"id"`` of every payment method) a JSON output's item lists."""
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, str) and len(value) <= 40 and any(c.isalpha() for c in value) and " " not in value
+
+
+@dataclass(frozen=True)
+class OutputItem:
+    """One thing an output reports: ``artifact`` (a path, keyed by it) or ``figure``, with its bullet text."""
+
+    kind: Literal["artifact", "figure"]
+    text: str
+    key: str | None
+
+
+def output_items(
+    text: str, tool: str, *, file_read: bool = False, command: bool = False, search: bool = False
+) -> list[OutputItem]:
+    """The items of one tool output (see the module docstring), most informative first, at most :data:`MAX_ITEMS`.
+
+    A search yields the files its matches are in; a file read only the paths it says were written (the rest is the
+    file's content); a command or another call the paths it wrote or reports an outcome for, its figures, and, for
+    a short output, the paths it lists (and, for a lookup, its ``field: value`` lines).
+    """
+    records = _json_records(text[:SCAN_CHARS], tool)
+    if records is not None:
+        return [] if file_read else records
+    head = text[:SCAN_CHARS]  # read by find() and bounded patterns; what regexes scan at length is bounded() below
+    found = _Found()
+    _add_written(found, head)
+    short = head.count("\n") < _SHORT_OUTPUT_LINES
+    if search:
+        listed = list(dict.fromkeys(_ref_path(m.group(0)) for m in _PATH.finditer(head[:20_000])))
+        found.listing(listed[:MAX_LISTED], f"found by {tool}", weight=2)
+    if search or file_read:
+        _add_file_lines(found, head, tool)
+        return found.best()
+    for position, line in _word_lines(head, _OUTCOME_WORDS):
+        path = _PATH.search(line)
+        if path and not _REFERENCE.search(line):
+            found.add(2, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
+    for position, line in _figure_lines(head):
+        found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
+    if short:
+        listed = [m.group(0) for m in _PATH.finditer(head)][: MAX_LISTED + 1]
+        if len(listed) <= MAX_LISTED:
+            found.listing(listed, f"listed by {tool}", weight=1)
+        if not command:
+            for position, line in _record_lines(head):
+                found.add(1, position, OutputItem("figure", f"{tool}: {line}", None))
+    return found.best()
+
+
+def _add_file_lines(found: _Found, head: str, tool: str) -> None:
+    """The items of a file read or a search: its measurements and prose outcome lines, nothing of its values."""
+    # What a file holds is the file's: its assignments (PROD_DSN = ...) are not current facts. A measurement it
+    # reports (a log's "p95 latency: 212 ms") is a figure of that read, and a prose line saying what happened to
+    # a path (a log's "failed to import a/b.py: circular import") an outcome; code and search hits are neither.
+    for position, line in _word_lines(head, _OUTCOME_WORDS):
+        path = _PATH.search(line)
+        if path and _prose(line, path.start()) and not _REFERENCE.search(line):
+            found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
+    for position, line in _figure_lines(head):
+        found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
+
+
+def _prose(line: str, path_at: int) -> bool:
+    """``line`` reads as a sentence about the path at ``path_at``, not as code or a search hit (``a.py:12: ...``)."""
+    before = line[:path_at]
+    return line[:1].isalpha() and not any(ch in before for ch in "(=\"'#{[")
+
+
+def _add_written(found: _Found, head: str) -> None:
+    """The lines of ``head`` saying a path was written (weighted above every other item)."""
+    for position, line in _word_lines(head, _WRITE_WORDS):
+        path = _PATH.search(line)
+        if path and not _REFERENCE.search(path.group(0) + line[path.end() : path.end() + 2]):
+            found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
+
+
+class _Found:
+    """The items found in one output, each once (by key or text), with the weight and position that rank them."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[int, int, OutputItem]] = []
+        self.seen: set[str] = set()
+
+    def add(self, weight: int, position: int, item: OutputItem) -> None:
+        marker = item.key or item.text
+        if marker not in self.seen and len(self.entries) < _MAX_HITS:
+            self.seen.add(marker)
+            self.entries.append((weight, position, item))
+
+    def listing(self, paths: list[str], how: str, *, weight: int) -> None:
+        for path in paths:
+            self.add(weight, 0, OutputItem("artifact", f"{path} ({how})", path.lower()))
+
+    def best(self) -> list[OutputItem]:
+        ranked = sorted(self.entries, key=lambda entry: (-entry[0], entry[1]))
+        return [item for _, _, item in ranked[:MAX_ITEMS]]
+
+
+def _ref_path(path: str) -> str:
+    """A path without the line reference a search result gives it (``a.py:12`` is ``a.py``)."""
+    return path.split(":", 1)[0] if ":" in path and "://" not in path else path
+
+
+def _word_lines(text: str, words: tuple[str, ...]) -> list[tuple[int, str]]:
+    """The lines of ``text`` holding one of ``words`` as a whole word (any case), at most :data:`_MAX_HITS`.
+
+    Found with ``str.find`` on the lower-cased text, a scan at memory speed, and each line taken once.
+    """
+    lower = text.lower()
+    if len(lower) != len(text):  # lower-casing changed the length (rare letters): a regex keeps offsets right
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
+        return _hit_lines(text, pattern)
+    starts: set[int] = set()
+    out: list[tuple[int, str]] = []
+    for word in words:
+        position = lower.find(word)
+        while position >= 0 and len(out) < _MAX_HITS:
+            end = position + len(word)
+            whole = (position == 0 or not lower[position - 1].isalnum()) and (
+                end == len(lower) or not lower[end].isalnum()
+            )
+            start = lower.rfind("\n", 0, position) + 1
+            if whole and start not in starts:
+                stop = lower.find("\n", end)
+                stop = len(lower) if stop < 0 else stop
+                starts.add(start)
+                if stop - start <= _MAX_LINE:
+                    out.append((start, text[start:stop]))
+            position = lower.find(word, end)
+    return sorted(out)
+
+
+def _figure_lines(text: str) -> list[tuple[int, str]]:
+    """Lines of ``text`` reporting a figure (a number with its unit, a named measure), at most :data:`_MAX_HITS`.
+
+    Candidates come from ``str.find`` of each unit or measure word on the lower-cased text (memory speed); only those
+    lines are matched against :data:`_FIGURE`, so a long log costs a scan, not a regex pass per line.
+    """
+    lower = text.lower()
+    if len(lower) != len(text):
+        return [(p, ln) for p, ln in _hit_lines(bounded(text), _FIGURE) if len(ln) < 200]
+    taken: dict[int, str] = {}
+    for word in _FIGURE_WORDS:
+        position, seen = lower.find(word), 0
+        while position >= 0 and seen < _MAX_HITS and len(taken) < 4 * _MAX_HITS:
+            start = lower.rfind("\n", 0, position) + 1
+            stop = lower.find("\n", position)
+            stop = len(lower) if stop < 0 else stop
+            if start not in taken and stop - start < 200 and _FIGURE.search(lower, start, stop):
+                taken[start] = text[start:stop]
+            seen += 1
+            position = lower.find(word, stop)
+    return sorted(taken.items())[:_MAX_HITS]
+
+
+def _hit_lines(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
+    """The lines of ``text`` holding a match of ``pattern``, once each, at most :data:`_MAX_HITS` (C-speed search).
+
+    Each search starts after the line last taken, so a line with many matches costs one step here.
+    """
+    out: list[tuple[int, str]] = []
+    position = 0
+    while len(out) < _MAX_HITS:
+        match = pattern.search(text, position)
+        if match is None:
+            break
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        end = len(text) if end < 0 else end
+        if end - start <= _MAX_LINE:
+            out.append((start, text[start:end]))
+        position = end + 1
+    return out
+
+
+def _record_lines(text: str) -> list[tuple[int, str]]:
+    """``field: value`` lines of a short structured output whose value holds a digit (an id, amount or number)."""
+    if text.count("\n") > 200:
+        return []
+    out = []
+    position = 0
+    for line in text.splitlines():
+        match = _RECORD.match(line) if len(line) < 160 else None
+        if match and any(ch.isdigit() for ch in match.group(2)):
+            out.append((position, f"{match.group(1).strip()} = {match.group(2).strip()}"))
+        position += len(line) + 1
+    return out
+
+
+def _json_records(text: str, tool: str) -> list[OutputItem] | None:
+    """The id/amount/number leaves of a JSON output as ``"key": value`` items; ``None`` when it is not JSON."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]":
+        return None
+    try:
+        data = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    leaves: dict[str, list[object]] = {}
+    queue: deque[tuple[str, object]] = deque([("", data)])
+    scanned = 0
+    while queue and scanned < MAX_LEAVES:
+        key, value = queue.popleft()
+        scanned += 1
+        if isinstance(value, dict):
+            queue.extend((str(k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            queue.extend((key, v) for v in value)
+        elif (
+            not isinstance(value, bool)
+            and value is not None
+            and key
+            and _DIGIT_OR_AT.search(str(value)[:200])
+            and (key in leaves or len(leaves) < MAX_RECORDS)
+        ):
+            leaves.setdefault(key, []).append(value)
+    out: list[OutputItem] = []
+    for key, found in leaves.items():
+        shown = [f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for v in found[:4]]
+        if len(found) > MAX_PER_KEY and all(_is_id(v) for v in found):
+            # a column of ids (payment method ids, flight numbers): each names something; keep them in one item
+            listed = ", ".join(json.dumps(v, ensure_ascii=False) for v in found[:MAX_IDS])
+            more = f" (+{len(found) - MAX_IDS} more)" if len(found) > MAX_IDS else ""
+            shown = [f"{json.dumps(key, ensure_ascii=False)}: {listed}{more}"]
+        elif len(found) > MAX_PER_KEY:
+            shown = [f"{shown[0]} (1 of {len(found)})"]
+        out.extend(OutputItem("figure", clip(f"{tool}: {one}", 240), None) for one in shown)
+    return out[:MAX_RECORDS]

@@ -1,0 +1,325 @@
+"""What a person said, as statements: facts, constraints, preferences, requests, questions; an assistant's decisions.
+
+The user's words are the first source of what a compacted session must keep, and they stay the user's words: a
+statement is a whole sentence of a message, never cut mid-word, and a sentence that only qualifies the one before
+it ("Never exceed without explicit approval.", "Use it in confirmations.") stays with it. Each statement
+gets a kind from its structure:
+
+* a **question** ends with ``?`` or opens with a question word; a **request** opens with an imperative verb (or
+  "please", "can you", "let's"). Neither is a constraint, whatever words it holds;
+* a **constraint** states a rule (never, always, must, do not, only, at most, without approval, ...) and a
+  **preference** a wish about how to work or answer (prefer, rather, I want, please keep ...);
+* any other declarative sentence of three words or more is a **fact**: a fact needs no digit.
+
+Chit-chat ("thanks!", "ok"), list markers and harness text are not statements. A long paste is not read sentence by
+sentence: its opening prose is, and the paste itself is one statement pointing to its full text.
+
+An assistant message yields only **decisions** (a choice made, a root cause found: "going with", "instead of",
+"the fix is") and **open items** (what is still to do); narration ("Let me now read the key files") yields nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from .harness import strip_harness
+from .textscan import bounded, clip, content_words, sentences
+
+__all__ = ["Statement", "StatementKind", "assistant_statements", "classify", "label_of", "user_statements"]
+
+StatementKind = Literal[
+    "fact", "constraint", "preference", "request", "question", "decision", "finding", "open", "paste"
+]
+
+SCAN_HEAD = 6_000
+"""Characters of a message read for statements from its start (and :data:`SCAN_TAIL` from its end)."""
+SCAN_TAIL = 2_000
+PASTE_CHARS = 2_500
+"""A user message longer than this, or holding a fenced block, is a paste: its opening prose is read, not all of it."""
+_CLASSIFY_CHARS = 1_000
+"""Characters of a sentence its kind is read from (a kind shows in how a sentence starts and what it says first)."""
+"""A message whose kept sentences fit in this many characters is one statement (its sentences qualify each other)."""
+
+_LIST_MARKER = re.compile(r"^(?:[-*•>]+|\d{1,3}[.)]|[a-z][.)]|#{1,6})\s+")
+_ONLY_MARKER = re.compile(r"^(?:[-*•>#|`~=_]+|\d{1,3}[.)]?|[a-z][.)])$")
+_NOT_LABEL = r"(?!(?:is|are|was|were|has|have|had|be|been|will|can|must|should|do|does|did)\b)"
+_LABEL = re.compile(
+    rf"^({_NOT_LABEL}[A-Za-z][\w'-]{{0,30}}(?: {_NOT_LABEL}[A-Za-z][\w'-]{{0,30}}){{0,2}}):\s+(?=\S)",
+    re.IGNORECASE,
+)
+_CHITCHAT = re.compile(
+    r"^(?:thanks?(?: you)?(?: so much| a lot)?|thx|ty|great|cool|nice|perfect|awesome|excellent|sounds good|"
+    r"looks good|lgtm|yes|yep|yeah|no|nope|sure|ok|okay|k|got it|understood|hi|hello|hey|good morning|"
+    r"go ahead|continue|proceed|done|right|correct|exactly|agreed|fine|alright|all right)"
+    r"(?:[ ,]+(?:thanks?|please|again|then|so|there|now))*[\s.!,:)]*$",
+    re.IGNORECASE,
+)
+_SUBJECT_WORD = r"(?:you|we|they|i|he|she|it|there|the|this|that|these|those|any|my|our|your|its|their)"
+_QUESTION_START = re.compile(
+    rf"^(?:(?:is|are|was|were|does|do|did|has|have|had|will|would|should|shall|can|could|may|might)\s+{_SUBJECT_WORD}"
+    r"|(?:what|why|how|when|where|which|who|whom|whose)(?:'s|\s+(?:is|are|was|were|does|do|did|has|have|had|will|"
+    r"would|should|can|could|about|if|many|much|long|often|exactly)))\b",
+    re.IGNORECASE,
+)
+_LEAD = re.compile(
+    r"^(?:(?:now|also|then|next|and|so|ok|okay|first|finally|just|please|pls|yes|yeah|sure|great|thanks|right),?\s+)"
+    r"{1,4}",
+    re.IGNORECASE,
+)
+_FINITE = re.compile(
+    r"^\S+ (?:\w+ed|is|are|was|were|has|have|had|does|did)\b"
+    r"|^\S+ (?!(?:the|a|an|all|this|that|these|those|my|our|your|some|any|each|every|its|their|with|in|on|for|to|of|"
+    r"from|into|up|out|and|or)\b)\S+ (?:\w+s|\w+ed|is|are|was|were|has|have|had)\b",
+    re.IGNORECASE,
+)
+"""A verb in second or third place: "Load test peaked ..." is a statement about a load test, not an order to load."""
+_POLITE_REQUEST = re.compile(
+    r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let'?s|lets)\b", re.I
+)
+_IMPERATIVE = re.compile(
+    r"^(?:add|analy[sz]e|apply|audit|benchmark|build|bump|change|check|clean|commit|compare|continue|convert|copy|"
+    r"create|debug|delete|deploy|describe|document|do|download|drop|edit|ensure|explain|extract|find|finish|fix|"
+    r"generate|get|give|go|help|implement|improve|include|inline|install|investigate|list|load|look|make|measure|"
+    r"merge|migrate|modify|move|open|optimi[sz]e|patch|port|print|profile|push|put|read|rebase|rebuild|refactor|"
+    r"remove|rename|replace|reproduce|rerun|restart|retry|revert|review|rewrite|run|save|search|send|set|setup|"
+    r"ship|show|simplify|split|start|stop|summari[sz]e|switch|tell|test|trace|try|type-annotate|undo|update|"
+    r"upgrade|verify|wire|write)\b",
+    re.IGNORECASE,
+)
+_STANDING = re.compile(
+    r"^(?:use|keep|stick|avoid|prefer|report|respond|reply|answer|format|always|never|only|don'?t|do not|"
+    r"from now on|going forward)\b",
+    re.IGNORECASE,
+)
+_CONSTRAINT = re.compile(
+    r"\b(?:never|always|must|mustn'?t|do not|don'?t|dont|cannot|can'?t|may not|avoid|make sure|ensure|"
+    r"only (?:use|run|call|allow|deploy|push|write|read|touch|edit|change|accept|support|ship|target)|use only|"
+    r"required?|requirement|at most|at least|no more than|not allowed|forbidden|prohibited|under no circumstances|"
+    r"without (?:\w+ ){0,2}(?:approval|consent|permission|review|asking)|until|no later than|no external|"
+    r"shouldn'?t|should not)\b",
+    re.IGNORECASE,
+)
+_CONDITIONAL = re.compile(
+    rf"^(?:if|when|whenever|before|after|once|unless)\b[^,]{{3,120}},\s*(?:then\s+)?(?:please\s+)?"
+    rf"(?:{_IMPERATIVE.pattern[4:-3]}|stop|escalate|ask|refuse|wait|notify|alert|tell)\b",
+    re.IGNORECASE,
+)
+"""A conditional instruction ("If a request could harm a third party, stop and escalate") is a rule."""
+_PREFERENCE = re.compile(
+    r"\b(?:prefers?|preferred|preference|rather|wants?|wanted|i'?d like|i would like|i like|i'?d prefer|"
+    r"\b\w+, not \w+|"
+    r"please (?:keep|use|make|stick|write|answer|reply|respond|format)|in (?:\w+ ){0,2}style|tone)\b",
+    re.IGNORECASE,
+)
+_DEPENDENT = re.compile(
+    r"^(?:never|always|don'?t|do not|only|otherwise|unless|except|but|and|also|so|then|or|it|its|it's|this|that|"
+    r"these|those|they|them|their|such|which|both|neither|either)\b|^\w+ (?:it|them|this|that|these|those)\b",
+    re.IGNORECASE,
+)
+_PRIORITY: dict[str, int] = {"constraint": 3, "preference": 2, "fact": 1}
+_STRONG_DECISION = re.compile(
+    r"\b(?:decided|decision|chose|choose to|opted|settled on|going with|go with|root cause|instead of|rather than|"
+    r"the fix (?:is|was)|the (?:issue|problem|bug|cause) (?:is|was)|turns out|switch(?:ed|ing)? to|we will use|"
+    r"i will use|i'll use|we'll use|the plan is|plan:)\b",
+    re.IGNORECASE,
+)
+_COMMITMENT = re.compile(
+    r"^(?:ok(?:ay)?,? |great,? |perfect,? |thanks?,? )?(?:i|we)(?:'ll| will| am going to|'m going to| shall) "
+    r"(?:now |then |also |go ahead and )?(?:proceed|go ahead|process|book|cancel|refund|issue|apply|downgrade|upgrade|"
+    r"transfer|submit|deploy|merge|switch|use|keep|drop|replace|revert|roll back|ship)\b",
+    re.IGNORECASE,
+)
+"""A commitment to act on the user's behalf ("I will proceed with downgrading all your reservations"), not narration
+of what the agent is about to look at ("I'll read the key files")."""
+_NARRATION = re.compile(
+    r"^(?:let me|let's|i'll|i will|i'm going to|i am going to|i need to|i should|i want to|now|next|first|then|"
+    r"okay|ok|great|perfect|alright|good|sure|excellent|looking|checking|reading|running|searching|wait|hmm|"
+    r"unless|maybe|perhaps|so let me|but wait)\b",
+    re.IGNORECASE,
+)
+_DECISION_LABELS = frozenset({"decision", "decided", "plan", "conclusion", "resolution"})
+"""Labels that say the sentence after them is a decision ("Decision: we will version the schema ...")."""
+_INLINE_DECISION = re.compile(r"(?<=\s)(?:Decision|Plan|Decided|Conclusion):\s")
+"""A decision's own label inside a sentence: what precedes it is another clause, left without its full stop."""
+_OPEN = re.compile(
+    r"\b(?:todo|to-do|next steps?:|next step is|still (?:need|have) to|remaining:|open question|follow[- ]up|"
+    r"blocked (?:on|by)|not yet (?:done|fixed|implemented)|left to do|pending)\b",
+    re.IGNORECASE,
+)
+_FENCE = "```"
+_MAX_SNIPPETS = 4
+_HEADING = re.compile(r"^#{1,6}\s")
+_HAS_VALUE = re.compile(r"\d|[A-Z][a-z]+ [A-Z][a-z]+|\b[\w-]+[./@][\w./-]+|\b[A-Z]{2,}\b|\w+_\w+")
+_CODE_SPAN = re.compile(r"`[^`\n]{1,200}`")
+_SPECIFIC = re.compile(
+    r"`[^`\n]{2,80}`|\b[\w.-]*\d[\w.-]*\b|[\w-]+/[\w./-]+|\b\w+\.(?:py|js|ts|go|rs|md|json|toml|yaml|yml)\b"
+)
+_RESULT = re.compile(
+    r"\b(?:pass(?:es|ed)?|fail(?:s|ed)?|works?|fixed|broken|succeeds?|succeeded|confirm(?:s|ed))\b", re.I
+)
+_REASON = re.compile(
+    r"\b(?:because|since the|which means|so that|caused by|due to|the reason|this means|that means|therefore)\b", re.I
+)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement: its kind and its text (whole sentences in the speaker's words, on one line)."""
+
+    kind: StatementKind
+    text: str
+
+
+def label_of(text: str) -> str | None:
+    """A leading label of at most four words and a colon ("HARD CONSTRAINT:", "Quick update:"), or ``None``."""
+    match = _LABEL.match(text)
+    return match.group(1).strip() if match else None
+
+
+def _body(sentence: str) -> str:
+    """The sentence without its list marker, Markdown emphasis and label: what is classified."""
+    sentence = _LIST_MARKER.sub("", sentence, count=1).replace("**", "").replace("__", "")
+    label = _LABEL.match(sentence)
+    return sentence[label.end() :] if label else sentence
+
+
+def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one answer per kind, in priority order
+    """The kind of one user sentence, or ``None`` for chit-chat, markers and fragments."""
+    body = " ".join(_body(sentence).split())[:_CLASSIFY_CHARS]
+    words = body.split()
+    if not body or _ONLY_MARKER.match(body) or _CHITCHAT.match(body) or _HEADING.match(sentence.strip()):
+        return None
+    if body.rstrip("*_`) ").endswith(":") and not any(ch.isdigit() for ch in body):
+        if _POLITE_REQUEST.match(body) or _IMPERATIVE.match(body):
+            return "request"  # "Implement this spec:" asks for what follows
+        return None  # it introduces what follows ("Consider the following model:"), which is read on its own
+    if body.endswith("?") or (_QUESTION_START.match(body) and len(words) < 30):
+        return "question" if not _POLITE_REQUEST.match(body) else "request"
+    if _STANDING.match(body) or _CONSTRAINT.search(body) or _CONDITIONAL.match(body):
+        return "preference" if _PREFERENCE.search(body) and not _CONSTRAINT.search(body) else "constraint"
+    if _PREFERENCE.search(body):
+        return "preference"
+    label = _LABEL.match(_LIST_MARKER.sub("", sentence.strip(), count=1))
+    labelled = label is not None and label.group(1).isupper()  # "GOAL STATE:" types a statement; "Step 3:" does not
+    verb = _LEAD.sub("", body)  # "now also add a replica": the request starts at "add"
+    if _POLITE_REQUEST.match(verb) or (_IMPERATIVE.match(verb) and not labelled and not _FINITE.match(verb)):
+        return "request"
+    if len(content_words(body)) < 2 and not _HAS_VALUE.search(body):
+        return None  # "Yes, that sounds good.": nothing in it a summary could keep
+    return "fact"
+
+
+def _prose(text: str) -> tuple[str, bool]:
+    """The part of a message read for statements, and whether the message is a paste (code, a log, a document).
+
+    The part read is its prose lines, outside code fences, at most :data:`SCAN_HEAD` plus :data:`SCAN_TAIL` chars.
+    """
+    pasted = _FENCE in text or len(text) > PASTE_CHARS
+    if _FENCE in text:
+        text = "\n".join(text.split(_FENCE)[0::2])  # outside the fences
+    if len(text) > SCAN_HEAD + SCAN_TAIL:
+        text = _ends(text)
+    if pasted:
+        text = "\n".join(line for line in text.splitlines() if _is_prose(line))
+    return text, pasted
+
+
+def _ends(text: str) -> str:
+    """The first :data:`SCAN_HEAD` and last :data:`SCAN_TAIL` characters of a long text, cut between words."""
+    head = text[:SCAN_HEAD]
+    head = head[: head.rfind(" ")] if " " in head[SCAN_HEAD // 2 :] else head
+    tail = text[-SCAN_TAIL:]
+    tail = tail[tail.find(" ") + 1 :] if " " in tail[: SCAN_TAIL // 2] else tail
+    return f"{head}\n{tail}"
+
+
+def _is_prose(line: str) -> bool:
+    """A line of a paste that reads as the user's words: mostly letters and spaces, not indented code or a log."""
+    stripped = line.strip()
+    if len(stripped) < 12 or " " not in stripped:
+        return False
+    if line[:1].isspace() and not _LIST_MARKER.match(stripped):
+        return False  # indented: code or a log
+    plain = _CODE_SPAN.sub("code", stripped)  # `code in backticks` reads as a word
+    letters = sum(ch.isalpha() or ch == " " for ch in plain)
+    return letters >= 0.75 * len(plain)
+
+
+def user_statements(text: str) -> list[Statement]:
+    """The statements of a user message, in order (harness text removed; a paste noted as one ``paste`` statement)."""
+    text = strip_harness(bounded(text))
+    if not text:
+        return []
+    prose, pasted = _prose(text)
+    classified = [(kind, s) for s in sentences(prose) if (kind := classify(s)) is not None]
+    out = _group(classified)
+    if pasted:
+        lines = text.count("\n") + 1
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        out.append(Statement("paste", f"pasted {lines:,} lines, {len(text):,} chars, starting: {clip(first, 100)}"))
+    return out
+
+
+def _group(classified: list[tuple[StatementKind, str]]) -> list[Statement]:
+    """Sentences to statements: each is one, and a sentence that qualifies the one before it joins it."""
+    classified = [(kind, _LIST_MARKER.sub("", s, count=1)) for kind, s in classified]
+    out: list[Statement] = []
+    for kind, given in classified:
+        sentence = given
+        previous = out[-1] if out else None
+        dependent = _DEPENDENT.match(_body(sentence)) is not None
+        joins = (
+            previous is not None
+            and previous.kind in _PRIORITY
+            and (kind in _PRIORITY or (dependent and kind == "request"))
+            and (dependent or len(sentence.split()) < 4)
+            and len(previous.text) + len(sentence) < 400
+        )
+        sentence = _LIST_MARKER.sub("", sentence, count=1)
+        if previous is not None and joins:
+            merged: StatementKind = max(
+                previous.kind, kind if kind in _PRIORITY else previous.kind, key=_PRIORITY.__getitem__
+            )
+            out[-1] = Statement(merged, f"{previous.text} {clip(sentence, 300)}")
+        else:
+            out.append(Statement(kind, clip(sentence, 300)))
+    return out
+
+
+def assistant_statements(text: str) -> list[Statement]:
+    """The decisions, findings and open items of an assistant message; narration yields nothing.
+
+    A **finding** is a sentence that states what the agent found, with something specific in it (a path, an id, a
+    number, code in backticks) or a reason ("because", "which means", "caused by"); "Let me check the logs" is not.
+    """
+    text = strip_harness(bounded(text))
+    out: list[Statement] = []
+    if _FENCE in text:
+        parts = text.split(_FENCE)
+        for block in parts[1::2][:_MAX_SNIPPETS]:  # a one- or two-line block is a command or value given to use
+            code = [ln for ln in block.splitlines()[1:] if ln.strip()] if "\n" in block else [block]
+            if 0 < len(code) <= 2 and sum(map(len, code)) <= 200:
+                out.append(Statement("finding", clip(" ; ".join(ln.strip() for ln in code), 220)))
+        text = "\n".join(parts[0::2])  # longer code blocks are not statements
+    if len(text) > SCAN_HEAD + SCAN_TAIL:
+        text = _ends(text)
+    for sentence in sentences(text):
+        body = _LIST_MARKER.sub("", _body(sentence).strip(), count=1)
+        if len(body.split()) < 4 or body.endswith(("?", ":")) or not _is_prose(body):
+            continue
+        narration = _NARRATION.match(body) is not None
+        labelled = (label_of(_LIST_MARKER.sub("", sentence.strip(), count=1)) or "").lower() in _DECISION_LABELS
+        if _OPEN.search(body):
+            out.append(Statement("open", clip(body, 240)))
+        elif (
+            labelled
+            or _COMMITMENT.match(body)
+            or (_STRONG_DECISION.search(body) and not (narration and "instead" not in body.lower()))
+        ):
+            inline = _INLINE_DECISION.search(body)  # "... the tests pass Decision: we will ..." (no full stop)
+            out.append(Statement("decision", clip(body[inline.start() :] if inline else body, 280)))
+        elif not narration and (_SPECIFIC.search(body) or (_REASON.search(body) and _RESULT.search(body))):
+            out.append(Statement("finding", clip(body, 280)))
+    return out

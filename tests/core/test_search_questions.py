@@ -1,0 +1,166 @@
+"""Searching the archive with the question a model would ask: what the ranking does for natural questions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ctxbudget import Archive, ArchiveIndex
+from ctxbudget._search_text import (
+    FAILURE_TERM,
+    MAX_QUERY_TERMS,
+    STOPWORDS,
+    query_terms,
+    split_status,
+    stem,
+    tokenize,
+)
+from ctxbudget.messages import Message, ToolCall
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+def _call(archive: Archive, name: str, args: dict[str, object], result: str, narration: str = "") -> Message:
+    """Archive an assistant call and its result (cleared, as compaction does); returns the result message."""
+    call = ToolCall(id=f"c{len(archive)}", name=name, args=args)
+    archive.put_message(Message(role="assistant", content=narration, tool_calls=(call,)), "cleared")
+    result_message = Message(role="tool", content=result, tool_call_id=call.id, name=name)
+    archive.put_message(result_message, "cleared")
+    return result_message
+
+
+def _say(archive: Archive, role: str, text: str) -> Message:
+    message = Message(role=role, content=text)  # type: ignore[arg-type]
+    archive.put_message(message, "summarized")
+    return message
+
+
+def test_the_failed_refund_is_found_by_asking_why_it_failed() -> None:
+    archive = Archive()
+    _say(archive, "user", "Can you look at the refund flow? The refund did not go through for the customer.")
+    answer = _call(archive, "run_command", {"command": "python scripts/refund.py --order ORD-88412"},
+                   json.dumps({"status": "error", "code": "PAYMENT_METHOD_INACTIVE", "order_id": "ORD-88412"}),
+                   narration="Let me reproduce the refund.")  # fmt: skip
+    _say(archive, "assistant", "I will look at why the refund did not go through and what the customer saw.")
+    _call(archive, "read_file", {"path": "docs/refunds.md"}, "Refunds are issued to the original payment method.")
+    top = archive.search("why did the refund fail", k=3)[0]
+    assert top.message_id == answer.id
+    assert "PAYMENT_METHOD_INACTIVE" in top.text
+    assert top.call == 'run_command {"command":"python scripts/refund.py --order ORD-88412"}'
+
+
+def test_function_and_question_words_neither_match_nor_score() -> None:
+    archive = Archive()
+    _say(archive, "assistant", "Why did the what? Which of the ones did it, and what was it for, and why?")
+    port = _say(archive, "user", "Staging now listens on port 5434.")
+    assert [hit.message_id for hit in archive.search("which port does the staging use")] == [port.id]
+    assert archive.search("what did the") == []
+    assert {"what", "which", "why", "did", "the", "does"} <= STOPWORDS
+
+
+def test_a_call_and_its_result_are_one_hit_in_either_archiving_order() -> None:
+    archive = Archive()
+    call = ToolCall(id="c1", name="run_tests", args={"path": "tests/migrations/test_0042.py"})
+    result = Message(role="tool", content="AssertionError: expected 1204 rows, got 1198", tool_call_id="c1")
+    archive.put_message(result, "cleared")  # the result first (an archive rebuilt from a state in any order)
+    archive.put_message(Message(role="assistant", content="", tool_calls=(call,)), "cleared")
+    for query in ("what did the migration test print", "run_tests", "expected rows"):
+        (hit,) = archive.search(query)
+        assert (hit.message_id, hit.source, hit.call) == (result.id, "run_tests", f"run_tests {call.args_json()}")
+
+
+def test_a_short_line_introducing_a_call_is_part_of_its_hit_a_long_text_is_its_own() -> None:
+    archive = Archive()
+    result = _call(archive, "read_file", {"path": "config/staging.env"}, "DB_PORT=5433", narration="Checking config.")
+    long_text = "Here is the plan for the staging config migration: " + "we move each setting in turn. " * 10
+    _call(archive, "read_file", {"path": "config/prod.env"}, "DB_PORT=5432", narration=long_text)
+    assert next(hit.message_id for hit in archive.search("checking config", k=5)) == result.id
+    roles = {hit.role for hit in archive.search("plan staging config migration", k=5)}
+    assert "assistant" in roles  # the long text is a hit of its own
+
+
+def test_inflections_and_joined_words_match() -> None:
+    archive = Archive()
+    failing = _say(archive, "assistant", "The integration tests failed twice on the retries.")
+    rollback = _call(archive, "read_file", {"path": "logs/deploy.log"}, "ERROR rollback triggered by healthcheck")
+    _say(archive, "user", "Lunch is at noon.")
+    assert archive.search("failing test retry")[0].message_id == failing.id
+    assert archive.search("why was the deploy rolled back")[0].message_id == rollback.id
+    assert archive.search("health check")[0].message_id == rollback.id
+
+
+def test_common_abbreviations_read_as_their_short_form() -> None:
+    archive = Archive()
+    env = "DB_HOST=db-stg-4.internal\nPROD_DSN=postgres://billing@db-prod-1.internal:5432/billing"
+    config = _call(archive, "read_file", {"path": "config/staging.env"}, env)
+    _say(archive, "user", "The host for the demo is demo-1.internal.")
+    assert archive.search("what host is the production database on")[0].message_id == config.id
+
+
+def test_outcome_lines_of_tool_outputs_weigh_more_than_prose() -> None:
+    archive = Archive()
+    line = "request timeout after 30s talking to the cache layer"
+    prose = _call(archive, "read_file", {"path": "docs/notes.md"}, f"Notes: {line}")
+    failed = _call(archive, "run_command", {"command": "make smoke"}, f"ERROR: {line}")
+    assert [h.message_id for h in archive.search("cache timeout", k=2)] == [failed.id, prose.id]
+    status, rest = split_status("all good\nERROR: request timeout after 30s\nbye")
+    assert status == "ERROR: request timeout after 30s"
+    assert "all good" in rest
+    assert "ERROR" not in rest
+
+
+def test_what_a_user_or_assistant_says_about_a_failure_is_not_an_outcome() -> None:
+    archive = Archive()
+    talk = _say(archive, "user", "Did the deploy fail again? The deploy always fails on Fridays.")
+    outcome = _call(archive, "run_command", {"command": "deploy --env prod"}, "Error: exit code 2 (deploy aborted)")
+    index = ArchiveIndex()
+    for entry in archive.entries():
+        index.add(entry)
+    assert FAILURE_TERM in index._units[index._where[outcome.id]].counts
+    assert FAILURE_TERM not in index._units[index._where[talk.id]].counts
+
+
+def test_a_question_about_what_the_user_asked_prefers_the_users_words() -> None:
+    archive = Archive()
+    _call(archive, "read_file", {"path": "cmd/commit.go"}, "// Add the trailer to the commit message comment")
+    asked = _say(archive, "user", "please add a line inbetween showing the Prompt")
+    assert archive.search("what did the user ask to add to the comment", k=2)[0].message_id == asked.id
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [("failed", "fail"), ("fails", "fail"), ("failing", "fail"), ("retries", "retry"), ("stopped", "stop"),
+     ("created", "creat"), ("create", "creat"), ("passes", "pass"), ("status", "status"), ("used", "use"),
+     ("deploy", "deploy"), ("t4821", "t4821"), ("eu-west-3", "eu-west-3"), ("api", "api")],
+)  # fmt: skip
+def test_light_stems(word: str, expected: str) -> None:
+    assert stem(word) == expected
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.text(alphabet="abcdefghij xyz_-./0123456789", min_size=1, max_size=12), max_size=200))
+def test_a_query_never_has_more_than_the_term_cap(words: list[str]) -> None:
+    terms = query_terms(" ".join(words), tokenize)
+    assert len(terms) <= MAX_QUERY_TERMS
+    assert len(set(terms)) == len(terms)
+    assert not STOPWORDS.intersection(terms)
+
+
+def test_attaching_a_result_to_its_call_tokenizes_only_the_new_entry() -> None:
+    seen: list[str] = []
+
+    def counting(text: str) -> list[str]:
+        seen.append(text)
+        return tokenize(text)
+
+    archive = Archive()
+    call = ToolCall(id="c1", name="grep", args={"pattern": "needle_7"})
+    archive.put_message(Message(role="assistant", content="", tool_calls=(call,)), "cleared")
+    index = ArchiveIndex(tokenizer=counting)
+    index.add(archive.entries()[0])
+    seen.clear()
+    archive.put_message(Message(role="tool", content="found needle_7 in a.py", tool_call_id="c1"), "cleared")
+    index.add(archive.entries()[1])
+    assert seen == ["found needle_7 in a.py"]
+    (hit,) = index.search("needle_7")
+    assert hit.role == "tool"

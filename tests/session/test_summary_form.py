@@ -1,0 +1,87 @@
+"""What compaction writes reads well on sessions nobody here wrote (issue 24).
+
+Every summary ctxbudget's default compaction writes for the real-transcript set (``benchmarks/quality/real/``:
+Claude Code, mini-swe-agent, tau-bench and an Anthropic SDK log) at 30% and 10% of each transcript is read bullet by
+bullet: no fragment (a list marker, a lone word, a line that only introduces what follows), no bullet twice, and no
+harness text (Claude Code's caveats, command tags, system reminders, skill bodies) anywhere a bullet starts.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import pytest
+
+from benchmarks.bench_real import budget_for, run_ours
+from benchmarks.quality.real import load_set
+
+HARNESS = (
+    "<local-command-caveat>",
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<system-reminder>",
+    "caveat: the messages below were generated",
+    "base directory for this skill",
+    "[request interrupted by user",
+    "this session is being continued from a previous conversation",
+)
+PREFIXES = ("Now: ", "Asked: ", "Origin: ")
+VALUE = re.compile(r"\d|[/._@:]\w|`")
+
+
+@cache
+def summaries() -> dict[str, str]:
+    out = {}
+    for transcript in load_set():
+        for fraction in (0.3, 0.1):
+            outcome = run_ours(transcript, budget_for(transcript, fraction))
+            assert outcome.error is None, outcome.error
+            out[f"{transcript.name}@{fraction:.0%}"] = outcome.summary or ""
+    return out
+
+
+def bullets(summary: str) -> list[str]:
+    found = []
+    for line in summary.splitlines():
+        if line.startswith("- "):
+            text = line[2:].strip()
+            for prefix in PREFIXES:
+                text = text.removeprefix(prefix)
+            found.append(text)
+    return found
+
+
+def is_fragment(text: str) -> bool:
+    words = re.findall(r"[A-Za-z]{2,}", text)
+    if not re.search(r"[A-Za-z0-9]", re.sub(r"^\s*\d{1,3}[.)]", "", text)):
+        return True  # "- 3.", "- **", "- ---"
+    if text.rstrip("*_`) ").endswith(":") and not VALUE.search(text):
+        return True  # "Consider the following model:" stands for what follows it
+    return len(words) < 3 and not VALUE.search(text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(summaries()))
+def test_no_fragment_duplicate_or_harness_bullet(name: str) -> None:
+    listed = bullets(summaries()[name])
+    assert listed, f"{name}: the summary has no bullets"
+    fragments = [b for b in listed if is_fragment(b)]
+    assert not fragments, f"{name}: fragment bullets {fragments}"
+    normal = [" ".join(re.sub(r"[^\w$%./:@-]+", " ", b.lower()).split()) for b in listed]
+    duplicates = sorted({b for b in normal if normal.count(b) > 1})
+    assert not duplicates, f"{name}: duplicate bullets {duplicates}"
+    harness = [b for b in listed if b.lower().lstrip("*_`\"' ").startswith(HARNESS)]
+    assert not harness, f"{name}: harness text {harness}"
+
+
+def test_the_checks_themselves_catch_what_they_describe() -> None:
+    assert is_fragment("3.")
+    assert is_fragment("**")
+    assert is_fragment("Consider the following model:")
+    assert is_fragment("Continue")
+    assert not is_fragment("ENTIRE_LOG_LEVEL=DEBUG git commit")
+    assert not is_fragment("Marta from finance signs off on every invoice run.")
+    assert bullets("## Task\n- Now: Fix the parser\n- Asked: why?") == ["Fix the parser", "why?"]
