@@ -35,7 +35,7 @@ from benchmarks.bench_agent import SEED, make_turn, make_turns
 RESULTS = Path(__file__).parent / "results" / "compaction.md"
 WINDOWS = (16_000, 100_000, 1_000_000)
 EVENTS = 8
-_ENCODING = get_encoding("o200k_base")  # gpt-4o's: what the sessions here count with
+_ENCODING = get_encoding("o200k_base")  # gpt-4o's and gpt-4.1's: what the sessions here count with
 
 
 @dataclass(frozen=True)
@@ -79,9 +79,14 @@ def evicted_texts(session: ContextSession, receipt: Sequence[object]) -> list[st
     return texts
 
 
+def model_for(window: int) -> str:
+    """gpt-4o up to its 128k window, gpt-4.1 (the same o200k encoding, a 1,047,576-token window) above it."""
+    return "gpt-4o" if window <= 111_616 else "gpt-4.1"
+
+
 def run_window(window: int, events: int) -> list[Event]:
     """Grow the workload in ``window`` until ``events`` compactions have run; time each one."""
-    session = ContextSession(model="gpt-4o", max_tokens=window)
+    session = ContextSession(model=model_for(window), max_tokens=window)
     found: list[Event] = []
     rng = random.Random(SEED)
     for index in range(100_000):

@@ -41,6 +41,8 @@ _MARKERS = re.compile(
     r"user while running local commands\..*$",
     re.MULTILINE,
 )
+_MARKER_LITERALS = ("[Request interrupted by user", "[Image #", "Caveat: The messages below")
+"""What every match of :data:`_MARKERS` contains."""
 HARNESS_PREFIXES = ("Base directory for this skill:",)
 """How a harness's injected text starts when it is a whole message (Claude Code's skill bodies)."""
 CONTINUATION_PREFIXES = (
@@ -79,7 +81,10 @@ def strip_harness(text: str) -> str:
             continue
         out.append(text[position : match.start()])
         position = len(text) if end < 0 else end + len(closing)
-    return _MARKERS.sub("", "".join(out)).strip()
+    kept = "".join(out)
+    if any(marker in kept for marker in _MARKER_LITERALS):  # most texts hold none: skip the regex pass
+        kept = _MARKERS.sub("", kept)
+    return kept.strip()
 
 
 def is_continuation_summary(text: str) -> bool:

@@ -162,11 +162,13 @@ def parse_ledger(summary: str | None, *, memo: ReadMemo | None = None) -> list[S
     if not summary:
         return []
     if memo is not None:
-        return list(memo.get(("ledger", summary), lambda: tuple(_parse(summary)), lambda _items: 2 * len(summary)))
+        return list(
+            memo.get(("ledger", summary), lambda: tuple(_parse(summary, memo)), lambda _items: 2 * len(summary))
+        )
     return _parse(summary)
 
 
-def _parse(summary: str) -> list[Salient]:
+def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
     parsed: list[tuple[SalienceKind, str]] = []
     section: str | None = None
     for line in summary.splitlines():
@@ -182,8 +184,11 @@ def _parse(summary: str) -> list[Salient]:
         if kind is not None:
             parsed.append((kind, text.removeprefix(_NOW).removeprefix(_ASKED)))
     total = len(parsed)
+    tokens_of = informative_tokens
+    if memo is not None:  # a bullet usually stood in the summary before this one too: its tokens are known
+        tokens_of = lambda text: memo.get(("tokens", text), lambda: informative_tokens(text), len)  # noqa: E731
     return [
-        Salient(kind, text, item_key(kind, text), index - total, informative_tokens(text))
+        Salient(kind, text, item_key(kind, text), index - total, tokens_of(text))
         for index, (kind, text) in enumerate(parsed)
     ]
 
@@ -195,8 +200,11 @@ class _Scored:
     tokens: int
 
 
+_NOT_WORD = re.compile(r"[^\w$€£%./:@-]+")
+
+
 def _normal(text: str) -> str:
-    return " ".join(re.sub(r"[^\w$€£%./:@-]+", " ", text.lower()).split())
+    return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
 
 
 class Ledger:
@@ -269,10 +277,9 @@ class Ledger:
         A statement whose words another one of its section holds whole ("Let's focus on X." beside "Let's focus on
         X. Can we check Y?") is that one.
         """
-        last: dict[tuple[str, str], int] = {}
-        for index, item in enumerate(items):
-            last[(_SECTION_OF[item.kind], _normal(item.text))] = index
-        kept = [item for index, item in enumerate(items) if last[(_SECTION_OF[item.kind], _normal(item.text))] == index]
+        slots = [(_SECTION_OF[item.kind], _normal(item.text)) for item in items]
+        last = {slot: index for index, slot in enumerate(slots)}
+        kept = [item for index, item in enumerate(items) if last[slots[index]] == index]
         spoken = [item for item in kept if item.kind in _SPOKEN]
         if len(spoken) > _CONTAINMENT_ITEMS:
             return kept

@@ -51,6 +51,8 @@ _FIGURE = re.compile(  # matched on lower-cased lines
     r"|\b(?:p\d{2}|latency|throughput|coverage|total|count|duration|accuracy|score)\b[^\n\d]{0,24}\d",
     re.IGNORECASE,
 )
+_FIGURE_LOWER = re.compile(_FIGURE.pattern.replace("µs", "[µμ]s"))
+""":data:`_FIGURE` for text already lower-cased (case folding costs the engine a third of its time)."""
 _PATH = re.compile(
     r"(?<![\w/.-])(?:~?/|\./)?(?:[\w.-]{1,80}/){1,12}[\w.-]{0,80}\w\.[A-Za-z]\w{0,7}\b"
     r"|(?<![\w/.-])[\w-]{1,80}\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|md|rst|json|ya?ml|"
@@ -223,14 +225,18 @@ def _figure_lines(text: str) -> list[tuple[int, str]]:
     if len(lower) != len(text):
         return [(p, ln) for p, ln in _hit_lines(bounded(text), _FIGURE) if len(ln) < 200]
     taken: dict[int, str] = {}
+    rejected: set[int] = set()  # a line holding several figure words is matched once
     for word in _FIGURE_WORDS:
         position, seen = lower.find(word), 0
         while position >= 0 and seen < _MAX_HITS and len(taken) < 4 * _MAX_HITS:
             start = lower.rfind("\n", 0, position) + 1
             stop = lower.find("\n", position)
             stop = len(lower) if stop < 0 else stop
-            if start not in taken and stop - start < 200 and _FIGURE.search(lower, start, stop):
-                taken[start] = text[start:stop]
+            if start not in taken and start not in rejected and stop - start < 200:
+                if _FIGURE_LOWER.search(lower, start, stop):
+                    taken[start] = text[start:stop]
+                else:
+                    rejected.add(start)
             seen += 1
             position = lower.find(word, stop)
     return sorted(taken.items())[:_MAX_HITS]

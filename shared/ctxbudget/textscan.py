@@ -349,8 +349,11 @@ def bounded(text: str) -> str:
     """
     if len(text) <= MAX_RUN:
         return text
-    text = _LONG_RUN.sub(lambda m: m.group(0)[:MAX_RUN] + "…", text)
-    return _LONG_SPACE.sub(" ", text)
+    if max(map(len, text.split()), default=0) > MAX_RUN:  # split() is C speed; most texts have no long run
+        text = _LONG_RUN.sub(lambda m: m.group(0)[:MAX_RUN] + "…", text)
+    if "\t" in text or " " * 16 in text:  # a long gap needs a tab or sixteen spaces in a row
+        text = _LONG_SPACE.sub(" ", text)
+    return text
 
 
 def clip(text: str, limit: int = 240) -> str:
