@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 
 __all__ = [
     "ABBREVIATIONS",
+    "COUNT_TERM",
     "EXCERPT_CHARS",
     "FAILURE_TERM",
     "MAX_PHRASE_WORDS",
@@ -62,9 +63,12 @@ STOPWORDS = frozenset(
     ours ourselves own please same shall she should so some such than that the their theirs them themselves then
     there these they this those through to too until upon us very was we were what whatever when where whether
     which while who whom whose why will with within would yet you your yours yourself yourselves tell show find
-    know remember earlier previously many much""".split()  # noqa: SIM905 - a word list reads better as text
+    know remember earlier previously many much
+    s t d m ll re ve don doesn didn isn wasn weren aren hasn haven hadn couldn shouldn wouldn won""".split()  # noqa: SIM905
 )
-"""Function words and question words: dropped from texts and queries, so they neither match nor score."""
+"""Function words and question words: dropped from texts and queries, so they neither match nor score. The last
+line is what tokenizing splits off possessives and contractions (``worktree's`` -> ``worktree``, ``s``; ``don't``
+-> ``don``, ``t``): kept, ``s`` would match every ``Here's`` and ``it's`` in the archive."""
 QUERY_STOPWORDS = frozenset(
     """first last later latest recent recently previous next exactly actually currently still happen happened
     happens say said says told give gave see saw look looked need needed want wanted thing things anything
@@ -100,6 +104,10 @@ user asked or what the agent decided asks for them (``what did the user ask to a
 _ROLE_WORDS = {"user": "~user", "users": "~user", "customer": "~user", "agent": "~assistant", "assistant": "~assistant"}
 _FAILURE_WORDS = frozenset({"fail", "failur", "error", "wrong", "broke", "broken", "crash", "reject", "forbidden",
                             "deny", "denied", "refus", "exception"})  # fmt: skip
+COUNT_TERM = "count"
+"""What a question about a number asks for besides its own words (``how many loose objects`` finds ``count: 4553``
+and ``count-objects``): tools and logs report numbers as counts."""
+_HOW_MANY = re.compile(r"\bhow many\b")
 _FAILURE = re.compile(
     r"e(?:rror|xception|xit (?:code|status):? *[1-9])|traceback|f(?:ail|atal|orbidden)|panic|denied|refused|"
     r"reject|invalid|timed? ?out|not found|missing|unable|http/[\d.]+ [45]\d\d|status\W+[45]\d\d"
@@ -237,21 +245,29 @@ def cap_query(query: str) -> str:
     return head[:space] if space > 0 else head
 
 
+_QUERY_STOP_STEMS = QUERY_STOPWORDS | {stem(word) for word in QUERY_STOPWORDS}
+"""Framing words as index terms, in any inflection: ``give``, ``gives`` and ``giving`` stem to ``giv``, which the
+list itself does not hold."""
+
+
 def query_terms(query: str, tokenizer: Tokenizer) -> list[str]:
     """The distinct index terms of a query, in order, at most :data:`MAX_QUERY_TERMS` (from :func:`cap_query`).
 
     Beyond :func:`analyze`: question-framing words are dropped (:data:`QUERY_STOPWORDS`), two adjacent words are
-    also tried joined (``rolled back`` -> ``rollback``, ``health check`` -> ``healthcheck``), and a question about a
-    failure asks for :data:`FAILURE_TERM`.
+    also tried joined (``rolled back`` -> ``rollback``, ``health check`` -> ``healthcheck``), a question about a
+    failure asks for :data:`FAILURE_TERM` and a ``how many`` question for :data:`COUNT_TERM`.
     """
     capped = cap_query(query)
-    terms = dict.fromkeys(t for t in analyze(tokenizer(capped)) if t not in QUERY_STOPWORDS)
-    words = [w for w in _WORD.findall(capped.lower()) if w not in STOPWORDS and w not in QUERY_STOPWORDS]
+    terms = dict.fromkeys(t for t in analyze(tokenizer(capped)) if t not in _QUERY_STOP_STEMS)
+    lower = capped.lower()
+    words = [w for w in _WORD.findall(lower) if w not in STOPWORDS and _stemmed(w) not in _QUERY_STOP_STEMS]
     for left, right in itertools.islice(itertools.pairwise(words), MAX_QUERY_TERMS):
         terms.setdefault(left + right)
         terms.setdefault(_stemmed(left) + right)
     if _FAILURE_WORDS.intersection(terms):
         terms.setdefault(FAILURE_TERM)
+    if _HOW_MANY.search(lower):
+        terms.setdefault(COUNT_TERM)
     for word in words:
         role = _ROLE_WORDS.get(word)
         if role is not None:

@@ -1,0 +1,90 @@
+"""Searching the archive finds what compaction left out: how natural questions reach the message holding the answer.
+
+Each test is one general reading of a question or a text, found missing on real transcripts
+(``benchmarks/bench_real.py``: the probes neither in the compacted request nor in a top-3 search hit).
+"""
+
+from __future__ import annotations
+
+from ctxbudget import Archive
+from ctxbudget._search_text import COUNT_TERM, STOPWORDS, analyze, query_terms, tokenize
+from ctxbudget.messages import Message, ToolCall
+
+
+def _call(archive: Archive, name: str, args: dict[str, object], result: str, narration: str = "") -> Message:
+    """Archive an assistant call and its result (cleared, as compaction does); returns the result message."""
+    call = ToolCall(id=f"c{len(archive)}", name=name, args=args)
+    archive.put_message(Message(role="assistant", content=narration, tool_calls=(call,)), "cleared")
+    result_message = Message(role="tool", content=result, tool_call_id=call.id, name=name)
+    archive.put_message(result_message, "cleared")
+    return result_message
+
+
+def _say(archive: Archive, role: str, text: str) -> Message:
+    message = Message(role=role, content=text)  # type: ignore[arg-type]
+    archive.put_message(message, "summarized")
+    return message
+
+
+# -- question-framing words, in any inflection -------------------------------------------------------------------
+def test_a_framing_word_is_dropped_from_a_query_in_any_inflection_not_only_as_listed() -> None:
+    # "give", "gives", "anything" frame a question; their stems (giv, anyth) must not become query terms.
+    for query in ("does the fixed stack give the expected matrix", "what gives", "did anything change"):
+        terms = query_terms(query, tokenize)
+        assert not {"giv", "gav", "anyth", "someth"} & set(terms), (query, terms)
+    assert query_terms("does the fixed stack give the expected matrix", tokenize)[:4] == [
+        "fix",
+        "stack",
+        "expect",
+        "matrix",
+    ]
+
+
+def test_a_framing_verb_in_the_question_does_not_pull_up_texts_that_use_it() -> None:
+    archive = Archive()
+    answer = _call(archive, "bash", {"command": "python check_matrix.py"},
+                   "Fixed result: [[1, 0], [0, 1]]\nExpected: [[1, 0], [0, 1]]\nMatch: True")  # fmt: skip
+    _say(archive, "assistant", "The stack code gives up early and gives a wrong matrix.")
+    _say(archive, "assistant", "Reading the stack module now.")
+    top = archive.search("does the fixed stack give the expected matrix", k=1)[0]
+    assert top.message_id == answer.id
+
+
+# -- possessives and contractions -----------------------------------------------------------------------------
+def test_possessive_and_contraction_fragments_are_not_terms() -> None:
+    assert {"s", "t", "ll", "re", "ve", "don", "doesn", "isn"} <= STOPWORDS
+    assert analyze(tokenize("Here's what's wrong: the worktree's index isn't read, don't prune")) == [
+        "wrong",
+        "worktre",
+        "index",
+        "read",
+        "prun",
+    ]
+    assert "s" not in query_terms("where does the worktree's .git file point", tokenize)
+
+
+def test_a_possessive_in_the_question_matches_the_noun_not_every_its_and_heres() -> None:
+    archive = Archive()
+    answer = _call(archive, "bash", {"command": "cat .worktrees/1/.git"}, "gitdir: /repo/.git/worktrees/1")
+    _say(archive, "assistant", "Here's what's going on: it's the worktree's index that's stale, that's why it's slow.")
+    _say(archive, "assistant", "The worktree index is stale after gc; the git dir is fine.")
+    top = archive.search("where does the worktree's .git file point", k=1)[0]
+    assert top.message_id == answer.id
+
+
+# -- questions about a number -----------------------------------------------------------------------------------
+def test_a_how_many_question_also_asks_for_a_count() -> None:
+    assert COUNT_TERM in query_terms("how many loose objects are there", tokenize)
+    assert COUNT_TERM in query_terms("How many retries did the job take?", tokenize)
+    assert COUNT_TERM not in query_terms("which objects are loose", tokenize)
+
+
+def test_how_many_finds_the_output_that_counts_them_over_talk_about_them() -> None:
+    archive = Archive()
+    _say(archive, "assistant", "Loose objects pile up: every save writes loose objects, and gc packs loose objects.")
+    answer = _call(archive, "Bash", {"command": "git count-objects -v", "description": "Count loose objects"},
+                   "count: 4553\nsize: 502244\nin-pack: 40120\npacks: 29")  # fmt: skip
+    _say(archive, "user", "Why are there so many loose objects? The loose objects keep coming back.")
+    top = archive.search("how many loose objects are there", k=1)[0]
+    assert top.message_id == answer.id
+    assert "count: 4553" in top.text
