@@ -31,8 +31,8 @@ same number of archived originals. Progress bars go to stderr, when it is a term
 (:mod:`ctxbudget._cli_progress`); never to stdout. ``compact`` writes all or nothing (temporary files renamed over
 their targets once all are written), through symbolic links, with the umask's mode; ``OUT`` may be the transcript
 itself only with ``--in-place``. Compacting a ctxbudget document ``compact`` wrote carries its summary and archive
-forward: every original stays recoverable. Output uses ``rich`` (``pip install "ctxbudget[cli]"``); ``inspect
---json`` does not.
+forward: every original stays recoverable. Output uses ``rich`` (``pip install -e ".[cli]"`` in the clone;
+``pip install "ctxbudget[cli]"`` once published); ``inspect --json`` does not.
 
 Exit codes:
     0  success (``compact`` with nothing worth doing included: it says so and writes nothing).

@@ -2,7 +2,8 @@
 
 ``SnapshotStore`` is the seam (a Protocol); ``BaseSnapshotStore`` is the template backends fill in. Three ship:
 ``InMemorySnapshotStore`` (tests, one process), ``SQLiteSnapshotStore`` (one file, many processes) and
-``RedisSnapshotStore`` (needs ``pip install "ctxbudget[redis]"``; imported only when first used).
+``RedisSnapshotStore`` (needs the redis extra: ``pip install -e ".[redis]"`` in the clone, ``pip install
+"ctxbudget[redis]"`` once published; imported only when first used).
 
 Session ids: every store takes any non-blank UTF-8 string, except that the Redis store refuses ``{`` and ``}``
 (it builds key names from the id, and a brace could name another prefix's session). SQLite and the in-memory store

@@ -18,7 +18,8 @@ step validated with ``atif.Step``, numbering checked, the steps streamed one at 
 
 Writing gives a trajectory ``atif.Trajectory`` validates: the steps renumbered from 1, each message's own step
 fields (timestamps, metrics, extras) put back, a tool result in the observation of the agent step that called it.
-The ``atif`` package is an optional extra: ``pip install "ctxbudget[atif]"`` (or ``pip install atif``).
+The ``atif`` package is an optional extra: ``pip install -e ".[atif]"`` in the clone (``pip install "ctxbudget[atif]"``
+once published), or ``pip install atif``.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ __all__ = ["ATIF_META", "INSTALL", "atif_model", "atif_stream", "is_atif", "rend
 ATIF_META = "atif"
 """Metadata key holding a message's ATIF step fields (and, on a tool message, its result's), written back."""
 INSTALL = (
-    'ATIF needs the atif package (pydantic models of the format): pip install "ctxbudget[atif]", or pip install atif'
+    'ATIF needs the atif package (pydantic models of the format): pip install atif, or pip install -e ".[atif]" in '
+    'your ctxbudget clone (once ctxbudget is published on PyPI: pip install "ctxbudget[atif]")'
 )
 SCHEMA_VERSION = "ATIF-v1.8"
 """What a trajectory written from another format declares (the ``atif`` package's version)."""
