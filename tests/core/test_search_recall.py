@@ -6,6 +6,8 @@ Each test is one general reading of a question or a text, found missing on real 
 
 from __future__ import annotations
 
+import json
+
 from ctxbudget import Archive
 from ctxbudget._search_text import COUNT_TERM, STOPWORDS, analyze, query_terms, tokenize
 from ctxbudget.messages import Message, ToolCall
@@ -88,3 +90,25 @@ def test_how_many_finds_the_output_that_counts_them_over_talk_about_them() -> No
     top = archive.search("how many loose objects are there", k=1)[0]
     assert top.message_id == answer.id
     assert "count: 4553" in top.text
+
+
+# -- length normalization -----------------------------------------------------------------------------------------
+def test_a_long_record_naming_the_asked_field_reaches_the_top_three_over_short_remarks() -> None:
+    # A tool's JSON record holds the answer under a key the question names; short remarks repeat the question's
+    # words. Length normalization at BM25's usual b=0.75 ranks the record fourth, under all three remarks.
+    archive = Archive()
+    for i in range(12):
+        _say(archive, "user", f"Note {i}: the weather in town {i} is mild and the trains run on time.")
+    record = {
+        "order_id": "ORD-5521", "customer_id": "cu_88", "created": "2024-05-01",
+        "items": [{"sku": f"SKU-{i}", "name": f"item {i}", "quantity": i, "price": 10 + i} for i in range(4)],
+        "shipping_method": "express_overnight", "shipping_address": {"city": "Denver", "zip": "80243"},
+        "payment": {"source": "credit_card", "brand": "visa", "last_four": "2076"}, "notes": "leave at the door",
+    }  # fmt: skip
+    answer = _call(archive, "get_order_details", {"order_id": "ORD-5521"}, json.dumps(record))
+    _say(archive, "user", "Can the shipping on my order be faster?")
+    _say(archive, "assistant", "Your order will ship by the method you chose.")
+    _say(archive, "assistant", "Shipping for this order is handled by our partner.")
+    hits = archive.search("which shipping method does the order use", k=3)
+    assert answer.id in [hit.message_id for hit in hits]
+    assert "express_overnight" in next(hit.text for hit in hits if hit.message_id == answer.id)
