@@ -12,8 +12,9 @@ customer-support tool schemas (9%) leave no system any room at 10%, so that mode
   window) is the budget: the window is the budget / 0.6 (the transcript's leading system messages as its system
   prompt, its tools as its tools), every message added, ``compact()``, then ``build_request()``, which lands at or
   under the budget as trim_messages does. A
-  probe missing from the request is *recovered* when ``search_archive(question, k=3)`` returns a hit whose full
-  original (read back by its handle, tool-call arguments included) contains the answer.
+  probe missing from the request is *recovered* when ``search_archive(question, k=3)`` returns a hit that shows
+  the answer (its call, ``hit.call``) or whose handles read it back: the full original under ``hit.handle``
+  (tool-call arguments included) or the whole call under ``hit.call_handle`` (named when the call shown was cut).
 * **trim_messages**: ``langchain_core.messages.trim_messages`` keeping the newest messages that fit the budget less
   the tool schemas (strategy ``last``, ``start_on="human"``, ``include_system=True``, the same exact counter).
 * **semantic-checklist**: compaction-conformance-kit 0.8.0's compactor, given the messages as ``[role] text`` turns
@@ -151,13 +152,19 @@ def run_ours(transcript: RealTranscript, budget: int) -> Outcome:
 
 
 def _search_finds(session: ContextSession, question: str, answer: str) -> bool:
-    """Whether a top-3 hit for ``question`` holds ``answer`` in its full original (tool-call arguments included)."""
+    """Whether a top-3 hit for ``question`` shows ``answer`` or holds it in an original its handles read back.
+
+    A hit shows its call (``hit.call``); reading back its handle gives the original, and ``hit.call_handle`` (named
+    when the call shown had to be cut) the whole call: what a model sees from the hit, or one read away.
+    """
     for hit in session.search_archive(question, k=SEARCH_K):
         entry = session.archive.get(hit.handle)
         original = session.read_archived(hit.handle, limit=None)
         if entry.message is not None:
             original = f"{original}\n{message_text(entry.message)}"
-        if answer in original:
+        if hit.call_handle is not None:
+            original = f"{original}\n{session.read_archived(hit.call_handle, limit=None)}"
+        if answer in original or answer in (hit.call or ""):
             return True
     return False
 

@@ -679,7 +679,7 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
     def _lookup(handle: str, state: Mapping[str, Any] | None, archive: Archive | None) -> str | None:
         """The original under ``handle``: in the state's archive, else in a message bounded since the last call."""
         if archive is not None and handle in archive:
-            return archive.get(handle).full_text
+            return archive.get(handle).readable_text
         for message in reversed((state or {}).get("messages") or []):
             marks = message.response_metadata.get(CTXBUDGET_KEY)
             if isinstance(marks, dict) and marks.get("handle") == handle and "original" in marks:

@@ -129,7 +129,7 @@ def _read(session: ContextSession, handle: object, offset: int, limit: int) -> s
         chunk = session.read_archived(handle, offset=offset, limit=limit)
     except ArchiveError:
         return f"[no archived output with handle {short_repr(handle)}; handles start with {HANDLE_PREFIX}]"
-    total = len(session.archive.get(handle).full_text)
+    total = len(session.archive.get(handle).readable_text)
     while chunk and session.counter.count_text(chunk) > _budget(session):
         chunk = chunk[: int(len(chunk) * 0.8)]
     end = offset + len(chunk)

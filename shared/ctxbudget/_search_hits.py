@@ -61,6 +61,9 @@ class ArchiveHit(BaseModel):
     call: str | None = None
     """The tool call this hit's result answers (or the call itself, when its result was not archived): its name and
     JSON arguments, at most 300 chars; ``None`` for a message that is not part of a tool call."""
+    call_handle: str | None = None
+    """Archive handle of the message that made the call, when ``call`` had to be cut and that message is archived:
+    reading it back gives the whole call, arguments included."""
 
 
 QUERY_ECHO_CHARS = 120
@@ -77,6 +80,8 @@ def _echo(query: str) -> str:
 def _hit_line(rank: int, hit: ArchiveHit) -> str:
     who = (hit.role or "text") + (f" ({hit.source[:80]})" if hit.source else "")
     call = f" | call {' '.join(hit.call.split())}" if hit.call else ""
+    if hit.call_handle:
+        call += f" (whole call: {hit.call_handle})"
     return f"{rank}. {hit.handle} | {who} | score {hit.score:.2f}{call} | {' '.join(hit.text.split())}"
 
 

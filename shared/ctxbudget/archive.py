@@ -61,6 +61,20 @@ class ArchiveEntry(BaseModel):
             return self.message.text
         return self.text or ""
 
+    @property
+    def readable_text(self) -> str:
+        """What reading the entry back serves: :attr:`full_text`, then each tool call the message made.
+
+        A call's arguments are part of the original (a script written by a heredoc, a query): read back whole, one
+        line per call, ``[tool call NAME (id ID): ARGUMENTS]``.
+        """
+        if self.message is None or not self.message.tool_calls:
+            return self.full_text
+        calls = "\n".join(
+            f"[tool call {call.name} (id {call.id}): {call.args_json()}]" for call in self.message.tool_calls
+        )
+        return f"{self.message.text}\n{calls}" if self.message.text else calls
+
 
 class Archive:
     """A thread-safe, append-only store of originals keyed by handle.
@@ -150,12 +164,15 @@ class Archive:
         return entry
 
     def read(self, handle: str, *, offset: int = 0, limit: int | None = None) -> str:
-        """Return archived text from ``offset`` (chars), at most ``limit`` chars: what a read-back tool serves."""
+        """Return archived text from ``offset`` (chars), at most ``limit`` chars: what a read-back tool serves.
+
+        An archived message's tool calls are read back after its text (:attr:`ArchiveEntry.readable_text`).
+        """
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidPolicyError(f"offset: must be an int >= 0, got {offset!r}", field="offset")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
             raise InvalidPolicyError(f"limit: must be an int > 0 or None, got {limit!r}", field="limit")
-        text = self.get(handle).full_text
+        text = self.get(handle).readable_text
         return text[offset:] if limit is None else text[offset : offset + limit]
 
     def messages(self) -> list[Message]:

@@ -341,10 +341,12 @@ class ArchiveIndex:
         message = entry.message
         # To place the excerpt, a term repeated all over this text says less than one it holds once.
         local = {term: idf / (1.0 + math.log(max(1, part.counts.get(term, 1)))) for term, idf in weights.items()}
-        call = None
+        call = call_handle = None
         if unit.call is not None:
             call_text = f"{unit.call.name} {unit.call.args_json()}"
             call = call_text if len(call_text) <= CALL_CHARS else excerpt(call_text, local)
+            if call != call_text:  # cut: name where the whole call is read back, when it is archived
+                call_handle = next((p.entry.handle for k, p in unit.parts.items() if "#call:" in k), None)
         source = unit.call.name if unit.call is not None else entry.source
         if source is None and message is not None and message.role == "tool":
             source = message.name
@@ -357,6 +359,7 @@ class ArchiveIndex:
             text=excerpt(part.text, local),
             score=score,
             call=call,
+            call_handle=call_handle if call_handle != entry.handle else None,
         )
 
 
