@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxbudget import ContextSession, Message
-from ctxbudget.encodings import get_encoding
+from ctxbudget.messages.encodings import get_encoding
 
 from benchmarks.bench_agent import SEED, make_turn, make_turns
 

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import tiktoken
-from ctxbudget.encodings import get_encoding
 from ctxbudget.messages import Message
-from ctxbudget.tokens import REPLY_PRIMING, TiktokenCounter, count_request
+from ctxbudget.messages.encodings import get_encoding
+from ctxbudget.messages.tokens import REPLY_PRIMING, TiktokenCounter, count_request
 
 ENCODING = "o200k_base"
 SIZES = (1_000, 2_000, 5_000, 10_000)

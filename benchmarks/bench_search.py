@@ -218,7 +218,7 @@ def report(rows: list[tuple[Row, str]], data: list[tuple[Source, list[ArchiveEnt
 
 def query_length_costs(repeats: int = 5) -> list[tuple[int, float, float]]:
     """(query words, median ms before, median ms now) for a query against one 400 KB archived output."""
-    from ctxbudget.archive_search import ArchiveIndex
+    from ctxbudget.archive.search import ArchiveIndex
 
     from benchmarks.search import baseline
 

@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxbudget import CharCounter, CompactionPolicy, ContextSession, Message, SharedSession
-from ctxbudget._shared_archive import encode_entry
 from ctxbudget.archive import ArchiveEntry
 from ctxbudget.errors import SnapshotConflictError
+from ctxbudget.shared_session._archive import encode_entry
 from ctxbudget.stores import ArchiveRecord, SnapshotStore, SQLiteSnapshotStore
 
 WORKERS = 8

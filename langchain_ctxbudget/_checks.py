@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, get_args
 
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.errors import InvalidPolicyError
-from ctxbudget.events import EventType
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.summarize import AsyncSummarizer, Summarizer
-from ctxbudget.tokens import TokenCounter
+from ctxbudget.messages.tokens import TokenCounter
+from ctxbudget.session.events import EventType
 from langchain_core.language_models import BaseChatModel
 
 __all__ = [

@@ -23,7 +23,7 @@ from typing import Any
 
 from ctxbudget.compaction import ARCHIVE_META, CLEARED_META
 from ctxbudget.messages import Message
-from ctxbudget.tokens import TokenCounter
+from ctxbudget.messages.tokens import TokenCounter
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 __all__ = ["ClearedResult", "ToolEdits", "cleared_results"]

@@ -11,7 +11,7 @@ request fits, starting on a human turn. Every step is local, which is what makes
   never crosses a run), so only the runs from the first changed message on are repaired again;
 * the kept tail starts on a human message, which is always a safe cut once pairs are repaired: the cut is the first
   human message whose suffix fits, found by bisection over the prefix sums of the sizes;
-* a message is sized by the counter's upper bound when it has one (:class:`~ctxbudget.tokens.BoundedCounter`: a
+* a message is sized by the counter's upper bound when it has one (:class:`~ctxbudget.messages.tokens.BoundedCounter`: a
   text's UTF-8 bytes for tiktoken, no tokenizing) and counted only when a fit needs it: while the sizes show the
   whole request fits, nothing is dropped whatever the counts are, so none is needed; once they do not, bounded
   messages are counted, newest first (each once: a bound is only ever replaced by the count), until they do or
@@ -37,11 +37,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxbudget.evidence import excerpt
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.context.evidence import excerpt
 from ctxbudget.messages import Message, ToolSchema
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.tokens import BoundedCounter, TokenCounter
-from ctxbudget.toolpairs import repair_tool_pairs
+from ctxbudget.messages.tokens import BoundedCounter, TokenCounter
+from ctxbudget.messages.toolpairs import repair_tool_pairs
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.prompt_values import PromptValue
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ctxbudget.archive_search import MAX_K, fit_text
-from ctxbudget.tokens import TokenCounter
+from ctxbudget.archive.search import MAX_K, fit_text
+from ctxbudget.messages.tokens import TokenCounter
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, field_validator

@@ -1,7 +1,7 @@
 """The archive of one thread's session, kept in a store beside the agent state (see ``_archive_store``).
 
-:class:`ThreadArchive` is the :class:`~ctxbudget.archive.Archive` the session of a thread holds. In memory it keeps
-only what compaction may need without I/O: the entries archived since the last state update (until they are
+:class:`ThreadArchive` is the :class:`~ctxbudget.archive.store.Archive` the session of a thread holds. In memory it
+keeps only what compaction may need without I/O: the entries archived since the last state update (until they are
 written) and the originals of messages still live (a bounded or cleared copy's original). Everything else is read
 from the store by handle when asked for (read-back, search, ``originals()``), through a cache bounded by characters.
 Handles of the whole chain are known (handle -> entry key, message id), so deduplication and ``in`` need no I/O.
@@ -17,7 +17,7 @@ from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 
 from ctxbudget.archive import Archive, ArchiveEntry
-from ctxbudget.archive_search import ArchiveHit, ArchiveIndex, check_search_args
+from ctxbudget.archive.search import ArchiveHit, ArchiveIndex, check_search_args
 from ctxbudget.errors import ArchiveError, SnapshotFormatError
 from ctxbudget.messages import Message
 

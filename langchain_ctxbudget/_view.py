@@ -29,7 +29,7 @@ from ctxbudget.archive import ArchiveEntry
 from ctxbudget.compaction import ARCHIVE_META, CLEARED_META
 from ctxbudget.messages import Message
 from ctxbudget.session import ContextSession
-from ctxbudget.snapshot import SessionSnapshot, TrackerSnapshot
+from ctxbudget.session.snapshot import SessionSnapshot, TrackerSnapshot
 from langchain_core.messages import BaseMessage, RemoveMessage, ToolMessage
 
 from ._archive_store import ArchiveRef, is_ref, legacy_entries

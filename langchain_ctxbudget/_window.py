@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxbudget.errors import InvalidPolicyError, UsageError
-from ctxbudget.models import DEFAULT_REGISTRY, ModelInfo
+from ctxbudget.messages.registry import DEFAULT_REGISTRY, ModelInfo
 
 __all__ = ["resolve_window"]
 
@@ -18,8 +18,8 @@ def resolve_window(model: Any, max_tokens: int | None) -> int:
     """``max_tokens`` when given, else ``model.profile["max_input_tokens"]``, else the registry by model name.
 
     A given ``max_tokens`` is checked against the window the model is known to have (its profile, else the
-    registry); provider-prefixed names (``openai:gpt-4o``, Bedrock ids) are resolved as :mod:`ctxbudget.models`
-    describes.
+    registry); provider-prefixed names (``openai:gpt-4o``, Bedrock ids) are resolved as
+    :mod:`ctxbudget.messages.registry` describes.
 
     Raises:
         InvalidPolicyError: ``max_tokens`` is above the model's known window (``field="max_tokens"``).

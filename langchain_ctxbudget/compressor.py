@@ -2,7 +2,7 @@
 
 :class:`BudgetDocumentCompressor` is a ``BaseDocumentCompressor`` (use it in a contextual-compression retriever or
 call ``compress_documents`` from a chain): it ranks, dedupes and fits documents with the core planner
-(:func:`ctxbudget.planner.plan_context`): a total token budget, a cap on items, per-source item and token caps.
+(:func:`ctxbudget.context.planner.plan_context`): a total token budget, a cap on items, per-source item and token caps.
 Relevance is the document's ``relevance_score`` metadata when the retriever set one (0..1), else its retrieval
 rank. Kept documents are copies with ``metadata["ctxbudget"] = {"rank", "score", "tokens"}``; every dropped one is
 reported, with the reason and the numbers, in :class:`CompressionReport` (:meth:`~BudgetDocumentCompressor.plan`,
@@ -19,12 +19,12 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from ctxbudget._validation import to_usage_error
 from ctxbudget.cognitive import CognitiveContextSession
+from ctxbudget.context.items import ContextItem
+from ctxbudget.context.planner import DropReason, PlannerConfig, plan_context
 from ctxbudget.errors import InvalidPolicyError
-from ctxbudget.items import ContextItem
-from ctxbudget.planner import DropReason, PlannerConfig, plan_context
-from ctxbudget.tokens import TiktokenCounter, TokenCounter
+from ctxbudget.messages._validation import to_usage_error
+from ctxbudget.messages.tokens import TiktokenCounter, TokenCounter
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
     CallbackManagerForRetrieverRun,

@@ -1,6 +1,6 @@
 """The ``ctxbudget demo`` session through LangChain: a real ``create_agent`` graph with ``ContextBudgetMiddleware``.
 
-:func:`langchain_driver` replays the core demo's script (:func:`ctxbudget._demo.simulated_turns`) through
+:func:`langchain_driver` replays the core demo's script (:func:`ctxbudget.cli._demo.simulated_turns`) through
 ``create_agent``: a :class:`~langchain_ctxbudget.testing.StrictFakeChatModel` (rejects orphaned tool pairs and
 over-window requests, like a real provider) scripted with the session's replies, three real ``@tool`` tools whose
 outputs are the script's (one in a while a test log far over the per-output limit), an ``InMemorySaver`` thread
@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any
 from uuid import UUID
 
-from ctxbudget._demo import SYSTEM_PROMPT, DemoConfig, DemoResult, SimulatedTurn, TurnReport, simulated_turns
-from ctxbudget.events import ContextCompacted, Event, ToolOutputBounded
+from ctxbudget.cli._demo import SYSTEM_PROMPT, DemoConfig, DemoResult, SimulatedTurn, TurnReport, simulated_turns
 from ctxbudget.messages import Message
-from ctxbudget.tokens import TiktokenCounter
-from ctxbudget.toolpairs import find_tool_pair_problems
+from ctxbudget.messages.tokens import TiktokenCounter
+from ctxbudget.messages.toolpairs import find_tool_pair_problems
+from ctxbudget.session.events import ContextCompacted, Event, ToolOutputBounded
 from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.exceptions import ContextOverflowError
@@ -166,7 +166,7 @@ def run_langchain_demo(
 
     Args:
         config: turns, window, seed.
-        on_turn: called after every turn with its :class:`~ctxbudget._demo.TurnReport`.
+        on_turn: called after every turn with its :class:`~ctxbudget.cli._demo.TurnReport`.
         middleware: add :class:`ContextBudgetMiddleware` (the point of the demo); ``False`` shows the baseline.
 
     Returns:

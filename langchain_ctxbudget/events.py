@@ -12,8 +12,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from ctxbudget.events import Event, EventType
 from ctxbudget.session import ContextSession
+from ctxbudget.session.events import Event, EventType
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.runnables.config import RunnableConfig, ensure_config, get_callback_manager_for_config
 

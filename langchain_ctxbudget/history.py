@@ -24,13 +24,13 @@ from typing import Any
 
 from ctxbudget import BuiltRequest, ContextSession
 from ctxbudget.archive import ArchiveEntry
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.errors import ArchiveError, ContextOverflowError
 from ctxbudget.messages import Message
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.snapshot import SessionSnapshot, TrackerSnapshot
+from ctxbudget.messages.tokens import TiktokenCounter, TokenCounter
+from ctxbudget.session.snapshot import SessionSnapshot, TrackerSnapshot
 from ctxbudget.stores.base import SnapshotStore
-from ctxbudget.summarize import AsyncSummarizer, Summarizer
-from ctxbudget.tokens import TiktokenCounter, TokenCounter
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage

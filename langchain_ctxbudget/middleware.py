@@ -41,17 +41,17 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, cast
 
 from ctxbudget import BuiltRequest, ContextSession
-from ctxbudget._validation import describe_error, to_usage_error
 from ctxbudget.archive import HANDLE_PREFIX, Archive
-from ctxbudget.archive_search import ArchiveHit, check_search_args, render_hits
+from ctxbudget.archive.search import ArchiveHit, check_search_args, render_hits
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.summarize import AsyncSummarizer, Summarizer
+from ctxbudget.context.evidence import excerpt
 from ctxbudget.errors import ArchiveError, ContextOverflowError, InvalidPolicyError, UsageError
-from ctxbudget.events import EventType, ToolOutputBounded
-from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.messages._validation import describe_error, to_usage_error
+from ctxbudget.messages.tokens import BoundedCounter, TiktokenCounter, TokenCounter
+from ctxbudget.session.events import EventType, ToolOutputBounded
 from ctxbudget.stores.base import SnapshotStore
-from ctxbudget.summarize import AsyncSummarizer, Summarizer
-from ctxbudget.tokens import BoundedCounter, TiktokenCounter, TokenCounter
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,

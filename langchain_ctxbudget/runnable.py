@@ -27,12 +27,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from typing import Any, Generic, TypeVar, cast, overload
 
 from ctxbudget import BuiltRequest, ContextSession
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.context.evidence import excerpt
 from ctxbudget.errors import ContextOverflowError, InvalidMessageError
-from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message, ToolSchema
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.tokens import TiktokenCounter, TokenCounter
-from ctxbudget.toolpairs import repair_tool_pairs, safe_cut_points
+from ctxbudget.messages.tokens import TiktokenCounter, TokenCounter
+from ctxbudget.messages.toolpairs import repair_tool_pairs, safe_cut_points
 from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage, convert_to_messages

@@ -3,16 +3,16 @@
 Every call is tagged ``nostream`` (LangGraph's ``stream_mode="messages"`` skips such runs) and
 ``ctxbudget:summarize``, with ``metadata={"lc_source": "ctxbudget_summarization"}``, so tracers show it as
 bookkeeping and UIs never render summary tokens as the agent's reply. The prompt is
-:func:`ctxbudget.summarize.build_summary_prompt`: the previous summary is merged in (cumulative), the transcript is
-escaped untrusted data.
+:func:`ctxbudget.compaction.summarize.build_summary_prompt`: the previous summary is merged in (cumulative), the
+transcript is escaped untrusted data.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ctxbudget.compaction.summarize import SummaryRequest, build_summary_prompt
 from ctxbudget.errors import SummarizerError
-from ctxbudget.summarize import SummaryRequest, build_summary_prompt
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables.config import RunnableConfig

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxbudget.messages import Message, ToolSchema
-from ctxbudget.tokens import TiktokenCounter, TokenCounter, count_request
-from ctxbudget.toolpairs import find_tool_pair_problems
+from ctxbudget.messages.tokens import TiktokenCounter, TokenCounter, count_request
+from ctxbudget.messages.toolpairs import find_tool_pair_problems
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.exceptions import ContextOverflowError, ModelInvalidRequestError
 from langchain_core.language_models import BaseChatModel, LanguageModelInput

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ctxbudget.messages import Message, MessageSequence
-from ctxbudget.tokens import TokenCounter
+from ctxbudget.messages.tokens import TokenCounter
 from llama_index.core.base.llms.types import ChatMessage
 
 from .convert import ChatMessageConverter, ContentKey, content_key, from_chat_message

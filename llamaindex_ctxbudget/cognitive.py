@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from ctxbudget.cognitive import CognitiveContextSession
+from ctxbudget.context.items import ContextItem
 from ctxbudget.errors import CognitiveExclusivityError, InvalidPolicyError, InvalidRequest
-from ctxbudget.items import ContextItem
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor

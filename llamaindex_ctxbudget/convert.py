@@ -35,9 +35,9 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ctxbudget._validation import JsonValueError, NotJsonError, parse_json
 from ctxbudget.errors import InvalidMessageError
 from ctxbudget.messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema, new_message_id
+from ctxbudget.messages._validation import JsonValueError, NotJsonError, parse_json
 from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
 from llama_index.core.base.llms.types import MessageRole as LIRole
 from llama_index.core.llms.llm import ToolSelection
@@ -75,7 +75,7 @@ _NO_CALL = "ctxbudget-no-call:"
 """The ``tool_call_id`` a tool result gets when it has none, or one that is not a non-empty string (a list, a
 number, ``""``): it answers no call, so like any result that answers no call it is kept (and in the chat store) but
 never sent."""
-_ARCHIVED = "ctxbudget_archived"  # ctxbudget.compaction.ARCHIVE_META: set on every message compaction changed
+_ARCHIVED = "ctxbudget_archived"  # ctxbudget.compaction.tiers.ARCHIVE_META: set on every message compaction changed
 
 
 def _attr(item: Any, key: str) -> Any:

@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ctxbudget._session_args import check_type
 from ctxbudget.errors import UsageError
-from ctxbudget.events import CompactionFailed, ContextCompacted, ContextUpdate, Event, ToolOutputBounded
 from ctxbudget.session import ContextSession
+from ctxbudget.session._args import check_type
+from ctxbudget.session.events import CompactionFailed, ContextCompacted, ContextUpdate, Event, ToolOutputBounded
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]  # re-exported with noqa
 from llama_index.core.instrumentation.events.base import BaseEvent  # type: ignore[attr-defined]  # same
 from pydantic import Field

@@ -31,11 +31,11 @@ import weakref
 from collections.abc import AsyncGenerator, Generator, Sequence
 from typing import Any
 
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.errors import InvalidPolicyError
 from ctxbudget.messages import ToolSchema
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.summarize import AsyncSummarizer, Summarizer
-from ctxbudget.tokens import TokenCounter
+from ctxbudget.messages.tokens import TokenCounter
 from llama_index.core.base.llms.types import (
     ChatMessage,
     ChatResponse,

@@ -11,9 +11,9 @@ What it does that ``ChatMemoryBuffer`` and ``Memory`` do not:
 
 * ``get()`` costs O(history) list building and no re-tokenizing: every message is counted once, on ``put``, by a
   per-memory, model-aware counter (never LlamaIndex's process-global tokenizer), tool-call arguments included;
-* over the threshold it compacts through :class:`~ctxbudget.session.ContextSession` (bound oversized tool outputs,
-  clear old results, summarize the older safe prefix); a failing summarizer falls back to an extractive summary and
-  never loses a message;
+* over the threshold it compacts through :class:`~ctxbudget.session.session.ContextSession` (bound oversized tool
+  outputs, clear old results, summarize the older safe prefix); a failing summarizer falls back to an extractive
+  summary and never loses a message;
 * the result never starts on a tool result and never separates a call from its result (parallel calls too); the
   system prompt and system messages are kept; past the hard stop it raises
   :class:`~ctxbudget.errors.ContextOverflowError` with the figures instead of sending an over-window request;
@@ -34,17 +34,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxbudget import BuiltRequest, ContextSession
-from ctxbudget._session_args import resolve_window
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.summarize import AsyncSummarizer, Summarizer
+from ctxbudget.context.evidence import excerpt
 from ctxbudget.errors import InvalidPolicyError, SnapshotError
-from ctxbudget.events import Event
-from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message, ToolSchema
-from ctxbudget.models import DEFAULT_REGISTRY
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.snapshot import SessionSnapshot
-from ctxbudget.summarize import AsyncSummarizer, Summarizer
-from ctxbudget.tokens import TokenCounter
-from ctxbudget.tracking import ContextState
+from ctxbudget.messages.registry import DEFAULT_REGISTRY
+from ctxbudget.messages.tokens import TokenCounter
+from ctxbudget.session._args import resolve_window
+from ctxbudget.session.events import Event
+from ctxbudget.session.snapshot import SessionSnapshot
+from ctxbudget.session.tracking import ContextState
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, SerializeAsAny, field_serializer
 from llama_index.core.llms.llm import LLM
@@ -94,7 +94,7 @@ def _check_count(value: object, field: str) -> int:
 
 
 class BudgetedMemory(MemoryWrites, MemoryPersistence, BaseMemory):
-    """LlamaIndex memory backed by a ctxbudget :class:`~ctxbudget.session.ContextSession`.
+    """LlamaIndex memory backed by a ctxbudget :class:`~ctxbudget.session.session.ContextSession`.
 
     Build it with :meth:`from_defaults`. Fields mirror the session's arguments; ``counter`` and ``summarizer`` are
     live objects and are not serialized.

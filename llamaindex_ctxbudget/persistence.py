@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxbudget._session_args import check_type
 from ctxbudget.archive import HANDLE_PREFIX, ArchiveEntry
 from ctxbudget.errors import SnapshotError, SnapshotFormatError, UsageError
 from ctxbudget.messages import Message
-from ctxbudget.snapshot import SessionSnapshot
+from ctxbudget.session._args import check_type
+from ctxbudget.session.snapshot import SessionSnapshot
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 

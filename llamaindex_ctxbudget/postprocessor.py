@@ -12,7 +12,8 @@ Steps, over the nodes it is given:
    keep the best-ranked one.
 3. **Near duplicates**: texts whose word-shingle Jaccard similarity reaches ``near_duplicate_threshold`` keep the
    best-ranked one.
-4. **Budget** by :func:`ctxbudget.planner.plan_context`: greedy in rank order within ``max_tokens``, ``max_nodes``
+4. **Budget** by :func:`ctxbudget.context.planner.plan_context`: greedy in rank order within ``max_tokens``,
+``max_nodes``
    and the per-source caps (source from ``source_metadata_keys`` of the node metadata, else the document id); a
    node that does not fit is skipped and a smaller later one may still fit.
 
@@ -28,10 +29,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ctxbudget.context.items import ContextItem
+from ctxbudget.context.planner import PlannerConfig, PlanResult, plan_context
 from ctxbudget.errors import InvalidPolicyError
-from ctxbudget.items import ContextItem
-from ctxbudget.planner import PlannerConfig, PlanResult, plan_context
-from ctxbudget.tokens import TiktokenCounter, TokenCounter, counter_for_model
+from ctxbudget.messages.tokens import TiktokenCounter, TokenCounter, counter_for_model
 from llama_index.core.bridge.pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle

@@ -1,7 +1,8 @@
 """``LlamaIndexSummarizer``: any LlamaIndex LLM as the compaction summarizer, sync and async.
 
-The prompt is ctxbudget's :func:`~ctxbudget.summarize.build_summary_prompt`: the transcript goes in as escaped,
-untrusted data with the previous summary merged in. The session validates the answer (non-blank, under the summary
+The prompt is ctxbudget's :func:`~ctxbudget.compaction.summarize.build_summary_prompt`: the transcript goes in as
+escaped, untrusted data with the previous summary merged in. The session validates the answer (non-blank, under the
+summary
 limit) and falls back to an extractive summary when the LLM fails, so a summarizer outage never loses history::
 
     memory = BudgetedMemory.from_defaults(model="gpt-4o-mini", summarizer=LlamaIndexSummarizer(llm))
@@ -9,7 +10,7 @@ limit) and falls back to an extractive summary when the LLM fails, so a summariz
 
 from __future__ import annotations
 
-from ctxbudget.summarize import SummaryRequest, build_summary_prompt
+from ctxbudget.compaction.summarize import SummaryRequest, build_summary_prompt
 from llama_index.core.llms import LLM, ChatMessage
 
 from .convert import to_chat_message

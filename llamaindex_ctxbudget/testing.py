@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 from ctxbudget.errors import ContextOverflowError, InvalidMessageError
 from ctxbudget.messages import Message, ToolSchema
-from ctxbudget.tokens import TiktokenCounter, TokenCounter, count_request
-from ctxbudget.toolpairs import validate_tool_sequence
+from ctxbudget.messages.tokens import TiktokenCounter, TokenCounter, count_request
+from ctxbudget.messages.toolpairs import validate_tool_sequence
 from llama_index.core.base.llms.types import (
     ChatMessage,
     ChatResponse,

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ctxbudget._validation import short_repr
 from ctxbudget.archive import HANDLE_PREFIX
-from ctxbudget.archive_search import render_hits
+from ctxbudget.archive.search import render_hits
 from ctxbudget.errors import ArchiveError, InvalidPolicyError
+from ctxbudget.messages._validation import short_repr
 from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata, ToolOutput
 from llama_index.core.tools.types import AsyncBaseTool, adapt_to_async_tool
 

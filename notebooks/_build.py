@@ -112,12 +112,12 @@ pip install -e ".[cli]"          # adds the `ctxbudget` command (rich)
 """),
         code("""
 from ctxbudget import count_request, counter_for_model, get_encoding
-from ctxbudget.assembly import assemble_context_plan, assemble_fragments
+from ctxbudget.context.assembly import assemble_context_plan, assemble_fragments
 from ctxbudget.errors import BudgetExceededError, FragmentLimitError, InvalidFragmentError, PlanAuditError
-from ctxbudget.fragments import Fragment
-from ctxbudget.items import ContextItem
-from ctxbudget.messages import Message, ToolCall, ToolSchema
-from ctxbudget.planner import PlannerConfig, plan_context
+from ctxbudget.context.fragments import Fragment
+from ctxbudget.context.items import ContextItem
+from ctxbudget.messages.message import Message, ToolCall, ToolSchema
+from ctxbudget.context.planner import PlannerConfig, plan_context
 """),
         md("""
 ## Instantiation
@@ -242,7 +242,7 @@ history is compacted when over threshold, and every request passes a strict prov
 calls, never over the window). `StrictProvider` is the shipped offline stand-in for a real endpoint.
 """),
         code("""
-from ctxbudget.session import ContextSession
+from ctxbudget.session.session import ContextSession
 from ctxbudget.testing import StrictProvider
 
 session = ContextSession(model="gpt-4o-mini", max_tokens=3_000, counter=counter,
@@ -275,11 +275,11 @@ assert compactions and len(session.originals()) == 48
 | Name | What it does |
 | --- | --- |
 | `ctxbudget.TiktokenCounter`, `counter_for_model`, `count_request` | exact OpenAI chat-format counts, offline |
-| `ctxbudget.fragments.Fragment` | one sourced, trusted-or-not, limited piece of input |
-| `ctxbudget.assembly.assemble_fragments` | strict assembly: every limit checked, nothing truncated |
-| `ctxbudget.assembly.assemble_context_plan` | audit a candidate plan against the originals, then assemble |
-| `ctxbudget.items.ContextItem`, `ctxbudget.planner.plan_context`, `PlannerConfig` | rank, dedupe, budget |
-| `ctxbudget.session.ContextSession` | a conversation kept inside its budget, with compaction and an archive |
+| `ctxbudget.context.fragments.Fragment` | one sourced, trusted-or-not, limited piece of input |
+| `ctxbudget.context.assembly.assemble_fragments` | strict assembly: every limit checked, nothing truncated |
+| `ctxbudget.context.assembly.assemble_context_plan` | audit a candidate plan against the originals, then assemble |
+| `ctxbudget.context.items.ContextItem`, `ctxbudget.context.planner.plan_context`, `PlannerConfig` | rank, dedupe, budget |
+| `ctxbudget.session.session.ContextSession` | a conversation kept inside its budget, with compaction and an archive |
 | `ctxbudget.testing.StrictProvider` | an offline endpoint as strict as OpenAI/Anthropic |
 | `ctxbudget.errors` | one error tree: `UsageError` for caller mistakes, runtime failures apart |
 """),
@@ -322,9 +322,9 @@ from ctxbudget.cognitive import (
     example_package_path,
 )
 from ctxbudget.errors import BindingMismatchError, MissingProviderError, ResponseDrift
-from ctxbudget.session import ContextSession
+from ctxbudget.session.session import ContextSession
 from ctxbudget.testing import check_provider_request
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.messages.tokens import TiktokenCounter
 
 counter = TiktokenCounter()
 """),
@@ -488,7 +488,7 @@ from llama_index.core.chat_engine import SimpleChatEngine
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.tools import FunctionTool
 
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.compaction.policy import CompactionPolicy
 from llamaindex_ctxbudget import (
     BudgetedMemory,
     BudgetNodePostprocessor,
@@ -636,8 +636,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.toolpairs import find_tool_pair_problems
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.messages.toolpairs import find_tool_pair_problems
 from langchain_ctxbudget import (
     SUMMARY_KEY,
     ContextBudgetMiddleware,
@@ -794,7 +794,7 @@ runs offline.
 | `langchain_ctxbudget.ContextBudgetMiddleware` | budget, compaction, pairing and hard stop for `create_agent` |
 | `langchain_ctxbudget.archived_messages`, `SUMMARY_KEY` | the originals and the summary kept in the agent state |
 | `langchain_ctxbudget.StrictFakeChatModel`, `ToolLoop` | an offline chat model as strict as a real provider |
-| `ctxbudget.policy.CompactionPolicy` | threshold, target, hard stop, tail kept, tool-output limits |
+| `ctxbudget.compaction.policy.CompactionPolicy` | threshold, target, hard stop, tail kept, tool-output limits |
 """),
     ]
 

@@ -21,7 +21,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from ctxbudget import _demo, cli
+from ctxbudget.cli import _demo
+from ctxbudget.cli import app as cli
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -172,7 +173,7 @@ def test_the_demo_runs_with_only_the_core_and_the_extras_make_demo_installs(tmp_
         assert dev_only in hidden  # the demo cannot lean on the dev extra or on another user extra
 
     argv = ["demo", "--turns", "8", "--max-tokens", "12000", "--quiet"]  # small enough to compact and bound
-    done = _run_without(",".join(hidden), tmp_path, "ctxbudget.cli", *argv, check=False)
+    done = _run_without(",".join(hidden), tmp_path, "ctxbudget.cli.app", *argv, check=False)
 
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert DRIVER_NAME in done.stdout  # the LangChain driver, as `make demo` runs it

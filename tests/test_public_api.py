@@ -218,6 +218,6 @@ def test_import_ctxbudget_is_lazy() -> None:
         "loaded = sorted(m for m in sys.modules if m.startswith('ctxbudget.') or m in ('tiktoken', 'pydantic')); "
         "assert not loaded, loaded; "
         "from ctxbudget import ContextSession, Message; "
-        "assert ctxbudget.ContextSession is ContextSession and 'ctxbudget.session' in sys.modules"
+        "assert ctxbudget.ContextSession is ContextSession and 'ctxbudget.session.session' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -89,7 +89,7 @@ IS_RUNNING_NOISE = "is_running called from within a step; the workflow is always
         (PYDANTIC_NOISE, "inspect", False),  # llama-index-workflows' getmembers over a pydantic agent
         (COMPUTED_NOISE, "inspect", False),
         (IS_RUNNING_NOISE, "llama_index.core.agent.workflow.react_agent", False),
-        (PYDANTIC_NOISE, "ctxbudget.messages", True),  # the same deprecation from our code stays visible
+        (PYDANTIC_NOISE, "ctxbudget.messages.message", True),  # the same deprecation from our code stays visible
         (IS_RUNNING_NOISE, "llamaindex_ctxbudget.memory", True),
         ("fit_messages(budget=) is deprecated", "langchain_ctxbudget.runnable", True),  # our own
         ("something else is deprecated", "llama_index.core.agent.workflow.react_agent", True),  # other upstream

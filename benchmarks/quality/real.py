@@ -10,8 +10,8 @@
 A probe is what a model needs to continue the task (the task and its state, constraints, files, commands and
 their outcomes, errors, values later corrected, the next step), written by reading the transcript as a user would.
 Its ``answer`` is a short exact string that must appear verbatim in a compacted request; ``message`` is the index
-(into the messages :func:`ctxbudget.transcripts.parse_transcript` returns) of the message it was taken from, which
-lies in the first 70% of the transcript; ``question`` is what a model would ask the archive search to find it.
+(into the messages :func:`ctxbudget.transcripts.reading.parse_transcript` returns) of the message it was taken from,
+which lies in the first 70% of the transcript; ``question`` is what a model would ask the archive search to find it.
 
 A ``before_compact_boundary`` transcript is a Claude Code session that holds Claude Code's own compaction: the
 messages before its ``compact_boundary`` line are the transcript (what every system compacts, what the probes come

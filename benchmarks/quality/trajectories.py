@@ -11,7 +11,7 @@ Two excerpts ship in ``benchmarks/quality/data/`` (sources, commits and licenses
 
 A model call is made before every assistant message and once after the last message (the final request). Both are
 replayed in an 8k window: they are 9-13k tokens long. The conversion is the core's SWE-agent and tau-bench readers
-(:mod:`ctxbudget.transcript_formats`); the originals are in ``tests/data/transcripts/`` (the tau-bench file holds
+(:mod:`ctxbudget.transcripts.formats`); the originals are in ``tests/data/transcripts/`` (the tau-bench file holds
 entry 52 as its entry 1). Regenerate the data files with
 ``python -m benchmarks.quality.trajectories SWE_AGENT_TRAJ TAU_BENCH_JSON``.
 """

@@ -1,7 +1,7 @@
 """The rankers the search evaluation compares, each behind one small interface.
 
 * ``baseline``: the index before this work (:mod:`.baseline`): every token scored, a call and its result separate.
-* ``default``: :class:`ctxbudget.archive_search.ArchiveIndex` (stopwords out, light stems, outcome lines weighted,
+* ``default``: :class:`ctxbudget.archive.search.ArchiveIndex` (stopwords out, light stems, outcome lines weighted,
   a call and its result one unit).
 * ``bm25s``: the ``bm25s`` library over the same units, with its own English stopwords and Snowball stemmer
   (PyStemmer), or over our terms; it has no incremental add, so a new entry re-indexes every unit.
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ctxbudget.archive import ArchiveEntry
-from ctxbudget.archive_search import ArchiveIndex
+from ctxbudget.archive.search import ArchiveIndex
 
 from . import baseline
 
@@ -123,7 +123,7 @@ class Bm25s:
         import bm25s
 
         if self.our_terms:
-            from ctxbudget._search_text import analyze, tokenize
+            from ctxbudget.archive._text import analyze, tokenize
 
             return [analyze(tokenize(text)) or ["\x00"] for text in texts]
         import Stemmer

@@ -1,6 +1,6 @@
 """The archive index as it was before the question-aware ranking (main at 43099e1), kept to measure against.
 
-A frozen copy of ``shared/ctxbudget/archive_search.py`` at that commit (rendering left out): BM25 over
+A frozen copy of ``shared/ctxbudget/archive/search.py`` at that commit (rendering left out): BM25 over
 identifier-aware tokens, every token scored (function words included), one hit per archived message (a call and its
 result are separate hits), the whole query as a phrase.
 """
@@ -158,7 +158,7 @@ class ArchiveIndex:
     :meth:`add` tokenizes one entry, once (O(its text)), and touches no other entry; :meth:`search` costs the
     postings of the query's terms plus an excerpt per returned hit. Entries of the same message archived for several
     reasons (``.bounded`` then ``.summarized``) are one hit: the best score of any of them, reported with the handle
-    of the fullest text. Not thread-safe on its own; :class:`~ctxbudget.archive.Archive` serializes access.
+    of the fullest text. Not thread-safe on its own; :class:`~ctxbudget.archive.store.Archive` serializes access.
 
     Args:
         tokenizer: text -> tokens for entries and queries (default :func:`tokenize`).

@@ -12,11 +12,11 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from .compaction.summarize import ExtractiveSummarizer, SummaryRequest
 from .errors import ContextOverflowError, InvalidMessageError
-from .messages import Message, ToolSchema
-from .summarize import ExtractiveSummarizer, SummaryRequest
-from .tokens import TokenCounter, count_request
-from .toolpairs import validate_tool_sequence
+from .messages.message import Message, ToolSchema
+from .messages.tokens import TokenCounter, count_request
+from .messages.toolpairs import validate_tool_sequence
 
 __all__ = ["FailureMode", "ScriptedSummarizer", "StrictProvider", "check_provider_request"]
 

@@ -136,7 +136,7 @@ def test_invalid_message_error_is_exit_2(
     def reject(*args: Any, **kwargs: Any) -> Any:
         raise InvalidMessageError("message 'm1': content: contains an unpaired surrogate", field="content")
 
-    monkeypatch.setattr("ctxbudget._cli_commands.run_transcript", reject)
+    monkeypatch.setattr("ctxbudget.cli._commands.run_transcript", reject)
     assert main(["inspect", str(source), "--json"]) == EXIT_USAGE
     _assert_clean_exit_2(capsys, "content: contains an unpaired surrogate")
     out_dir = tmp_path / "out"
@@ -160,8 +160,8 @@ def test_unencodable_output_is_exit_2_and_nothing_is_written(
         info = {"tiers": [], "before": {"used_tokens": 1}, "after": {"used_tokens": 1}}
         return {"messages": [], "tokens": 0, "compaction": info, "summary": "bad \ud800"}
 
-    monkeypatch.setattr("ctxbudget._cli_commands.document", document)
-    monkeypatch.setattr("ctxbudget._cli_commands.report", lambda *a, **k: {"note": "bad \udcff"})
+    monkeypatch.setattr("ctxbudget.cli._commands.document", document)
+    monkeypatch.setattr("ctxbudget.cli._commands.report", lambda *a, **k: {"note": "bad \udcff"})
     assert main(["compact", str(source), "-o", str(previous), "--force", "--output-format", "ctxbudget"]) == EXIT_USAGE
     _assert_clean_exit_2(capsys, "lone surrogate")
     assert [p.name for p in out_dir.iterdir()] == ["c.json"]

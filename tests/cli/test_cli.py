@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctxbudget._analysis import COMPACTED_FORMAT, originals_from_compacted
-from ctxbudget._cli_files import document_path
 from ctxbudget.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, main
+from ctxbudget.cli._analysis import COMPACTED_FORMAT, originals_from_compacted
+from ctxbudget.cli._files import document_path
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import UsageError
-from ctxbudget.policy import CompactionPolicy
 from ctxbudget.transcripts import load_transcript
 
 from .conftest import long_session, openai_messages, write, write_jsonl
@@ -164,7 +164,7 @@ def test_a_failed_write_removes_its_temporary_file(
     def broken_replace(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("ctxbudget._cli_files.os.replace", broken_replace)
+    monkeypatch.setattr("ctxbudget.cli._files.os.replace", broken_replace)
     assert main(["compact", str(source), "-o", str(tmp_path / "out.json"), "--force"]) == EXIT_FAILURE
     assert "No space left on device" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
@@ -293,7 +293,7 @@ def test_target_and_keep_recent_set_the_compaction_policy(
         policies.append(settings.policy)
         raise UsageError("spied")
 
-    monkeypatch.setattr("ctxbudget._cli_commands.run_transcript", spy)
+    monkeypatch.setattr("ctxbudget.cli._commands.run_transcript", spy)
     for extra in ([], ["--target", "0.25", "--keep-recent", "9"], ["--keep-recent", "3"]):
         assert main(["inspect", str(source), "--json", *extra]) == EXIT_USAGE
     assert policies == [

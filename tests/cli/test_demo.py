@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 
 import pytest
-from ctxbudget._demo import DemoConfig, TurnReport, core_driver, default_driver, driver_named, run_demo, stages
 from ctxbudget.cli import EXIT_FAILURE, EXIT_OK, main
-from ctxbudget.events import ContextCompacted, ToolOutputBounded
+from ctxbudget.cli._demo import DemoConfig, TurnReport, core_driver, default_driver, driver_named, run_demo, stages
+from ctxbudget.session.events import ContextCompacted, ToolOutputBounded
 
 from langchain_ctxbudget.demo import DRIVER_NAME, langchain_driver, run_langchain_demo
 

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctxbudget._cli_files import document_path
 from ctxbudget.cli import EXIT_OK, EXIT_USAGE, main
+from ctxbudget.cli._files import document_path
 from ctxbudget.errors import UsageError
+from ctxbudget.messages.toolpairs import find_tool_pair_problems
 from ctxbudget.providers import (
     message_from_openai,
     message_to_openai,
@@ -28,7 +29,6 @@ from ctxbudget.providers import (
     tool_from_openai,
 )
 from ctxbudget.providers.fake_servers import FakeAnthropicServer, FakeOpenAIServer
-from ctxbudget.toolpairs import find_tool_pair_problems
 from ctxbudget.transcripts import load_transcript
 from openai import OpenAI
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctxbudget._analysis import COMPACTED_FORMAT, originals_from_compacted
 from ctxbudget.cli import EXIT_OK, EXIT_USAGE, main
+from ctxbudget.cli._analysis import COMPACTED_FORMAT, originals_from_compacted
 from ctxbudget.messages import Message
 from ctxbudget.transcripts import load_transcript
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctxbudget._cli_files import document_path
 from ctxbudget.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, main
+from ctxbudget.cli._files import document_path
 from ctxbudget.transcripts import load_transcript
 
 from .conftest import long_session, openai_messages, write
@@ -158,7 +158,7 @@ def test_a_write_failing_half_way_puts_every_file_back(
             raise OSError(28, "No space left on device")
         real_replace(src, dst)
 
-    monkeypatch.setattr("ctxbudget._cli_files.os.replace", second_fails)
+    monkeypatch.setattr("ctxbudget.cli._files.os.replace", second_fails)
     assert main(["compact", str(source), "-o", str(out), "--max-tokens", "20000"]) == EXIT_FAILURE
     assert "No space left on device" in capsys.readouterr().err
     assert out.read_text(encoding="utf-8") == "previous output"

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctxbudget._cli_files import document_path
 from ctxbudget.cli import EXIT_OK, EXIT_USAGE, main
+from ctxbudget.cli._files import document_path
 from ctxbudget.errors import TranscriptError
 from ctxbudget.transcripts import load_transcript, parse_transcript
 

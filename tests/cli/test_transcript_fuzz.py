@@ -2,9 +2,9 @@
 
 Each public transcript (``tests/data/transcripts``) has one value replaced, at a path drawn from the document, by
 any JSON value (wrong types, lone surrogates, NaN, deep nesting); it is then read with its format detected and
-forced. The result is a :class:`~ctxbudget.transcripts.Transcript` whose messages write back to all three provider
-formats, or a :class:`~ctxbudget.errors.UsageError` (a ``TranscriptError`` naming where, or an unknown-format
-error). Also pins :mod:`ctxbudget.transcript_formats`' public names.
+forced. The result is a :class:`~ctxbudget.transcripts.reading.Transcript` whose messages write back to all three
+provider formats, or a :class:`~ctxbudget.errors.UsageError` (a ``TranscriptError`` naming where, or an unknown-format
+error). Also pins :mod:`ctxbudget.transcripts.formats`' public names.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctxbudget import transcript_formats
 from ctxbudget.errors import UsageError
 from ctxbudget.providers import to_anthropic_request, to_openai_request, to_responses_request
+from ctxbudget.transcripts import formats as transcript_formats
 from ctxbudget.transcripts import parse_transcript
 from hypothesis import given, settings
 from hypothesis import strategies as st

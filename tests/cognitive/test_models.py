@@ -16,13 +16,7 @@ from ctxbudget.cognitive import (
     PackageBinding,
     sha256_digest,
 )
-from ctxbudget.errors import (
-    CognitiveContextError,
-    InvalidBinding,
-    InvalidLimits,
-    InvalidRequest,
-    ResponseDrift,
-)
+from ctxbudget.errors import CognitiveContextError, InvalidBinding, InvalidLimits, InvalidRequest, ResponseDrift
 from pydantic import BaseModel
 
 from .helpers import GOLDEN, GOLDEN_CAPABILITY_DIGEST, make_binding, make_request, make_response

@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 import pytest
 from ctxbudget import Archive, ArchiveHit, ArchiveIndex, ContextSession, render_hits
-from ctxbudget.archive_search import EXCERPT_CHARS, tokenize
+from ctxbudget.archive.search import EXCERPT_CHARS, tokenize
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import InvalidPolicyError
 from ctxbudget.messages import Message, ToolCall
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.tokens import CharCounter
+from ctxbudget.messages.tokens import CharCounter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

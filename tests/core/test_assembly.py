@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from ctxbudget.assembly import BuiltContext, assemble_context_plan, assemble_fragments
+from ctxbudget.context.assembly import BuiltContext, assemble_context_plan, assemble_fragments
+from ctxbudget.context.fragments import Fragment
 from ctxbudget.errors import (
     BudgetExceededError,
     DuplicateFragmentError,
@@ -14,8 +15,7 @@ from ctxbudget.errors import (
     InvalidPolicyError,
     PlanAuditError,
 )
-from ctxbudget.fragments import Fragment
-from ctxbudget.tokens import CharCounter, TiktokenCounter
+from ctxbudget.messages.tokens import CharCounter, TiktokenCounter
 
 
 def frag(id: str, value: str = "text", **overrides: object) -> Fragment:

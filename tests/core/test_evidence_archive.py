@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from ctxbudget.archive import HANDLE_PREFIX, Archive, ArchiveEntry
+from ctxbudget.context.evidence import excerpt
 from ctxbudget.errors import ArchiveError, InvalidPolicyError
-from ctxbudget.evidence import excerpt
 from ctxbudget.messages import Message
-from ctxbudget.tokens import CharCounter, TiktokenCounter
+from ctxbudget.messages.tokens import CharCounter, TiktokenCounter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from ctxbudget.evidence import excerpt
-from ctxbudget.tokens import CharCounter, TiktokenCounter
+from ctxbudget.context.evidence import excerpt
+from ctxbudget.messages.tokens import CharCounter, TiktokenCounter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

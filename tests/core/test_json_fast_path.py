@@ -11,9 +11,8 @@ from typing import Any
 from unittest.mock import patch
 
 import pytest
-from ctxbudget import _validation
 from ctxbudget.errors import InvalidMessageError
-from ctxbudget.messages import Message, ToolCall
+from ctxbudget.messages import Message, ToolCall, _validation
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -1,6 +1,6 @@
 """The incremental live history equals the from-scratch repair, message for message, after every append.
 
-:class:`~ctxbudget.live_history.LiveHistory` keeps the sent view (what a strict provider accepts) up to date in
+:class:`~ctxbudget.session.live_history.LiveHistory` keeps the sent view (what a strict provider accepts) up to date in
 O(new message). Whatever arrives (parallel calls, duplicate and orphaned results, unanswered calls, interrupted
 replies, results after a user message), its view must equal ``repair_tool_pairs`` plus the interrupted-reply notice
 computed over the whole history, and its token totals must equal counting that view from scratch.
@@ -8,11 +8,11 @@ computed over the whole history, and its token totals must equal counting that v
 
 from __future__ import annotations
 
-from ctxbudget.live_history import LiveHistory
 from ctxbudget.messages import Message, MessageSequence, ToolCall
-from ctxbudget.request import insert_interrupted_notice
-from ctxbudget.tokens import TiktokenCounter
-from ctxbudget.toolpairs import find_tool_pair_problems, repair_tool_pairs, safe_cut_points
+from ctxbudget.messages.tokens import TiktokenCounter
+from ctxbudget.messages.toolpairs import find_tool_pair_problems, repair_tool_pairs, safe_cut_points
+from ctxbudget.session.live_history import LiveHistory
+from ctxbudget.session.request import insert_interrupted_notice
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

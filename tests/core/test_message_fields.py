@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from ctxbudget.errors import InvalidMessageError
 from ctxbudget.messages import Message, ToolCall, ToolSchema
+from ctxbudget.messages.tokens import CharCounter
 from ctxbudget.session import ContextSession
-from ctxbudget.tokens import CharCounter
 
 
 def _deep(depth: int) -> Any:

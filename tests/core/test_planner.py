@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from ctxbudget.context.items import ContextItem
+from ctxbudget.context.planner import PlannerConfig, plan_context, score_item
+from ctxbudget.context.render import render_item, render_items
 from ctxbudget.errors import InvalidPolicyError
-from ctxbudget.items import ContextItem
-from ctxbudget.planner import PlannerConfig, plan_context, score_item
-from ctxbudget.render import render_item, render_items
-from ctxbudget.tokens import CharCounter, TiktokenCounter
+from ctxbudget.messages.tokens import CharCounter, TiktokenCounter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from ctxbudget import Archive, ArchiveIndex, render_hits
-from ctxbudget._search_text import MAX_PHRASE_WORDS, MAX_QUERY_CHARS, MAX_QUERY_TERMS, tokenize
+from ctxbudget.archive._text import MAX_PHRASE_WORDS, MAX_QUERY_CHARS, MAX_QUERY_TERMS, tokenize
 from ctxbudget.messages import Message
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.messages.tokens import TiktokenCounter
 
 WORDS = [f"w{i:04d}x" for i in range(4_000)]
 OUTPUT = "\n".join(" ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(12)) for i in range(5_500))  # ~400 KB

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from ctxbudget import Archive, ArchiveIndex
-from ctxbudget._search_text import (
+from ctxbudget.archive._text import (
     FAILURE_TERM,
     MAX_QUERY_TERMS,
     STOPWORDS,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from ctxbudget import Archive
-from ctxbudget._search_text import COUNT_TERM, STOPWORDS, analyze, query_terms, tokenize
+from ctxbudget.archive._text import COUNT_TERM, STOPWORDS, analyze, query_terms, tokenize
 from ctxbudget.messages import Message, ToolCall
 
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 from ctxbudget.errors import SnapshotFormatError
+from ctxbudget.messages.tokens import CharCounter
 from ctxbudget.session import ContextSession
+from ctxbudget.session.snapshot import SNAPSHOT_SCHEMA, SessionSnapshot
 from ctxbudget.shared_session import SharedSession
-from ctxbudget.snapshot import SNAPSHOT_SCHEMA, SessionSnapshot
 from ctxbudget.stores import InMemorySnapshotStore
-from ctxbudget.tokens import CharCounter
 
 
 def _snapshot_json(**changes: object) -> dict[str, object]:

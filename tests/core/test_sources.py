@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 from ctxbudget.archive import Archive
-from ctxbudget.errors import ArchiveError, InvalidPolicyError, SourceError, UsageError
-from ctxbudget.sources import (
+from ctxbudget.context.sources import (
     SkillLibrary,
     compact_instructions,
     evidence_item,
@@ -16,7 +15,8 @@ from ctxbudget.sources import (
     load_instruction_items,
     parse_front_matter,
 )
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.errors import ArchiveError, InvalidPolicyError, SourceError, UsageError
+from ctxbudget.messages.tokens import TiktokenCounter
 
 
 @pytest.fixture

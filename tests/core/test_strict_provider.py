@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from ctxbudget.errors import InvalidMessageError
 from ctxbudget.messages import Message, ToolCall
+from ctxbudget.messages.tokens import CharCounter
 from ctxbudget.testing import StrictProvider, check_provider_request
-from ctxbudget.tokens import CharCounter
 
 
 def _call(call_id: str | None) -> Message:

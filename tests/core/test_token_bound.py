@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ctxbudget import BoundedCounter, ContentBlock, Message, ToolCall
 from ctxbudget.errors import InvalidMessageError
-from ctxbudget.tokens import CharCounter, EstimatingCounter, TiktokenCounter
+from ctxbudget.messages.tokens import CharCounter, EstimatingCounter, TiktokenCounter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -11,12 +11,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from ctxbudget import encodings
-from ctxbudget.encodings import ENCODING_NAMES, get_encoding
 from ctxbudget.errors import InvalidPolicyError, UnknownModelError
-from ctxbudget.messages import Message
-from ctxbudget.models import DEFAULT_REGISTRY, ModelInfo, ModelRegistry
-from ctxbudget.tokens import (
+from ctxbudget.messages import Message, encodings
+from ctxbudget.messages.encodings import ENCODING_NAMES, get_encoding
+from ctxbudget.messages.registry import DEFAULT_REGISTRY, ModelInfo, ModelRegistry
+from ctxbudget.messages.tokens import (
     REPLY_PRIMING,
     Calibration,
     CharCounter,
@@ -133,7 +132,7 @@ def test_encodings_load_in_a_fresh_process_with_no_network(tmp_path: Path) -> No
         socket.socket.connect_ex = refuse
         socket.create_connection = refuse
         socket.getaddrinfo = refuse
-        from ctxbudget.encodings import get_encoding
+        from ctxbudget.messages.encodings import get_encoding
         print(get_encoding("o200k_base").encode("hello world"), get_encoding("cl100k_base").encode("hello world"))
         """
     )
@@ -286,7 +285,7 @@ WEATHER_TOOL = {
 def test_tool_schemas_are_counted_as_the_openai_cookbook_documents(model: str, billed: int) -> None:
     """The figures OpenAI's token-counting cookbook prints for its function-calling example."""
     from ctxbudget import Message, ToolSchema
-    from ctxbudget.tokens import count_request, counter_for_model
+    from ctxbudget.messages.tokens import count_request, counter_for_model
 
     messages = [
         Message(role="system", content="You are a helpful assistant that can answer to questions about the weather."),

@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 import pytest
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.toolpairs import find_tool_pair_problems
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.messages.toolpairs import find_tool_pair_problems
 from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage

@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.compaction.policy import CompactionPolicy
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_ctxbudget import ARCHIVE_KEY, ContextBudgetMiddleware, StrictFakeChatModel, ToolLoop

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import ArchiveError, SnapshotIntegrityError
-from ctxbudget.policy import CompactionPolicy
 from ctxbudget.stores import SQLiteSnapshotStore
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver

@@ -7,9 +7,9 @@ prompt, and never lost.
 
 from __future__ import annotations
 
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.messages.tokens import TiktokenCounter
 from ctxbudget.session import ContextSession
-from ctxbudget.tokens import TiktokenCounter
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 

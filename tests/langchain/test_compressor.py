@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from ctxbudget.cognitive import CognitiveContextSession, FolderKnowledgeProvider, example_package_path
+from ctxbudget.context.render import SEPARATOR, render_envelope
 from ctxbudget.errors import CognitiveContextError, ProviderFailure
-from ctxbudget.render import SEPARATOR, render_envelope
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.messages.tokens import TiktokenCounter
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.runnables import RunnableLambda

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from ctxbudget import Message, ToolSchema
 from ctxbudget.errors import InvalidMessageError, InvalidPolicyError
-from ctxbudget.tokens import TiktokenCounter
-from ctxbudget.toolpairs import find_tool_pair_problems
+from ctxbudget.messages.tokens import TiktokenCounter
+from ctxbudget.messages.toolpairs import find_tool_pair_problems
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langchain_ctxbudget import LangChainContextOverflowError, fit_messages, from_langchain

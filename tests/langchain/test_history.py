@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.stores import SQLiteSnapshotStore
 from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.messages import AIMessage, HumanMessage

@@ -6,10 +6,10 @@ import json
 from typing import Any, ClassVar
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.summarize import ExtractiveSummarizer, SummaryRequest
 from ctxbudget.errors import ContextOverflowError, UsageError
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.summarize import ExtractiveSummarizer, SummaryRequest
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.messages.tokens import TiktokenCounter
 from langchain_core.exceptions import ContextOverflowError as LCContextOverflowError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver

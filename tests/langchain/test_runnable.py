@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.messages.tokens import TiktokenCounter
+from ctxbudget.messages.toolpairs import find_tool_pair_problems
 from ctxbudget.session import ContextSession
-from ctxbudget.tokens import TiktokenCounter
-from ctxbudget.toolpairs import find_tool_pair_problems
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 from ctxbudget import Message
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.messages.tokens import TiktokenCounter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import InvalidMessageError
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.messages.tokens import TiktokenCounter
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage

@@ -6,9 +6,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from ctxbudget.archive import ArchiveEntry
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.messages import Message
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.messages.tokens import TiktokenCounter
 from langchain.agents.middleware.types import ToolCallRequest
 
 from langchain_ctxbudget import ARCHIVE_KEY, ContextBudgetMiddleware

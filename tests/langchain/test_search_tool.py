@@ -6,9 +6,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from ctxbudget.archive_search import ArchiveIndex
+from ctxbudget.archive.search import ArchiveIndex
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import InvalidPolicyError
-from ctxbudget.policy import CompactionPolicy
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 

@@ -7,8 +7,8 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import InvalidPolicyError
-from ctxbudget.policy import CompactionPolicy
 from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool

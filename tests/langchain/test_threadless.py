@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.compaction.policy import CompactionPolicy
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langchain_ctxbudget import SUMMARY_KEY, ContextBudgetMiddleware, StrictFakeChatModel

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.session import ContextSession
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.messages import Message
-from ctxbudget.policy import CompactionPolicy
 from ctxbudget.session import ContextSession
 from langgraph.checkpoint.memory import InMemorySaver
 

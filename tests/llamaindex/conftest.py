@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ctxbudget.messages import Message
-from ctxbudget.toolpairs import find_tool_pair_problems
+from ctxbudget.messages.toolpairs import find_tool_pair_problems
 
 from llamaindex_ctxbudget.testing import StrictFakeLLM
 

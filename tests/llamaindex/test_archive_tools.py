@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import InvalidPolicyError
-from ctxbudget.policy import CompactionPolicy
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.llms import ChatMessage
 from llama_index.core.tools import FunctionTool

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 from ctxbudget.cognitive import CognitiveContextSession, FolderKnowledgeProvider, example_package_path
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import CognitiveExclusivityError, InvalidPolicyError
-from ctxbudget.policy import CompactionPolicy
 from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.chat_engine import CondensePlusContextChatEngine, ContextChatEngine
 from llama_index.core.embeddings import MockEmbedding

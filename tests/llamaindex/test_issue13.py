@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from ctxbudget.errors import ContextOverflowError
-from ctxbudget.tokens import TiktokenCounter, count_request
+from ctxbudget.messages.tokens import TiktokenCounter, count_request
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import (
     AudioBlock,

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 from ctxbudget import Message
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.summarize import SummaryRequest
 from ctxbudget.errors import ContextOverflowError, InvalidPolicyError
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.summarize import SummaryRequest
-from ctxbudget.tokens import CharCounter, TiktokenCounter
+from ctxbudget.messages.tokens import CharCounter, TiktokenCounter
 from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent, ReActAgent
 from llama_index.core.chat_engine import SimpleChatEngine
 from llama_index.core.llms import ChatMessage

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from ctxbudget.context.render import SEPARATOR, render_envelope
 from ctxbudget.errors import InvalidPolicyError
-from ctxbudget.render import SEPARATOR, render_envelope
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.messages.tokens import TiktokenCounter
 from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.instrumentation import get_dispatcher

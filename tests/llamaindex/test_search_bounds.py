@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.messages import Message
-from ctxbudget.policy import CompactionPolicy
 from llama_index.core.tools import FunctionTool
 
 from llamaindex_ctxbudget import READ_TOOL_NAME, SEARCH_TOOL_NAME, BudgetedMemory, archive_tools

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import SnapshotError, SnapshotStoreError
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.snapshot import SessionSnapshot
+from ctxbudget.session.snapshot import SessionSnapshot
 from llama_index.core.llms import ChatMessage
 from llama_index.core.storage.chat_store import SimpleChatStore
 

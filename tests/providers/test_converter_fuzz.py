@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from ctxbudget import ContextSession, Message
 from ctxbudget.errors import CtxBudgetError
+from ctxbudget.messages.tokens import CharCounter
 from ctxbudget.providers import (
     messages_from_anthropic,
     messages_from_openai,
@@ -28,7 +29,6 @@ from ctxbudget.providers import (
     tool_from_responses,
     usage_figures,
 )
-from ctxbudget.tokens import CharCounter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

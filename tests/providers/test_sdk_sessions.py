@@ -15,12 +15,7 @@ from anthropic import Anthropic
 from anthropic import BadRequestError as AnthropicBadRequest
 from ctxbudget import CompactionPolicy, ContentBlock, ContextSession, Message, ToolSchema
 from ctxbudget.providers import AnthropicCounter
-from ctxbudget.providers.fake_servers import (
-    FakeAnthropicServer,
-    FakeOpenAIServer,
-    ScriptCall,
-    tool_loop_script,
-)
+from ctxbudget.providers.fake_servers import FakeAnthropicServer, FakeOpenAIServer, ScriptCall, tool_loop_script
 from openai import BadRequestError as OpenAIBadRequest
 from openai import OpenAI
 

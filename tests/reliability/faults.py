@@ -6,14 +6,14 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.summarize import Summarizer
 from ctxbudget.errors import SnapshotStoreError
 from ctxbudget.messages import Message, ToolCall
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.messages.tokens import TiktokenCounter
 from ctxbudget.session import ContextSession
 from ctxbudget.stores import ArchiveRecord, SnapshotStore, StoredSnapshot
-from ctxbudget.summarize import Summarizer
 from ctxbudget.testing import StrictProvider
-from ctxbudget.tokens import TiktokenCounter
 
 COUNTER = TiktokenCounter()
 WINDOW = 6_000

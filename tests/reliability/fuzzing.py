@@ -108,7 +108,7 @@ VALUES = st.one_of(
 DEEP_VALUES = st.one_of(VALUES, st.sampled_from([Deep(3000), Huge(5_000)]))
 """For JSON payload slots (metadata, arguments, block data): past Python's recursion limit, and an int past what
 JSON and a snapshot hold. Elsewhere a value that deep or that long only tests ``repr()`` in error messages, which
-every ``!r`` would fail (both raise); ``ctxbudget._validation.short_repr`` is the bounded repr to use."""
+every ``!r`` would fail (both raise); ``ctxbudget.messages._validation.short_repr`` is the bounded repr to use."""
 
 
 # -- running one call ------------------------------------------------------------------------------------------------

@@ -14,8 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from ctxbudget.assembly import assemble_context_plan, assemble_fragments
 from ctxbudget.cognitive import BindingLimits, PackageBinding
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.summarize import render_transcript
+from ctxbudget.context.assembly import assemble_context_plan, assemble_fragments
+from ctxbudget.context.evidence import excerpt
+from ctxbudget.context.fragments import Fragment
+from ctxbudget.context.items import ContextItem
+from ctxbudget.context.planner import PlannerConfig, plan_context
 from ctxbudget.errors import (
     ArchiveError,
     BudgetExceededError,
@@ -32,18 +38,12 @@ from ctxbudget.errors import (
     UnknownModelError,
     UsageError,
 )
-from ctxbudget.evidence import excerpt
-from ctxbudget.fragments import Fragment
-from ctxbudget.items import ContextItem
 from ctxbudget.messages import Message, ToolCall, ToolSchema
-from ctxbudget.planner import PlannerConfig, plan_context
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.messages.toolpairs import validate_tool_sequence
 from ctxbudget.session import ContextSession
+from ctxbudget.session.snapshot import SessionSnapshot
 from ctxbudget.shared_session import SharedSession
-from ctxbudget.snapshot import SessionSnapshot
 from ctxbudget.stores import InMemorySnapshotStore
-from ctxbudget.summarize import render_transcript
-from ctxbudget.toolpairs import validate_tool_sequence
 from ctxbudget.transcripts import load_transcript, parse_transcript
 from pydantic import ValidationError
 

@@ -212,7 +212,7 @@ def test_a_store_failure_writes_nothing_partial(store_factory: StoreFactory) -> 
 CHILD = """
 import sys
 sys.path.insert(0, {tests!r})
-from ctxbudget.shared_session import SharedSession
+from ctxbudget.shared_session.session import SharedSession
 from ctxbudget.stores import SQLiteSnapshotStore
 from ctxbudget.testing import ScriptedSummarizer
 from reliability.faults import COUNTER, FaultyStore, conversation, make_session

@@ -23,21 +23,21 @@ from typing import Any
 
 import pytest
 from ctxbudget import cognitive
-from ctxbudget._validation import short_repr
-from ctxbudget.assembly import assemble_fragments
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.summarize import render_transcript
+from ctxbudget.context.assembly import assemble_fragments
+from ctxbudget.context.evidence import excerpt
+from ctxbudget.context.fragments import Fragment
+from ctxbudget.context.items import ContextItem
+from ctxbudget.context.planner import PlannerConfig, plan_context
+from ctxbudget.context.render import render_items
 from ctxbudget.errors import CtxBudgetError
-from ctxbudget.evidence import excerpt
-from ctxbudget.fragments import Fragment
-from ctxbudget.items import ContextItem
 from ctxbudget.messages import Message, ToolCall, ToolSchema
-from ctxbudget.planner import PlannerConfig, plan_context
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.render import render_items
+from ctxbudget.messages._validation import short_repr
+from ctxbudget.messages.tokens import CharCounter, TiktokenCounter, count_request, counter_for_model
+from ctxbudget.messages.toolpairs import find_tool_pair_problems, repair_tool_pairs, safe_cut_points
 from ctxbudget.session import ContextSession
-from ctxbudget.snapshot import SessionSnapshot
-from ctxbudget.summarize import render_transcript
-from ctxbudget.tokens import CharCounter, TiktokenCounter, count_request, counter_for_model
-from ctxbudget.toolpairs import find_tool_pair_problems, repair_tool_pairs, safe_cut_points
+from ctxbudget.session.snapshot import SessionSnapshot
 from ctxbudget.transcripts import load_transcript, parse_transcript
 from hypothesis import given, settings
 from pydantic import ValidationError

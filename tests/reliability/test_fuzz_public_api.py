@@ -40,9 +40,9 @@ from ctxbudget import (
     PlannerConfig,
     ToolSchema,
 )
-from ctxbudget._validation import short_repr
-from ctxbudget.summarize import SummaryRequest
-from ctxbudget.tokens import CharCounter
+from ctxbudget.compaction.summarize import SummaryRequest
+from ctxbudget.messages._validation import short_repr
+from ctxbudget.messages.tokens import CharCounter
 from hypothesis import given, settings
 from langchain_core.messages import AIMessage, HumanMessage
 from llama_index.core.base.llms.types import ChatMessage

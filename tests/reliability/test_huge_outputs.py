@@ -3,7 +3,7 @@
 A 50 MB output used to peak at 624 MB while being added: counting it built a Python list of one int per token
 (about nine bytes per character), kept it for the excerpt, and hashed a UTF-8 copy; the excerpt of an estimating
 counter binary-searched copies of the whole text. Now a huge text is counted and cut in parts that end where the
-encoding's pre-tokens end (:mod:`ctxbudget._token_chunks`), which gives exactly the tokens of the whole.
+encoding's pre-tokens end (:mod:`ctxbudget.messages._token_chunks`), which gives exactly the tokens of the whole.
 
 Peaks are measured with ``tracemalloc`` (Python allocations: what the copies were) as a ratio to the output's size,
 never a time. The 50 and 60 MB figures are in ``benchmarks/bench_huge_output.py``.
@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 from ctxbudget import ContextSession, Message, ToolCall
-from ctxbudget import _token_chunks as chunks
-from ctxbudget.encodings import get_encoding
-from ctxbudget.evidence import excerpt
+from ctxbudget.context.evidence import excerpt
+from ctxbudget.messages import _token_chunks as chunks
+from ctxbudget.messages.encodings import get_encoding
+from ctxbudget.messages.tokens import CharCounter, TiktokenCounter, TokenCounter, counter_for_model
 from ctxbudget.shared_session import SharedSession
 from ctxbudget.stores import InMemorySnapshotStore
-from ctxbudget.tokens import CharCounter, TiktokenCounter, TokenCounter, counter_for_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from llama_index.core.base.llms.types import ChatMessage

@@ -5,7 +5,7 @@ A value a message cannot be written and read back with (JSON nested past 100 lev
 50,000 deep raised ``RecursionError`` in the OpenAI converters, a 5,000-digit int in metadata was accepted by
 ``add_user`` and raised ``ValueError`` in ``snapshot().to_json()`` and ``SharedSession.add``, and ``NaN`` in
 metadata was written as ``null`` (silently lost). Every converter and metadata path goes through one check
-(``ctxbudget._validation``); text that is not JSON at all stays what it was: kept as spelled, never refused.
+(``ctxbudget.messages._validation``); text that is not JSON at all stays what it was: kept as spelled, never refused.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 from ctxbudget import ContextSession, Message, ToolCall
+from ctxbudget.context.fragments import Fragment
 from ctxbudget.errors import CtxBudgetError, InvalidFragmentError, InvalidMessageError, SnapshotFormatError
-from ctxbudget.fragments import Fragment
+from ctxbudget.messages.tokens import CharCounter
 from ctxbudget.providers import (
     message_to_openai,
     messages_from_anthropic,
@@ -24,10 +25,9 @@ from ctxbudget.providers import (
     messages_from_responses,
     messages_to_responses,
 )
+from ctxbudget.session.snapshot import SessionSnapshot
 from ctxbudget.shared_session import SharedSession
-from ctxbudget.snapshot import SessionSnapshot
 from ctxbudget.stores import InMemorySnapshotStore
-from ctxbudget.tokens import CharCounter
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 
 from llamaindex_ctxbudget import BudgetedMemory, from_chat_message

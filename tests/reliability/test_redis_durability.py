@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import SnapshotConflictError, SnapshotStoreError, UsageError
 from ctxbudget.messages import Message
-from ctxbudget.policy import CompactionPolicy
 from ctxbudget.session import ContextSession
 from ctxbudget.shared_session import SharedSession
 

@@ -60,7 +60,7 @@ def test_records_that_cannot_be_replayed_are_skipped_counted_and_reported(
         bad_seqs += shared.store.append("faults", [bad])
     shared.add(*added[len(BAD_RECORDS) * 3 :])
 
-    with caplog.at_level(logging.WARNING, logger="ctxbudget.shared_session"):
+    with caplog.at_level(logging.WARNING, logger="ctxbudget.shared_session.session"):
         loaded = shared.load()
 
     assert (loaded.replayed, loaded.skipped, loaded.invalid) == (len(added), 0, len(BAD_RECORDS))
@@ -74,7 +74,7 @@ def test_records_that_cannot_be_replayed_are_skipped_counted_and_reported(
 
     # Another load counts them again but does not warn again; another handle warns for itself.
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="ctxbudget.shared_session"):
+    with caplog.at_level(logging.WARNING, logger="ctxbudget.shared_session.session"):
         assert shared.load().invalid == len(BAD_RECORDS)
         other = SharedSession(shared.store, "faults", counter=COUNTER)
         assert other.load().invalid == len(BAD_RECORDS)

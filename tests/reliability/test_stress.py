@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import SnapshotConflictError
 from ctxbudget.messages import Message, ToolCall
-from ctxbudget.policy import CompactionPolicy
 from ctxbudget.session import ContextSession
 from ctxbudget.shared_session import SharedSession
 from ctxbudget.stores import SnapshotStore, SQLiteSnapshotStore
@@ -200,7 +200,7 @@ def test_redis_threads(redis_url: str, redis_prefix: str) -> None:
 PROCESS_WORKER = """
 import sys
 sys.path.insert(0, {tests!r})
-from ctxbudget.shared_session import SharedSession
+from ctxbudget.shared_session.session import SharedSession
 from ctxbudget.stores import SQLiteSnapshotStore
 from reliability.faults import COUNTER
 from reliability.test_stress import APPENDS, worker_messages

@@ -13,16 +13,16 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from ctxbudget.assembly import assemble_fragments
-from ctxbudget.fragments import Fragment
-from ctxbudget.items import ContextItem
+from ctxbudget.compaction.summarize import SummaryRequest, build_summary_prompt, render_transcript
+from ctxbudget.context.assembly import assemble_fragments
+from ctxbudget.context.fragments import Fragment
+from ctxbudget.context.items import ContextItem
+from ctxbudget.context.planner import PlannerConfig, plan_context
+from ctxbudget.context.render import render_items
 from ctxbudget.messages import Message, ToolCall
-from ctxbudget.planner import PlannerConfig, plan_context
-from ctxbudget.render import render_items
 from ctxbudget.session import ContextSession
 from ctxbudget.shared_session import SharedSession
 from ctxbudget.stores import InMemorySnapshotStore
-from ctxbudget.summarize import SummaryRequest, build_summary_prompt, render_transcript
 from ctxbudget.testing import ScriptedSummarizer
 
 from .faults import COUNTER, assert_valid_request

@@ -23,9 +23,9 @@ from ctxbudget import (
     find_tool_pair_problems,
 )
 from ctxbudget.compaction import ARCHIVE_META
+from ctxbudget.compaction.salience import failure_line
+from ctxbudget.compaction.summarize import ExtractiveSummarizer
 from ctxbudget.errors import InvalidMessageError
-from ctxbudget.salience import failure_line
-from ctxbudget.summarize import ExtractiveSummarizer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ctxbudget import ContextSession, Message, TiktokenCounter, ToolCall, ToolSchema
-from ctxbudget.toolpairs import find_tool_pair_problems
+from ctxbudget.messages.toolpairs import find_tool_pair_problems
 
 
 class RecordingCounter(TiktokenCounter):

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import InvalidMessageError, InvalidPolicyError, UsageError
 from ctxbudget.messages import Message, ToolCall
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.messages.tokens import TiktokenCounter
 from ctxbudget.session import ContextSession
-from ctxbudget.tokens import TiktokenCounter
 
 COUNTER = TiktokenCounter()
 

@@ -4,12 +4,12 @@ as unsent when a framework hands it over through add/sync; nothing the user gave
 from __future__ import annotations
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import InvalidMessageError
-from ctxbudget.events import Event, EventType, ToolResultUnsent
 from ctxbudget.messages import Message, ToolCall
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.messages.tokens import TiktokenCounter
 from ctxbudget.session import ContextSession
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.session.events import Event, EventType, ToolResultUnsent
 
 COUNTER = TiktokenCounter()
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from ctxbudget.events import Event, EventType
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.messages import ToolSchema
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.messages.tokens import TiktokenCounter
 from ctxbudget.session import ContextSession
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.session.events import Event, EventType
 
 COUNTER = TiktokenCounter()
 

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import pytest
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.messages.tokens import TiktokenCounter
 from ctxbudget.session import ContextSession
-from ctxbudget.tokens import TiktokenCounter
 
 COUNTER = TiktokenCounter()
 

@@ -16,8 +16,8 @@ from ctxbudget.errors import (
     UsageError,
 )
 from ctxbudget.messages import ToolSchema
-from ctxbudget.models import DEFAULT_REGISTRY, ModelInfo, ModelRegistry
-from ctxbudget.tokens import CharCounter, EstimatingCounter, TiktokenCounter
+from ctxbudget.messages.registry import DEFAULT_REGISTRY, ModelInfo, ModelRegistry
+from ctxbudget.messages.tokens import CharCounter, EstimatingCounter, TiktokenCounter
 
 GPT_4O_BUDGET = 128_000 - 16_384
 LONG_PROMPT = "Follow the house style in every answer. " * 50

@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from ctxbudget import ContextSession, _summary_runs
-from ctxbudget._summary_runs import VERIFY_RESERVE
-from ctxbudget.summarize import ExtractiveSummarizer, SummaryRequest
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget import ContextSession
+from ctxbudget.compaction import _summary_runs
+from ctxbudget.compaction._summary_runs import VERIFY_RESERVE
+from ctxbudget.compaction.summarize import ExtractiveSummarizer, SummaryRequest
+from ctxbudget.messages.tokens import TiktokenCounter
 
 COUNTER = TiktokenCounter()
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from ctxbudget import ContextSession, Message, TiktokenCounter, ToolCall
-from ctxbudget.textscan import MAX_RUN
+from ctxbudget.compaction.textscan import MAX_RUN
 
 COUNTER = TiktokenCounter()
 LINEAR_ON_ANY_INPUT = {

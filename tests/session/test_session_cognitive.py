@@ -23,10 +23,10 @@ from ctxbudget.errors import (
     ResponseDrift,
     UnexpectedBindingError,
 )
-from ctxbudget.events import Event
+from ctxbudget.messages.tokens import TiktokenCounter
 from ctxbudget.session import ContextSession
+from ctxbudget.session.events import Event
 from ctxbudget.testing import check_provider_request
-from ctxbudget.tokens import TiktokenCounter
 
 COUNTER = TiktokenCounter()
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.messages import Message, ToolCall
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.messages.tokens import TiktokenCounter, count_request
 from ctxbudget.session import ContextSession
 from ctxbudget.testing import ScriptedSummarizer, StrictProvider
-from ctxbudget.tokens import TiktokenCounter, count_request
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 

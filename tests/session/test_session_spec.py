@@ -7,14 +7,14 @@ import random
 
 import pytest
 from ctxbudget import INTERRUPTED_NOTICE, ContextSession, PreCompact
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.summarize import SummaryRequest
 from ctxbudget.errors import CompactionError, ContextOverflowError, InvalidMessageError, InvalidPolicyError, UsageError
-from ctxbudget.events import ContextCompacted, Event
 from ctxbudget.messages import Message, ToolCall, ToolSchema
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.summarize import SummaryRequest
+from ctxbudget.messages.tokens import TiktokenCounter, count_request
+from ctxbudget.messages.toolpairs import find_tool_pair_problems
+from ctxbudget.session.events import ContextCompacted, Event
 from ctxbudget.testing import ScriptedSummarizer, StrictProvider
-from ctxbudget.tokens import TiktokenCounter, count_request
-from ctxbudget.toolpairs import find_tool_pair_problems
 
 COUNTER = TiktokenCounter()
 
@@ -569,7 +569,7 @@ def test_setters_and_helpers_raise_typed_errors_naming_the_field(action, error, 
 
 
 def test_the_extractive_summarizer_rejects_a_useless_item_limit() -> None:
-    from ctxbudget.summarize import ExtractiveSummarizer
+    from ctxbudget.compaction.summarize import ExtractiveSummarizer
 
     with pytest.raises(InvalidPolicyError, match="max_items"):
         ExtractiveSummarizer(max_items=0)
@@ -587,7 +587,7 @@ def test_set_threshold_false_turns_auto_compaction_off_and_a_number_back_on() ->
 
 
 def test_the_extractive_summary_keeps_its_structure_when_one_statement_alone_is_over_budget() -> None:
-    from ctxbudget.summarize import ExtractiveSummarizer
+    from ctxbudget.compaction.summarize import ExtractiveSummarizer
 
     summarizer = ExtractiveSummarizer(COUNTER)
     statement = "Migrate the billing service to Postgres 16 without downtime. " * 40

@@ -8,9 +8,9 @@ histories have no user message left and a target below any message: truncation g
 from __future__ import annotations
 
 from ctxbudget.compaction import Compaction
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.messages import Message, ToolCall
-from ctxbudget.policy import CompactionPolicy
-from ctxbudget.tokens import TiktokenCounter
+from ctxbudget.messages.tokens import TiktokenCounter
 
 COUNTER = TiktokenCounter()
 

@@ -12,14 +12,14 @@ import json
 from collections.abc import Sequence
 
 import pytest
+from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import SnapshotConflictError, SnapshotFormatError
 from ctxbudget.messages import Message
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.messages.tokens import CharCounter
 from ctxbudget.session import ContextSession
+from ctxbudget.session.snapshot import SessionSnapshot
 from ctxbudget.shared_session import SharedSession
-from ctxbudget.snapshot import SessionSnapshot
 from ctxbudget.stores import SnapshotStore
-from ctxbudget.tokens import CharCounter
 
 from .conftest import StoreFactory
 

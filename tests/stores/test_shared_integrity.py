@@ -15,8 +15,8 @@ from ctxbudget.archive import ArchiveEntry, content_digest
 from ctxbudget.errors import SnapshotIntegrityError
 from ctxbudget.messages import Message
 from ctxbudget.session import ContextSession
+from ctxbudget.session.snapshot import SessionSnapshot
 from ctxbudget.shared_session import SharedSession
-from ctxbudget.snapshot import SessionSnapshot
 from ctxbudget.stores import InMemorySnapshotStore, SnapshotStore, SQLiteSnapshotStore
 
 from .test_shared_archive import COUNTER, grow, template

@@ -171,8 +171,8 @@ def test_switching_to_wal_gives_up_after_the_timeout_and_never_retries_other_err
 
 
 def test_a_schema_1_file_is_migrated_in_place_and_its_sessions_keep_working(tmp_path: Path) -> None:
+    from ctxbudget.session.snapshot import SessionSnapshot
     from ctxbudget.shared_session import SharedSession
-    from ctxbudget.snapshot import SessionSnapshot
 
     from .test_shared_archive import COUNTER, legacy_snapshot, note
 

@@ -14,8 +14,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from .._threads import CallTimedOut, call_in_thread
 from ..errors import CognitiveContextError, ProviderFailure
+from ..messages._threads import CallTimedOut, call_in_thread
 
 __all__ = ["call_async", "call_sync", "call_sync_async", "call_sync_in_loop"]
 

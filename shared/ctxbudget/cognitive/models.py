@@ -34,14 +34,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from typing_extensions import Self
 
-from ..errors import (
-    CognitiveContextError,
-    InvalidBinding,
-    InvalidLimits,
-    InvalidRequest,
-    ResponseDrift,
-    UsageError,
-)
+from ..errors import CognitiveContextError, InvalidBinding, InvalidLimits, InvalidRequest, ResponseDrift, UsageError
 from . import validation
 from .digest import canonical_digest, sha256_digest
 from .schemas import (

@@ -1,4 +1,4 @@
-"""Rendering validated cited documents into the planner's :class:`~ctxbudget.items.ContextItem`.
+"""Rendering validated cited documents into the planner's :class:`~ctxbudget.context.items.ContextItem`.
 
 Each document becomes one item whose content is the citation marker, a blank line, then the document::
 
@@ -13,8 +13,8 @@ as dedupe key.
 
 from __future__ import annotations
 
+from ..context.items import ContextItem
 from ..errors import ResponseDrift, UsageError
-from ..items import ContextItem
 from .models import Citation, CitedDocument, ContextResponse
 from .validation import expect_type
 

@@ -13,8 +13,8 @@ import math
 from collections.abc import Callable
 from typing import Any, cast
 
+from ..context.items import ContextItem
 from ..errors import InvalidPolicyError, ProviderFailure
-from ..items import ContextItem
 from ._calls import call_async, call_sync, call_sync_async, call_sync_in_loop
 from .models import ContextRequest, ContextResponse, PackageBinding
 from .provider import AsyncKnowledgeProvider, KnowledgeProvider
@@ -189,7 +189,7 @@ class CognitiveContextSession:
             session_id: the session id.
 
         Returns:
-            One :class:`~ctxbudget.items.ContextItem` per document (see :mod:`ctxbudget.cognitive.rendering`).
+            One :class:`~ctxbudget.context.items.ContextItem` per document (see :mod:`ctxbudget.cognitive.rendering`).
 
         Raises:
             InvalidRequest: the query or session id breaks its rule.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..messages import Message
+from ..messages.message import Message
 
 __all__ = ["MAX_BREAKPOINTS", "PREFIX_MARKS", "count_breakpoints", "mark_breakpoints"]
 

@@ -13,10 +13,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._foreign import foreign_problem
-from .._validation import JsonValueError, NotJsonError, parse_json, short_repr
 from ..errors import InvalidMessageError
-from ..messages import ContentBlock, Message, ToolSchema
+from ..messages._foreign import foreign_problem
+from ..messages._validation import JsonValueError, NotJsonError, parse_json, short_repr
+from ..messages.message import ContentBlock, Message, ToolSchema
 
 __all__ = [
     "PRIVATE_BLOCKS",

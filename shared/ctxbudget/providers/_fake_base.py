@@ -12,7 +12,7 @@ from typing import Any
 
 from typing_extensions import Self
 
-from ..messages import Message, ToolCall, ToolSchema
+from ..messages.message import Message, ToolCall, ToolSchema
 
 __all__ = ["FakeServer", "FakeServerStats", "Script", "ScriptCall", "prefix_digest", "tool_loop_script"]
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .._validation import short_repr
 from ..errors import InvalidMessageError, InvalidPolicyError
-from ..messages import ContentBlock, Message, ToolCall, ToolSchema
+from ..messages._validation import short_repr
+from ..messages.message import ContentBlock, Message, ToolCall, ToolSchema
 from ._anthropic_cache import PREFIX_MARKS, mark_breakpoints
 from ._common import (
     anthropic_image_source,

@@ -24,10 +24,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._validation import short_repr
 from ..errors import UsageError
-from ..messages import ContentBlock, Message, ToolSchema
-from ..tokens import (
+from ..messages._validation import short_repr
+from ..messages.message import ContentBlock, Message, ToolSchema
+from ..messages.tokens import (
     TOKENS_PER_MESSAGE,
     EstimatingCounter,
     _calls,

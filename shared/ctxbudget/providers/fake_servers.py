@@ -20,9 +20,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..encodings import get_encoding
-from ..messages import Message, ToolSchema
-from ..tokens import TiktokenCounter, TokenCounter, count_request
+from ..messages.encodings import get_encoding
+from ..messages.message import Message, ToolSchema
+from ..messages.tokens import TiktokenCounter, TokenCounter, count_request
 from ._fake_base import FakeServer, FakeServerStats, Script, ScriptCall, prefix_digest, tool_loop_script
 from ._wire_checks import Problem, anthropic_problem, openai_chat_problem, responses_problem
 from .anthropic import messages_from_anthropic, messages_to_anthropic, tool_from_anthropic

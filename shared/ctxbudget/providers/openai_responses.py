@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .._validation import short_repr
 from ..errors import InvalidMessageError
-from ..messages import ContentBlock, Message, ToolCall, ToolSchema
+from ..messages._validation import short_repr
+from ..messages.message import ContentBlock, Message, ToolCall, ToolSchema
 from ._common import (
     arguments_text,
     as_dict,

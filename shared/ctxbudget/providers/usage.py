@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from .._validation import short_repr
 from ..errors import InvalidPolicyError
+from ..messages._validation import short_repr
 
 __all__ = ["UsageFigures", "usage_figures"]
 

@@ -196,7 +196,7 @@ class BaseSnapshotStore(AsyncStoreMethods, abc.ABC):
                 nothing was appended.
             SnapshotStoreError: the backend failed; the records may or may not have been appended (a commit can
                 land and its reply be lost), always all of them or none. Re-appending the same records is safe
-                for readers that skip duplicates, as :class:`~ctxbudget.shared_session.SharedSession` loads do
+                for readers that skip duplicates, as :class:`~ctxbudget.shared_session.session.SharedSession` loads do
                 (they skip duplicate message ids).
         """
         self._check_session_id(session_id)

@@ -11,7 +11,7 @@ Schema 2 adds the append-only archive (``ctxbudget_archive``: one row per entry,
 sequence number, unique per handle, indexed by message id; ``ctxbudget_archive_heads``). A schema-1 file is
 migrated in place when first opened (the two tables are added under the write lock, nothing else changes); its
 snapshots, which hold their archive inside, are read as they are, and a
-:class:`~ctxbudget.shared_session.SharedSession` moves that archive into the new table on its next save.
+:class:`~ctxbudget.shared_session.session.SharedSession` moves that archive into the new table on its next save.
 
 SQLite columns are dynamically typed, so every value read back is checked: a version, head or sequence number that
 is not an integer in range, or data that is not text, raises :class:`~ctxbudget.errors.SnapshotStoreError` naming

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 import pytest
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.compaction.policy import CompactionPolicy
 from langchain.agents.middleware.context_editing import ClearToolUsesEdit, ContextEditingMiddleware
 from langchain.agents.middleware.types import AgentState, ModelRequest
 from langchain_core.language_models.fake_chat_models import FakeChatModel

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 import pytest
-from ctxbudget.policy import CompactionPolicy
+from ctxbudget.compaction.policy import CompactionPolicy
 from langchain.agents import AgentState
 from langchain.agents.middleware.summarization import SummarizationMiddleware
 from langchain.agents.middleware.types import ModelRequest

@@ -1,0 +1,364 @@
+"""What a tool call did and how it ended, read from the call's arguments and the result's structure.
+
+A call is a **command** (a shell string: its exact text matters), a **file operation** (read, write, edit, delete of
+the path in its arguments) or another **call** (a lookup or an action, named with its scalar arguments). Its
+outcome comes from the result's structure, never from words inside file contents: an error flag in the metadata
+(``is_error``, ``status``), a JSON body's ``status``/``error``/``success`` fields, an HTTP status line, a traceback's
+final exception line (with the frame it was raised in), a leading ``Error:`` line, a non-zero exit code or a shell
+error at the output's edges, a test summary with failures. So ``raise RuntimeError`` inside a file that was read is
+not an error, and ``{"status": "error", "code": "PAYMENT_METHOD_INACTIVE"}`` is.
+
+Every scan is linear in the output: patterns are searched by the regex engine over the text (C speed), and Python
+looks only at the few lines they find, at the output's first and last lines, and at the JSON body's top level.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..messages.message import Message, ToolCall
+from .textscan import bounded, clip
+
+__all__ = [
+    "CallKind",
+    "FileOp",
+    "call_kind",
+    "call_label",
+    "failure_line",
+    "file_op",
+    "is_file_read",
+    "is_search",
+    "outcome",
+]
+
+CallKind = Literal["command", "file", "call"]
+
+SCAN_CHARS = 400_000
+"""Characters of an output whose structure is read (its head; the tail is read separately)."""
+_EDGE_LINES = 6
+_SHELL_ARGS = ("command", "cmd", "script", "shell", "commands", "code", "bash")
+_PATH_ARGS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target_file", "target", "dest")
+_EDITOR_COMMANDS = {"view": "read", "create": "created", "str_replace": "edited", "insert": "edited"}
+_OPS = (
+    (re.compile(r"(?:^|_)(?:multi)?edit|replace|patch|modify|insert|apply", re.I), "edited"),
+    (re.compile(r"write|create|save|new_file|touch", re.I), "wrote"),
+    (re.compile(r"delete|remove|unlink|(?:^|_)rm(?:$|_)", re.I), "deleted"),
+    (re.compile(r"read|view|open|cat|get_file|show|head|tail|load", re.I), "read"),
+)
+_SEARCH_TOOL = re.compile(r"grep|glob|search|find|(?:^|_)ls(?:$|_)|list_dir|list_files|codebase", re.I)
+_SHELL_READ = re.compile(
+    r"^\s*(?:cd \S+ && )?(?:cat|less|more|head|tail|bat|nl|sed -n|grep|rg|ag|wc|ls|find|tree|open|goto|scroll_\w+|"
+    r"git (?:show|diff|log))\b"
+    r"(?![^|]*(?:>|<<))"
+)
+"""A command that shows a file (or lists files), not one that writes one (``cat > f << EOF`` writes)."""
+_TRACEBACK = "Traceback (most recent call last)"
+_RAISED = re.compile(r"^(?!During handling|The above exception|Traceback)[A-Za-z_][\w.]*(?::\s.*|:?)$")
+_LEADING_ERROR = re.compile(
+    r"^\s*(?:error|fatal|panic|exception|failed|failure)(?:\[[\w-]+\])?\s*[:!]"
+    r"|^\s*[\w.]+(?:Error|Exception)\b(?::|$)",
+    re.IGNORECASE,
+)
+_REPORTED_ERROR = re.compile(r"^\W{0,3}(?:[A-Z]\d{3,4}\s+)?[\w.]*(?:Error|Exception):\s")
+_EXIT = re.compile(
+    r"\b(?:exit(?:ed)?(?: with)?(?: code| status)?|return ?code|returncode|exit_code|status code)\s*[:=>]?\s*"
+    r"([1-9]\d{0,2})\b",
+    re.IGNORECASE,
+)
+_CLI_ERROR = re.compile(r"^\s*(?:ERROR|FATAL|fatal|error|Error|npm ERR!)(?:\[[\w-]+\])?:?\s+\S")
+"""The error prefix of command-line tools (pip, git, gcc, cargo, npm): ``ERROR: No matching distribution``."""
+_DIAGNOSTIC = re.compile(r"^\s*[\w./-]+\.\w{1,8}:\d+(?::\d+)?:\s*(?:error:\s*)?[A-Za-z]")
+"""A compiler's or linter's diagnostic: ``strategy/manual_commit_test.go:755:53: not enough arguments in call``."""
+_WRAPPER = re.compile(r"^\s*</?(?:returncode|output|stdout|stderr|tool_use_error)>\d*(?:</returncode>)?\s*$")
+_HTTP = re.compile(
+    r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\s+[A-Z][A-Za-z ]{2,40}$|^\s*HTTP/\d(?:\.\d)?\s+([45]\d\d)\b"
+)
+_HTTP_FIELD = re.compile(r"\b(?:status(?:_code)?|http(?: status)?)\s*[:=]\s*([45]\d\d)\b", re.IGNORECASE)
+_TEST_FAIL = re.compile(r"\b([1-9]\d*) (?:failed|errors?)\b|^FAILED\b|^FAIL:|^ERROR:", re.IGNORECASE)
+_ZERO_FAILED = re.compile(r"\b0 failed\b")
+_EDGE_ERROR = re.compile(r"command not found|no such file or directory|permission denied|not recognized as", re.I)
+_FAILED_STATUS = frozenset({"error", "failed", "failure", "fail", "denied", "rejected", "invalid", "not_found"})
+_MESSAGE_KEYS = ("code", "error_code", "message", "error", "detail", "reason", "msg", "description")
+
+
+@dataclass(frozen=True)
+class FileOp:
+    """A file operation: ``op`` (read, wrote, edited, created, deleted) on ``path``."""
+
+    op: str
+    path: str
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _shell_command(call: ToolCall) -> str | None:
+    for key in _SHELL_ARGS:
+        value = call.args.get(key)
+        if isinstance(value, str) and value.strip() and not _editor_command(call):
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return " ".join(value)
+    return None
+
+
+def _editor_command(call: ToolCall) -> str | None:
+    """The sub-command of a file-editor tool (``str_replace_editor`` with ``command: view``), else ``None``."""
+    value = call.args.get("command")
+    if isinstance(value, str) and value in _EDITOR_COMMANDS and any(k in call.args for k in _PATH_ARGS):
+        return value
+    return None
+
+
+def _path_arg(call: ToolCall) -> str | None:
+    for key in _PATH_ARGS:
+        value = call.args.get(key)
+        if isinstance(value, str) and value.strip() and len(value) < 500:
+            return value.strip()
+    return None
+
+
+def is_search(call: ToolCall) -> bool:
+    """A search or listing tool (Grep, Glob, LS, find_files): its path is where it looked, not a file it used."""
+    return _SEARCH_TOOL.search(call.name) is not None
+
+
+def file_op(call: ToolCall) -> FileOp | None:
+    """The file operation a call performs, from its name (or editor sub-command) and its path argument."""
+    path = _path_arg(call)
+    if path is None or is_search(call):
+        return None
+    editor = _editor_command(call)
+    if editor is not None:
+        return FileOp(_EDITOR_COMMANDS[editor], path)
+    for pattern, op in _OPS:
+        if pattern.search(call.name):
+            return FileOp(op, path)
+    return None  # a call that takes a path (run_tests(path=...)) is not a file operation
+
+
+def call_kind(call: ToolCall) -> CallKind:
+    """Command, file operation or other call."""
+    if _shell_command(call) is not None:
+        return "command"
+    return "file" if file_op(call) is not None else "call"
+
+
+def call_label(call: ToolCall, limit: int = 160) -> str:
+    """How a call is named in a summary: the command as run, the file and operation, or name(arg=value, ...)."""
+    command = _shell_command(call)
+    if command is not None:
+        return f"{call.name}: {clip(command, min(limit, 140))}"
+    operation = file_op(call)
+    if operation is not None:
+        return f"{call.name} {operation.path}"
+    return clip(f"{call.name} {call.args_json()}", limit)  # a lookup or an action: its arguments, exactly
+
+
+def is_file_read(call: ToolCall | None) -> bool:
+    """The call reads a file (or lists one): values inside its output are the file's, not current facts."""
+    if call is None:
+        return False
+    command = _shell_command(call)
+    if command is not None:
+        return _SHELL_READ.match(command) is not None
+    if is_search(call):
+        return True  # what a search shows is the content of the files it matched
+    operation = file_op(call)
+    return operation is not None and operation.op == "read"
+
+
+# -- failure ----------------------------------------------------------------------------------------------------
+def _flagged(metadata: Mapping[str, Any]) -> bool:
+    """The result's metadata marks it failed: ``is_error``/``status`` here or in the provider's own fields."""
+    if metadata.get("status") == "error" or metadata.get("is_error") is True:
+        return True
+    provider = metadata.get("provider")
+    if isinstance(provider, Mapping):
+        for fields in provider.values():
+            inner = fields.get("fields") if isinstance(fields, Mapping) else None
+            if isinstance(inner, Mapping) and (inner.get("is_error") is True or inner.get("status") == "error"):
+                return True
+    return False
+
+
+def failure_line(message: Message) -> str | None:
+    """The line that shows a tool result failed, or ``None`` when it did not (read from structure only)."""
+    metadata = message.metadata if isinstance(message.metadata, Mapping) else {}
+    flagged = _flagged(metadata)
+    text = message.text
+    head = text[:SCAN_CHARS]
+    found = _json_failure(head) or _traceback_failure(head) or _edge_failure(text)
+    if found is not None:
+        return clip(found, 240)
+    if flagged:
+        first, _ = _edge_lines(text)
+        return clip(" ".join(first[:2]), 240) if first else "the tool reported an error"
+    return None
+
+
+def _edge_lines(text: str) -> tuple[list[str], list[str]]:
+    """The first and last few non-blank lines of ``text`` (read from its two ends, never the whole).
+
+    A harness's wrapper lines (``<returncode>0</returncode>``, ``<output>``) are left out; a short output's lines
+    are in both lists.
+    """
+    head, tail = bounded(text[:4_000]), bounded(text[-4_000:])
+    first = [line for line in head.splitlines() if line.strip() and not _WRAPPER.match(line)][:_EDGE_LINES]
+    last = [line for line in tail.splitlines() if line.strip() and not _WRAPPER.match(line)][-_EDGE_LINES:]
+    return first, last
+
+
+def _edge_failure(text: str) -> str | None:
+    """A failure shown at an output's edges, by its most informative line.
+
+    A leading error line, a command-line tool's error line, an exit code (the error's own words before the bare
+    code), an HTTP error status, a shell error, a failing test summary.
+    """
+    first, last = _edge_lines(text)
+    if not first:
+        return None
+    code_line = next((ln.strip() for ln in [*first[:3], *last[-3:]] if _EXIT.search(ln)), None)
+    edges = [*first, *last]
+    errors = [ln for ln in edges if _CLI_ERROR.match(ln) or _REPORTED_ERROR.match(ln) or _EDGE_ERROR.search(ln)]
+    if code_line is not None:  # a failed build or lint: its compiler's "file:line:col: message" says what failed
+        errors = [ln for ln in edges if _DIAGNOSTIC.match(ln)][:1] + errors
+    said = None
+    if errors:
+        distinct = list(dict.fromkeys(line.strip() for line in errors))
+        said = distinct[0] if len(distinct) == 1 else f"{distinct[0]} … {distinct[-1]}"
+    if _LEADING_ERROR.match(first[0]) and not _EXIT.search(first[0]):
+        said = said if said and said != first[0].strip() and len(errors) > 1 else first[0].strip()
+    if code_line is not None:
+        return f"{said} ({code_line})" if said and said != code_line else code_line
+    if said is not None:
+        return said
+    for line in first[:3]:
+        if _HTTP.match(line) or _HTTP_FIELD.search(line):
+            return line
+    for line in [*first[:3], *last[-3:]]:
+        if _EXIT.search(line):
+            return line
+    return next((line for line in last[-5:] if _TEST_FAIL.search(line) and not _ZERO_FAILED.search(line)), None)
+
+
+def _traceback_failure(text: str) -> str | None:
+    """A Python traceback's final exception line (with its message) and the frame it was raised in.
+
+    The exception line is the last unindented ``Name`` or ``Name: message`` line after the last traceback header
+    (chained tracebacks end with the one that propagated): ``ImproperlyConfigured: The SECRET_KEY setting must not
+    be empty.`` as much as ``KeyError: 'user_id'``.
+    """
+    start = text.rfind(_TRACEBACK, 0, SCAN_CHARS)
+    if start < 0:
+        return None
+    piece = bounded(text[start : start + 40_000])
+    lines = [line for line in piece.splitlines() if line.strip() and not _WRAPPER.match(line)]
+    last = next((line for line in reversed(lines[1:]) if _RAISED.match(line)), lines[0])
+    frame = next((line.strip() for line in reversed(lines) if line.lstrip().startswith('File "')), None)
+    where = f" (at {frame.split(chr(34) + ', ', 1)[-1]})" if frame else ""
+    return last.strip() + where
+
+
+def _json_failure(text: str) -> str | None:
+    """A JSON body whose ``status``, ``success``, ``ok`` or ``error`` field says it failed, shown by those fields."""
+    body = _json_body(text)
+    if not isinstance(body, dict):
+        return None
+    status = body.get("status")
+    failed = (
+        (isinstance(status, str) and status.lower() in _FAILED_STATUS)
+        or (isinstance(status, int) and not isinstance(status, bool) and status >= 400)
+        or body.get("success") is False
+        or body.get("ok") is False
+        or bool(body.get("error"))
+        or bool(body.get("errors"))
+    )
+    if not failed:
+        return None
+    parts = [f"status={status}"] if status is not None else []
+    for key in _MESSAGE_KEYS:
+        value = body.get(key)
+        if _scalar(value) and str(value):
+            parts.append(f"{key}={clip(str(value), 120)}")
+        elif isinstance(value, dict):
+            inner = [f"{k}={clip(str(v), 80)}" for k, v in value.items() if _scalar(v)][:3]
+            parts.extend(f"{key}.{part}" for part in inner)
+    return "JSON " + ", ".join(parts) if parts else "JSON body reports failure"
+
+
+def _json_said(body: Any) -> str | None:
+    """What a JSON result says at its top level: up to four fields whose values are ids or amounts (``key=value``).
+
+    A plain word value ("city": "Los Angeles") says nothing a summary needs; the record's fields are read in full
+    by the output's items.
+    """
+    if not isinstance(body, dict):
+        return None
+    said = [
+        f"{key}={clip(str(value), 60)}"
+        for key, value in body.items()
+        if _scalar(value) and any(ch.isdigit() or ch == "@" for ch in str(value)[:80])
+    ]
+    return ", ".join(said[:4]) or None
+
+
+def _json_body(text: str) -> Any:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]" or len(stripped) >= SCAN_CHARS:
+        return None
+    try:
+        return json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+
+
+# -- outcome ----------------------------------------------------------------------------------------------------
+_SUMMARY_LINE = re.compile(
+    r"\b\d[\d,.]*\s?(?:passed|failed|errors?|tests?|skipped|ms|s|seconds?|rows?|items?|files?|%)\b"
+    r"|\b(?:done|success(?:ful(?:ly)?)?|succeeded|completed?|created|wrote|updated|saved|ok)\b",
+    re.IGNORECASE,
+)
+
+
+_SHORT_RESULT = 360
+"""A result this short (wrapper lines aside) is its own outcome: "ok: gitdir: /path", "ok: Match: True"."""
+
+
+def outcome(result: Message | None) -> tuple[str, str | None]:
+    """A short outcome of a call's result, and its failure line.
+
+    ``FAILED: <failure line>``; for a short result, ``ok:`` and the result itself (its lines joined); otherwise
+    ``ok:`` and its header and summary line (counts, timings, "done") or its last line; ``ok`` for an empty result
+    or a JSON body (its record fields say what it holds).
+    """
+    if result is None:
+        return "no result", None
+    failed = failure_line(result)
+    if failed is not None:
+        return f"FAILED: {clip(failed, 200)}", failed
+    return f"ok: {said}" if (said := _success(result.text)) else "ok", None
+
+
+def _success(text: str) -> str | None:
+    """What a successful result says in a line: all of a short one, else its header and its summary line."""
+    first, last = _edge_lines(text)
+    if not first:
+        return None
+    body = _json_body(text[: SCAN_CHARS - 1]) if text.lstrip()[:1] in ("{", "[") else None
+    if body is not None:
+        return _json_said(body)
+    short = bounded(text) if len(text) <= _SHORT_RESULT * 2 else ""
+    lines = [ln.strip() for ln in short.splitlines() if ln.strip() and not _WRAPPER.match(ln)]
+    if lines and sum(len(ln) + 3 for ln in lines) <= _SHORT_RESULT:
+        return " | ".join(lines)
+    summary = next((line for line in reversed(last) if _SUMMARY_LINE.search(line) and len(line) < 200), last[-1])
+    head = first[0].strip()
+    if head != summary.strip() and len(head) < 160:  # a header says what the output is: "[File: a.py (372 lines)]"
+        return f"{clip(head, 120)} … {clip(summary.strip(), 120)}"
+    return clip(summary.strip(), 160)

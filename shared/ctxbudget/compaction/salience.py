@@ -1,0 +1,275 @@
+"""What carries information in a transcript, found without a model: :class:`Salient` items, one pass per message.
+
+* **User messages** (harness text removed: :mod:`ctxbudget.compaction.harness`) yield the user's statements in their own
+  words (:mod:`ctxbudget.compaction.statements`): facts, constraints, preferences, and requests and questions (the
+  latest one is the "latest request"; an imperative one is also the current task). A long paste is one item pointing to
+  the archived original.
+* **Assistant messages** yield decisions and open items; narration yields nothing. Each tool call yields a
+  command, file operation or call item with its outcome (:mod:`ctxbudget.compaction.outcomes`), and a file operation
+  also an artifact keyed by its path.
+* **Tool results** yield an error item when their structure says they failed, and the paths, result lines, figures
+  and record fields they report (:mod:`ctxbudget.compaction.outputs`); a file that was read reports no facts.
+* A harness's own continuation summary (Claude Code's, after its compaction) is read as an earlier summary.
+
+Items carry a supersession key where one exists (the path of an artifact, the label of a call), so a later item
+with the same key replaces an earlier one; statements are matched by subject in
+:mod:`ctxbudget.compaction.supersession`. Every function here is linear in the message's length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..messages.message import Message, ToolCall
+from .harness import is_continuation_summary, strip_harness
+from .memo import ReadMemo
+from .outcomes import call_kind, call_label, failure_line, file_op, is_file_read, is_search, outcome
+from .outputs import output_items
+from .statements import assistant_statements, user_statements
+from .textscan import clip, informative_tokens
+
+__all__ = [
+    "SalienceKind",
+    "Salient",
+    "failure_line",
+    "informative_tokens",
+    "item_key",
+    "key_lines",
+    "salient_items",
+]
+
+SalienceKind = Literal[
+    "task",
+    "fact",
+    "constraint",
+    "preference",
+    "paste",
+    "request",
+    "question",
+    "decision",
+    "finding",
+    "note",
+    "open",
+    "command",
+    "call",
+    "artifact",
+    "figure",
+    "error",
+]
+"""What an item records; the ledger files each kind under one section."""
+
+HandleOf = Callable[[Message], "str | None"]
+_META_FLAGS = ("isMeta", "is_meta", "harness")
+"""Message metadata flags a transcript reader sets on text the harness, not the person, wrote."""
+"""The archive handle a message of the span will have once compacted (``None``: not known)."""
+
+
+@dataclass(frozen=True)
+class Salient:
+    """One thing worth keeping: its kind, the bullet text, a supersession key and where it came from.
+
+    Attributes:
+        kind: what the item records.
+        text: the bullet as it is shown (one line).
+        key: items with the same kind and key supersede each other (the later one wins); ``None``: no key.
+        order: position in the conversation (larger is later); items from an earlier summary are negative.
+        tokens: the informative tokens the item holds (values and content words), lower-cased.
+    """
+
+    kind: SalienceKind
+    text: str
+    key: str | None
+    order: int
+    tokens: frozenset[str]
+
+
+def _item(kind: SalienceKind, text: str, key: str | None, order: int) -> Salient:
+    return Salient(kind=kind, text=text, key=key, order=order, tokens=informative_tokens(text))
+
+
+def item_key(kind: SalienceKind, text: str) -> str | None:
+    """The supersession key of an item of ``kind`` shown as ``text`` (used to read an earlier ledger back)."""
+    if kind == "artifact":
+        return text.split(": ", 1)[0].split(" (", 1)[0].lower() or None
+    if kind in ("command", "call", "error"):
+        return text.split(" -> ", 1)[0].lower() if " -> " in text else None
+    if kind in ("open", "request", "task"):
+        return kind
+    return None
+
+
+def key_lines(message: Message, max_lines: int) -> list[str]:
+    """The lines of a tool output worth keeping in view when the output itself is not (a cleared result's marker).
+
+    Its failure first, then the paths it wrote and its result and figure lines, at most ``max_lines``.
+    """
+    lines: list[str] = []
+    failed = failure_line(message)
+    if failed is not None:
+        lines.append(f"FAILED: {failed}")
+    for found in output_items(message.text, message.name or "tool"):
+        if len(lines) >= max_lines:
+            break
+        text = found.text.split(": ", 1)[1] if found.kind == "figure" and ": " in found.text else found.text
+        if text not in lines:
+            lines.append(clip(text, 200))
+    return lines[:max_lines]
+
+
+def salient_items(
+    messages: Sequence[Message],
+    results: Mapping[str, Message] | None = None,
+    *,
+    handle_of: HandleOf | None = None,
+    memo: ReadMemo | None = None,
+    calls: Mapping[str, ToolCall] | None = None,
+) -> list[Salient]:
+    """Every salient item of ``messages``, in conversation order.
+
+    Args:
+        messages: the span (originals, not bounded or cleared copies, for full coverage).
+        results: tool results by call id from outside the span (a call's result may sit after the cut).
+        handle_of: the archive handle of a message of the span, named in the item of a long paste.
+        memo: what earlier compactions of the session read; a message met again is not read again.
+        calls: tool calls by id from outside the span (a result's call may sit before it).
+    """
+    by_call = dict(results or {})
+    by_call.update({m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id})
+    calls = {**(calls or {}), **{call.id: call for m in messages for call in m.tool_calls}}
+    items: list[Salient] = []
+    for order, message in enumerate(messages):
+        if message.metadata.get("ctxbudget"):
+            continue  # our own summary, notices and pinned copies are not conversation
+        if memo is None:
+            items.extend(message_items(message, order, by_call, calls, handle_of))
+            continue
+        handle = handle_of(message) if handle_of is not None and message.role == "user" else None
+        found = memo.get(_read_key(message, by_call, calls, handle), _reader(message, by_call, calls, handle), _chars)
+        items.extend(Salient(kind=i.kind, text=i.text, key=i.key, order=order, tokens=i.tokens) for i in found)
+    return items
+
+
+def _reader(
+    message: Message, by_call: Mapping[str, Message], calls: Mapping[str, ToolCall], handle: str | None
+) -> Callable[[], tuple[Salient, ...]]:
+    def read() -> tuple[Salient, ...]:
+        return tuple(message_items(message, 0, by_call, calls, lambda _message: handle))
+
+    return read
+
+
+def _read_key(
+    message: Message, by_call: Mapping[str, Message], calls: Mapping[str, ToolCall], handle: str | None
+) -> tuple[object, ...]:
+    """What a message's items depend on: the message itself, its calls' results, the call it answers, its handle."""
+    text = message.text
+    if message.role == "assistant":
+        results = tuple(
+            (call.id, result.id, hash(result.text), result.metadata.get("is_error") is True)
+            for call in message.tool_calls
+            if (result := by_call.get(call.id)) is not None
+        )
+        return (message.id, hash(text), len(text), tuple(c.id for c in message.tool_calls), results, message.state)
+    if message.role == "tool":
+        call = calls.get(message.tool_call_id or "")
+        return (message.id, hash(text), len(text), call_label(call) if call is not None else message.name)
+    return (message.id, hash(text), len(text), handle)
+
+
+def _chars(items: tuple[Salient, ...]) -> int:
+    return sum(len(item.text) + 48 for item in items)
+
+
+def message_items(
+    message: Message,
+    order: int,
+    by_call: Mapping[str, Message],
+    calls: Mapping[str, ToolCall],
+    handle_of: HandleOf | None = None,
+) -> Iterator[Salient]:
+    """The items of one message at position ``order`` (``by_call``: results by call id; ``calls``: calls by id)."""
+    if message.role == "user":
+        yield from _user_items(message, order, handle_of)
+    elif message.role == "assistant":
+        yield from _assistant_items(message, order, by_call)
+    elif message.role == "tool":
+        yield from _tool_items(message, order, calls)
+
+
+def _user_items(message: Message, order: int, handle_of: HandleOf | None) -> Iterator[Salient]:
+    if any(message.metadata.get(flag) is True for flag in _META_FLAGS):
+        return  # a harness's own line (Claude Code's isMeta), kept by the reader only to be faithful to the file
+    if is_continuation_summary(message.text):
+        yield from _continuation(message.text, order)
+        return
+    yield from _statement_items(message.text, order, handle_of(message) if handle_of is not None else None)
+
+
+def _statement_items(text: str, order: int, handle: str | None = None) -> Iterator[Salient]:
+    for statement in user_statements(text):
+        shown = statement.text
+        if statement.kind == "paste":
+            shown = f"User {shown}" + (f" (full text: {handle})" if handle else "")
+        yield _item(statement.kind, shown, item_key(statement.kind, shown), order)
+
+
+def _continuation(text: str, order: int) -> Iterator[Salient]:
+    """A harness's continuation summary: its lines are notes from an earlier summary (kept, ranked low)."""
+    body = strip_harness(text)
+    for raw in body.splitlines()[1:400]:
+        line = raw.strip().lstrip("-*• ").strip()
+        if len(line.split()) >= 3 and not line.startswith("#"):
+            yield _item("note", clip(line, 280), None, order)
+
+
+def _assistant_items(message: Message, order: int, by_call: Mapping[str, Message]) -> Iterator[Salient]:
+    for statement in assistant_statements(message.text):
+        yield _item(statement.kind, statement.text, item_key(statement.kind, statement.text), order)
+    if message.state == "interrupted":
+        yield _item("open", "The assistant's reply was interrupted before it finished.", "open", order)
+    for call in message.tool_calls:
+        label = call_label(call)
+        result = by_call.get(call.id)
+        shown, failed = outcome(result)
+        kind = call_kind(call)
+        if kind == "file":
+            operation = file_op(call)
+            assert operation is not None
+            status = f" -> {shown}" if failed or result is None else ""
+            yield _item("artifact", f"{operation.path}: {operation.op}{status}", operation.path.lower(), order)
+            if failed:
+                continue
+        if kind != "file" or result is None:
+            yield _item(
+                "command" if kind == "command" else "call", clip(f"{label} -> {shown}", 320), label.lower(), order
+            )
+        if result is None:
+            yield _item("open", clip(f"{label} has no result yet", 240), None, order)
+
+
+def _tool_items(message: Message, order: int, calls: Mapping[str, ToolCall]) -> Iterator[Salient]:
+    call = calls.get(message.tool_call_id or "")
+    label = call_label(call) if call is not None else (message.name or "tool")
+    failed = failure_line(message)
+    if failed is not None:
+        yield _item("error", clip(f"{label} -> {failed}", 300), label.lower(), order)
+    tool = message.name or (call.name if call is not None else "tool")
+    read = is_file_read(call)
+    command = call is not None and call_kind(call) == "command"
+    search = call is not None and is_search(call)
+    text = strip_harness(message.text)
+    for found in output_items(text, tool, file_read=read, command=command, search=search):
+        yield _item(found.kind, found.text, found.key, order)
+
+
+def tail_statements(texts: Iterable[str]) -> list[Salient]:
+    """The statements of user messages still in view, by their texts.
+
+    They supersede older statements, and are not repeated in the summary.
+    """
+    items: list[Salient] = []
+    for order, text in enumerate(texts, start=1_000_000):
+        items.extend(_statement_items(text, order))
+    return items

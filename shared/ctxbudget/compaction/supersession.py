@@ -1,0 +1,264 @@
+"""When a later statement replaces an earlier one: same subject, a new value.
+
+A statement's :class:`Subject` is read from its structure (:mod:`ctxbudget.compaction.textscan`): its content words
+without the leading label ("FACT:", "Constraint:", "Note:" are never the subject) and without words that only announce a
+change; its typed values; whether it announces a change (update, now, changed, moved, switched, rotated, instead,
+actually, no longer, from now on, rather, new ...). A later statement supersedes an earlier one when
+
+* it restates it with other values: the same subject words (nearly all of them) and different values, or
+* it announces a change and shares subject words with it (the best-matching earlier statement, weighted by how rare
+  the shared words are in the session), with values of compatible types (a date for a date, an amount for an
+  amount; a bare number goes with anything), or
+* both carry the same numbered label ("FACT-7:", then "FACT-7 update:"); numbered items with different numbers
+  never replace each other, whatever they say, or
+* both set a value that a session holds one of at a time: a time zone; the style of the assistant's answers (a
+  preference about answers, replies, responses or tone that shares another word with the earlier one).
+
+Two statements that only look alike ("Project spending ceiling is $500", "Conference spending ceiling is $300") have
+words the other lacks on both sides and announce no change: both stay.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .statements import label_of
+from .textscan import scan, stem
+
+__all__ = ["PREFIX", "Subject", "SupersessionIndex", "subject_of"]
+
+_CUE = re.compile(
+    r"\b(?:update[ds]?|updating|(?<!for )(?<!right )(?<!just )(?<!until )(?<!by )(?<!from )now(?! that)|changed|"
+    r"chang(?:e|ed|ing) (?:\w+ ){0,2}to|moved|switched|switching to|rotated|rotation is done|rebased|replaced|instead|"
+    r"actually|correction|corrected|revised|no longer|anymore|retired|from now on|going forward|rather|new|renamed|"
+    r"not \S+ but|scratch that|make it)\b",
+    re.IGNORECASE,
+)
+"""Words that announce a change of something already said (a past "changed", "moved", "switched", or "change ...
+to"), not the wish to change something ("I'd like to change my flight" is the request itself)."""
+_CUE_WORDS = frozenset(
+    stem(w)
+    for w in [
+        "update",
+        "updated",
+        "updates",
+        "updating",
+        "changed",
+        "change",
+        "changing",
+        "moved",
+        "move",
+        "switched",
+        "switch",
+        "switching",
+        "rotated",
+        "rebased",
+        "rebase",
+        "replaced",
+        "replace",
+        "instead",
+        "actually",
+        "correction",
+        "corrected",
+        "revised",
+        "revise",
+        "retired",
+        "renamed",
+        "rename",
+        "new",
+        "rather",
+        "longer",
+        "anymore",
+        "forward",
+    ]
+)
+_NUMBERED_LABEL = re.compile(r"(?:^|:\s)([A-Za-z][A-Za-z_]*[- ]?\d+)(?:\s+(?:update|correction|change|fix|amended))?:")
+"""A numbered label near the start ("FACT-7:"): the item's own id, whatever the labels around it."""
+_WEAK = frozenset(
+    stem(w)
+    for w in [
+        "think",
+        "want",
+        "need",
+        "try",
+        "make",
+        "get",
+        "use",
+        "know",
+        "see",
+        "look",
+        "seem",
+        "feel",
+        "say",
+        "tell",
+        "ask",
+        "put",
+        "take",
+        "give",
+        "keep",
+        "help",
+        "work",
+        "come",
+        "find",
+        "show",
+        "mean",
+        "start",
+        "thing",
+        "way",
+        "something",
+        "anything",
+        "everything",
+        "also",
+        "still",
+        "maybe",
+        "probably",
+        "really",
+    ]
+)
+"""Verbs and fillers too common to tie two statements to one subject."""
+_TIME_WORDS = frozenset(
+    stem(w)
+    for w in ["time", "times", "timezone", "zone", "clock", "clocks", "timestamp", "timestamps", "report", "show"]
+)
+_STYLE_WORDS = frozenset(
+    stem(w) for w in ["answer", "answers", "reply", "replies", "response", "responses", "tone", "style", "wording"]
+)
+_ANY = "number"
+_EQUIVALENT = {"hostport": "host", "path": "identifier", "url": "host"}
+_SCALAR = frozenset({"money", "date", "number", "version", "timezone", "hostport", "host", "url"})
+"""Value kinds that set something (an amount, a date, a port): a statement restated with another one updates it.
+Paths, identifiers and names are the things a statement is about: "never modify a.py" and "never modify b.py" are
+two rules."""
+_STRONG = frozenset({"money", "date", "person", "timezone", "identifier", "host", "email", "version"})
+PREFIX = 4
+"""Two values sharing a prefix this long (``spike/abc-12``, ``spike/xyz-34``) name the same kind of thing."""
+_TEMPLATE = 0.8
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a statement is about: subject words (stemmed), typed values, slots, and whether it announces a change."""
+
+    words: frozenset[str]
+    values: frozenset[str]
+    kinds: frozenset[str]
+    strong: frozenset[str]
+    scalars: frozenset[str]
+    slots: frozenset[str]
+    cue: bool
+    label_id: str | None = None
+
+
+_REASON_CLAUSE = re.compile(r"[,;]?\s+(?:because|since|so that|as it|which keeps|which matches)\s", re.IGNORECASE)
+
+
+def subject_of(text: str) -> Subject:
+    """The :class:`Subject` of one statement."""
+    label = label_of(text)
+    body = text[len(label) + 1 :] if label else text
+    numbered = _NUMBERED_LABEL.search(text[:80])  # "FACT-7:", "FACT-7 update:", "For the record: FACT-7:"
+    label_id = numbered.group(1).lower() if numbered else None
+    reason = _REASON_CLAUSE.search(body)
+    if reason is not None and len(body[: reason.start()].split()) >= 3:
+        body = body[: reason.start()]  # what is stated, not why ("because the team operates it")
+    read = scan(body)
+    every = frozenset(read.words)
+    words = frozenset(w for w in every if w not in _CUE_WORDS and w not in _WEAK)
+    kinds = frozenset(_EQUIVALENT.get(v.kind, v.kind) for v in read.values)
+    slots = set()
+    if "timezone" in kinds and (every & _TIME_WORDS or "timezone" in body.lower()):
+        slots.add("timezone")  # a statement about the time zone to use, not a time that names one ("03:00 EST")
+    if words & _STYLE_WORDS:
+        slots.add("style")
+    cue = _CUE.search(body) is not None or (label is not None and _CUE.search(label) is not None)
+    named = [v for v in read.values if v.kind != "identifier" or any(c.isdigit() for c in v.text)]
+    values = frozenset(v.text.lower() for v in named)
+    strong = frozenset(_EQUIVALENT.get(v.kind, v.kind) for v in named) & _STRONG
+    scalars = frozenset(v.text.lower() for v in named if v.kind in _SCALAR)
+    return Subject(
+        words=words,
+        values=values,
+        kinds=kinds,
+        strong=strong,
+        scalars=scalars,
+        slots=frozenset(slots),
+        cue=cue,
+        label_id=label_id,
+    )
+
+
+def _shared_prefix(new: Subject, old: Subject) -> bool:
+    """A value of each that differ but share a prefix of :data:`PREFIX` characters or more."""
+    return any(
+        a != b and len(a) > PREFIX and a[:PREFIX] == b[:PREFIX] and not a.isdigit()
+        for a in new.values
+        for b in old.values
+    )
+
+
+def _named(values: frozenset[str]) -> bool:
+    """Some of ``values`` name something (an id, an amount, a date), not a bare count ("question 3", "step 4")."""
+    return any(not value.replace(",", "").replace(".", "").isdigit() for value in values)
+
+
+def _compatible(new: Subject, old: Subject) -> bool:
+    if not new.kinds or not old.kinds or _ANY in new.kinds or _ANY in old.kinds:
+        return True
+    return bool(new.kinds & old.kinds)
+
+
+class SupersessionIndex:
+    """Decides, for statements in conversation order, which earlier statement each later one replaces.
+
+    Args:
+        subjects: every statement's subject, in conversation order (their words' rarity is measured over them).
+        counters_change: a statement restated with another bare number replaces the earlier one (requests: "go on
+            with step 4" after "go on with step 3"); for facts a bare number is a count, and "question 4" is not a
+            new value of "question 3".
+    """
+
+    def __init__(self, subjects: Sequence[Subject], *, counters_change: bool = False) -> None:
+        self.subjects = list(subjects)
+        self.counters_change = counters_change
+        df: Counter[str] = Counter()
+        for subject in subjects:
+            df.update(subject.words)
+        total = len(subjects) + 1
+        self._idf = {word: math.log(total / count) + 0.5 for word, count in df.items()}
+
+    def replaced_by(self, index: int, candidates: Sequence[int]) -> int | None:
+        """The earlier statement (one of ``candidates``, indexes before ``index``) statement ``index`` replaces."""
+        new = self.subjects[index]
+        best: tuple[float, int] | None = None
+        for earlier in candidates:
+            score = self._score(new, self.subjects[earlier])
+            if score > 0 and (best is None or score >= best[0]):
+                best = (score, earlier)
+        return None if best is None else best[1]
+
+    def _score(self, new: Subject, old: Subject) -> float:
+        if new.label_id is not None and old.label_id is not None:  # numbered items: the same number, the same item
+            return 20.0 if new.label_id == old.label_id else 0.0
+        shared = new.words & old.words
+        weight = sum(self._idf.get(word, 0.5) for word in shared)
+        changed = new.values ^ old.values
+        restated = new.values - new.scalars == old.values - old.scalars and new.scalars != old.scalars
+        template = self.counters_change or (restated and _named(changed))
+        if new.values and old.values and changed and shared and template:
+            union = new.words | old.words
+            if len(shared) / max(1, len(union)) >= _TEMPLATE:
+                return 10.0 + weight  # the same statement restated with other values
+        # A change announced about the same subject: two subject words in common, or one and a value of the same
+        # strong type (an amount for an amount, a name for a name), or values that differ after a common prefix.
+        linked = len(shared) >= 2 or (len(shared) == 1 and bool(new.strong & old.strong)) or _shared_prefix(new, old)
+        if new.cue and linked and _compatible(new, old) and (new.values != old.values or not new.values):
+            return weight + 0.5
+        if "timezone" in new.slots & old.slots and new.values != old.values:
+            return 1.0 + weight
+        if "style" in new.slots & old.slots and (shared - _STYLE_WORDS or new.cue):
+            return 1.0 + weight
+        return 0.0

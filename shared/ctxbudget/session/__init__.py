@@ -1,0 +1,110 @@
+"""Sessions: the conversation, its live history, the request it builds, events, usage tracking and snapshots.
+
+Each name is imported on first use (PEP 562), so importing the package costs next to nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .conversation import (
+        Conversation,
+    )
+    from .events import (
+        ArchivedItem,
+        CognitiveContextBound,
+        CompactionFailed,
+        ContextCompacted,
+        ContextUpdate,
+        Event,
+        EventBus,
+        EventType,
+        ToolOutputBounded,
+        ToolResultUnsent,
+    )
+    from .live_history import (
+        LiveHistory,
+        UnsentResult,
+    )
+    from .request import (
+        INTERRUPTED_NOTICE,
+        BuiltRequest,
+        PreCompact,
+    )
+    from .session import (
+        ContextSession,
+    )
+    from .snapshot import (
+        SNAPSHOT_SCHEMA,
+        SessionSnapshot,
+        TrackerSnapshot,
+    )
+    from .tracking import (
+        ContextState,
+        ContextWindowTracker,
+    )
+
+__all__ = [
+    "INTERRUPTED_NOTICE",
+    "SNAPSHOT_SCHEMA",
+    "ArchivedItem",
+    "BuiltRequest",
+    "CognitiveContextBound",
+    "CompactionFailed",
+    "ContextCompacted",
+    "ContextSession",
+    "ContextState",
+    "ContextUpdate",
+    "ContextWindowTracker",
+    "Conversation",
+    "Event",
+    "EventBus",
+    "EventType",
+    "LiveHistory",
+    "PreCompact",
+    "SessionSnapshot",
+    "ToolOutputBounded",
+    "ToolResultUnsent",
+    "TrackerSnapshot",
+    "UnsentResult",
+]
+
+_LAZY: dict[str, str] = {
+    "ArchivedItem": "events",
+    "BuiltRequest": "request",
+    "CognitiveContextBound": "events",
+    "CompactionFailed": "events",
+    "ContextCompacted": "events",
+    "ContextSession": "session",
+    "ContextState": "tracking",
+    "ContextUpdate": "events",
+    "ContextWindowTracker": "tracking",
+    "Conversation": "conversation",
+    "Event": "events",
+    "EventBus": "events",
+    "EventType": "events",
+    "INTERRUPTED_NOTICE": "request",
+    "LiveHistory": "live_history",
+    "PreCompact": "request",
+    "SNAPSHOT_SCHEMA": "snapshot",
+    "SessionSnapshot": "snapshot",
+    "ToolOutputBounded": "events",
+    "ToolResultUnsent": "events",
+    "TrackerSnapshot": "snapshot",
+    "UnsentResult": "live_history",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,220 @@
+"""A session's live history and everything derived from it, kept up to date in O(changed messages).
+
+:class:`LiveHistory` owns the messages a session holds, their token sizes and total, the tool-call pairing state
+(the calls of the latest assistant message still open) and the *sent view*: the history as a strict provider
+accepts it (orphaned and duplicate results left out, a synthetic result after every call that was never answered,
+the interrupted-reply notice after an aborted reply). Appending a message updates all of it in O(that message);
+only replacing the whole history (a compaction commit, a rebuild) costs O(history).
+
+The sent view equals ``repair_tool_pairs(history)`` with :func:`~ctxbudget.session.request.insert_interrupted_notice`
+applied when the latest assistant reply was interrupted, message for message; a property test holds it to that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..messages.message import Message, MessageSequence
+from ..messages.toolpairs import missing_result
+from .request import interrupted_notice
+
+__all__ = ["LiveHistory", "UnsentResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnsentResult:
+    """A tool result kept in the history that no request carries: it answers no open call."""
+
+    message: Message
+    reason: Literal["orphaned_result", "duplicate_result"]  # duplicate: its call was already answered
+
+
+class LiveHistory:
+    """The live history with its sizes, pairing state and sent view, updated incrementally.
+
+    Args:
+        count: the token count of one message (the session's counter).
+
+    The lists it hands out (:attr:`messages`, :meth:`view`) are only ever appended to or swapped for new lists, so
+    a view taken earlier stays valid (it covers a fixed prefix of a list nobody edits).
+    """
+
+    __slots__ = (
+        "_adjust",
+        "_closed",
+        "_count",
+        "_diverged",
+        "_interrupted",
+        "_messages",
+        "_notice_at",
+        "_open",
+        "_run",
+        "_run_at",
+        "_sent",
+        "_sent_tokens",
+        "_sizes",
+        "_tokens",
+    )
+
+    def __init__(self, count: Callable[[Message], int]) -> None:
+        self._count = count
+        self._clear()
+
+    def _clear(self) -> None:
+        self._messages: list[Message] = []
+        self._sizes: list[int] = []
+        self._tokens = 0
+        self._sent: list[Message] = []  # the sent view up to the latest assistant run (synthetic results included)
+        self._sent_tokens = 0
+        # What the sent view adds to (or, for a result left out, takes from) each message's size, by index: a
+        # synthetic result counts with the call that made it, so a span archived takes its additions with it.
+        self._adjust: dict[int, int] = {}
+        self._diverged = False  # a result was left out or a synthetic one added: _sent is not _messages
+        # Calls of the latest assistant message still unanswered, in call order, each with the synthetic result
+        # (and its size) a request sends in its place: built when first needed, then kept, not rebuilt on every
+        # measurement while the calls are open.
+        self._open: dict[str, tuple[Message, int] | None] = {}
+        self._run: tuple[str, ...] = ()  # every call the latest assistant message made
+        self._run_at = -1  # the index of the latest assistant message
+        self._closed: set[str] = set()  # calls of the latest run already answered
+        self._interrupted: Message | None = None  # the latest assistant message, when it was an interrupted reply
+        self._notice_at: int | None = None  # where in _sent its notice goes, once its run of results is closed
+
+    # -- reading -----------------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._messages)
+
+    @property
+    def messages(self) -> list[Message]:
+        """The live messages (the list itself: read it, never edit it)."""
+        return self._messages
+
+    @property
+    def sizes(self) -> list[int]:
+        """Token size of each live message (the list itself: read it, never edit it)."""
+        return self._sizes
+
+    @property
+    def tokens(self) -> int:
+        """Total tokens of the live messages."""
+        return self._tokens
+
+    @property
+    def open_calls(self) -> tuple[str, ...]:
+        """Call ids of the latest assistant message still unanswered, in call order."""
+        return tuple(self._open)
+
+    @property
+    def run_calls(self) -> tuple[str, ...]:
+        """Every call id the latest assistant message made, answered or not."""
+        return self._run
+
+    @property
+    def interrupted(self) -> bool:
+        """The latest assistant message is an interrupted reply (requests carry a notice after it)."""
+        return self._interrupted is not None
+
+    @property
+    def needs_repair(self) -> bool:
+        """The sent view differs from the history (a result left out, a synthetic result or a notice added)."""
+        return self._diverged or self._interrupted is not None or bool(self._open)
+
+    def sent_tokens(self, notice_tokens: int) -> int:
+        """Tokens of the sent view; ``notice_tokens`` is what the interrupted-reply notice costs."""
+        open_tokens = sum(size for _, size in self._synthetic_results())
+        return self._sent_tokens + open_tokens + (notice_tokens if self._interrupted is not None else 0)
+
+    def sent_sizes(self, notice_tokens: int) -> list[int]:
+        """Each message's size in the sent view: what it costs plus the synthetic results and notice it brings.
+
+        A result left out counts zero. The sum is :meth:`sent_tokens`, so a compaction that keeps a span keeps its
+        exact cost. ``notice_tokens`` is what the interrupted-reply notice costs.
+        """
+        sizes = list(self._sizes)
+        for index, change in self._adjust.items():
+            sizes[index] += change
+        if self._run_at >= 0:
+            sizes[self._run_at] += sum(size for _, size in self._synthetic_results())
+            if self._interrupted is not None:
+                sizes[self._run_at] += notice_tokens
+        return sizes
+
+    def view(self, prefix: Sequence[Message]) -> MessageSequence:
+        """``prefix`` then the sent view, zero-copy: O(prefix + open calls), whatever the history's length."""
+        if not self.needs_repair:
+            return MessageSequence(prefix, self._messages)  # the same list: adapters reuse their conversions
+        base = self._sent if self._diverged else self._messages  # equal lists until a result is left out
+        tail = [synthetic for synthetic, _ in self._synthetic_results()]
+        notice = interrupted_notice(self._interrupted) if self._interrupted is not None else None
+        if notice is None:
+            return MessageSequence(prefix, base, tail=tail)
+        if self._notice_at is None:  # the interrupted run is still the latest: the notice closes the request
+            return MessageSequence(prefix, base, tail=[*tail, notice])
+        split = self._notice_at
+        return MessageSequence(prefix, base, split, tail=[notice, *base[split:]])
+
+    # -- changing ----------------------------------------------------------------------------------------------
+    def append(self, message: Message, size: int | None = None) -> UnsentResult | None:
+        """Append ``message`` (its size counted unless given); return what says so when no request will carry it."""
+        if size is None:
+            size = self._count(message)
+        self._messages.append(message)
+        self._sizes.append(size)
+        self._tokens += size
+        if message.role == "tool":
+            return self._add_result(message, size)
+        self._close_run()
+        self._run = ()
+        if message.role == "assistant":
+            self._run_at = len(self._messages) - 1
+            self._interrupted = message if message.state == "interrupted" else None
+            self._notice_at = None
+            self._run = tuple(call.id for call in message.tool_calls)
+            self._open = dict.fromkeys(self._run)
+        self._send(message, size)
+        return None
+
+    def replace(self, messages: Sequence[Message], sizes: Sequence[int] | None = None) -> None:
+        """Swap in a new history (new lists: views taken earlier keep reading the old ones)."""
+        self._clear()
+        for index, message in enumerate(messages):
+            self.append(message, None if sizes is None else sizes[index])
+
+    def _add_result(self, message: Message, size: int) -> UnsentResult | None:
+        call_id = message.tool_call_id or ""
+        if call_id in self._open:
+            del self._open[call_id]
+            self._closed.add(call_id)
+            self._send(message, size)
+            return None
+        self._diverged = True
+        self._adjust[len(self._messages) - 1] = -size
+        return UnsentResult(message, "duplicate_result" if call_id in self._closed else "orphaned_result")
+
+    def _close_run(self) -> None:
+        """A non-tool message ends the latest run: unanswered calls get their synthetic results, then the notice."""
+        for synthetic, size in self._synthetic_results():
+            self._diverged = True
+            self._adjust[self._run_at] = self._adjust.get(self._run_at, 0) + size
+            self._send(synthetic, size)
+        self._open = {}
+        self._closed = set()
+        if self._interrupted is not None and self._notice_at is None:
+            self._notice_at = len(self._sent)
+
+    def _synthetic_results(self) -> list[tuple[Message, int]]:
+        """The synthetic result (and its size) of each open call, in call order, built once per call."""
+        for call_id, known in self._open.items():
+            if known is None:  # replacing a value while iterating is safe: the keys do not change
+                synthetic = missing_result(call_id)
+                self._open[call_id] = (synthetic, self._count(synthetic))
+        return [known for known in self._open.values() if known is not None]
+
+    def _send(self, message: Message, size: int) -> None:
+        self._sent.append(message)
+        self._sent_tokens += size

@@ -1,0 +1,472 @@
+"""``SharedSession``: many workers, threads or processes on one session through a :class:`SnapshotStore`.
+
+The stored state of a shared session is three things, kept by the store:
+
+* **the snapshot**: one JSON document (:class:`~ctxbudget.session.snapshot.SessionSnapshot`) holding the *live* state:
+  live history, summary, goal, pinned content, the add positions of the live messages and how many messages were
+  ever added. It is written by one atomic compare-and-set, and its size is bounded by the window, not by the
+  conversation's past: a process that dies anywhere leaves either the old snapshot or the new one.
+* **the archive**: every original that left the live state, one entry per handle, append-only beside the snapshot
+  (:meth:`~ctxbudget.stores.base.SnapshotStore.put_archive`). An entry is written once, *before* the snapshot that
+  refers to it, so no snapshot ever names an entry that is missing. An entry written by a compaction that then
+  lost its compare-and-set stays: it holds a genuine original of one of the session's messages, and entries are
+  never changed. Loads never read the archive; reading an original (``read_archived``, ``originals()``,
+  ``search_archive``) fetches it by handle or, for a listing, by range: each handle keeps the entries it has read,
+  so after a conflict or on the next load it reads only the entries written since.
+* **the append log**: workers add messages by appending one record per message. Appends never conflict and
+  never touch the snapshot.
+
+Reading (:meth:`SharedSession.load`) takes the snapshot, then replays the log records after the snapshot's
+``log_seq``, skipping any message the session already holds: live, or archived from a log record the snapshot
+absorbed (the store says so by message id, :meth:`~ctxbudget.stores.base.SnapshotStore.archived_ids`). So a
+record appended twice (a retried append whose first attempt did land) is never duplicated. Compaction
+(:meth:`SharedSession.compact`, or automatically in :meth:`SharedSession.build_request`) runs on a loaded version
+and saves with ``expected_version``; the new snapshot's ``log_seq`` is the last record it absorbed. Messages appended
+meanwhile sit after that ``log_seq`` and are replayed on top by the next load. A stale compaction loses the
+compare-and-set, is discarded, and is recomputed on a fresh load (bounded retries, then
+:class:`~ctxbudget.errors.SnapshotConflictError`). Log records are trimmed only after a snapshot absorbing
+them was saved; a load that finds records it needed already trimmed (a newer snapshot absorbed them) reloads.
+
+A snapshot written before the archive moved out of it (its archive inside, ``archive_in_store`` false) is read as it
+is; the next save writes its archive to the store and a live-only snapshot (the migration).
+
+Integrity: the snapshot and every archive entry carry a content digest, checked when read; an edited or corrupted
+one raises :class:`~ctxbudget.errors.SnapshotIntegrityError` naming the store key or handle and both digests.
+
+A log record that cannot be decoded or validated on replay (written by hand, by another version, or holding
+text that cannot be serialized, such as a lone surrogate) never wedges the session: the load skips it, counts it
+(:attr:`LoadedSession.invalid`, :attr:`SharedSessionStats.skipped_records`) and logs a warning naming its
+sequence number and the problem. Every valid message around it is replayed as usual, and the next compaction
+absorbs and trims the bad record with the rest.
+
+Every operation has an async twin (:meth:`SharedSession.aload`, ``aadd``, ``abuild_request``, ``acompact``,
+``aoriginals``) for use inside asyncio: store calls are awaited (``redis.asyncio`` for Redis, a worker thread for
+SQLite and the in-memory store) and the summarizer of an async compaction is awaited.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+from ..archive.search import ArchiveHit
+from ..compaction.summarize import AsyncSummarizer, Summarizer
+from ..errors import (
+    InvalidMessageError,
+    InvalidPolicyError,
+    SnapshotConflictError,
+    SnapshotFormatError,
+    SnapshotIntegrityError,
+    SnapshotStoreError,
+    UsageError,
+)
+from ..messages.message import Message
+from ..messages.registry import DEFAULT_REGISTRY, ModelRegistry
+from ..messages.tokens import TokenCounter
+from ..session.events import ContextCompacted
+from ..session.request import BuiltRequest
+from ..session.session import ContextSession
+from ..session.snapshot import SessionSnapshot
+from ..stores.base import SnapshotStore, StoredSnapshot
+from ._archive import ArchiveCache, encode_entry
+from ._async import AsyncSharedMethods
+from ._log import LOG_RECORD_SCHEMA, decoded, records_of
+from ._state import (
+    Fetched,
+    StoreBackedSession,
+    archive_records,
+    built_compaction,
+    itself,
+    restore_from_store,
+    snapshot_json,
+    stale,
+    unknown_ids,
+)
+
+__all__ = ["LOG_RECORD_SCHEMA", "LoadedSession", "SharedSession", "SharedSessionStats"]
+
+_DEFAULT_ATTEMPTS = 8
+_T = TypeVar("_T")
+_WARNED_LIMIT = 1024
+"""How many invalid record seqs one handle remembers having warned about (then it forgets and warns again)."""
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LoadedSession:
+    """One consistent view of a shared session, as :meth:`SharedSession.load` returns it.
+
+    Attributes:
+        session: a private :class:`ContextSession` (snapshot + replayed log); changing it changes nothing stored.
+        version: the snapshot version it was built from; a save based on it passes this as ``expected_version``.
+        log_seq: the last log record it absorbed (also ``session.log_seq``).
+        replayed: how many log messages were added on top of the snapshot.
+        skipped: how many log records were skipped as duplicates of messages already held.
+        invalid: how many log records were skipped because they could not be decoded or validated (each is
+            logged as a warning and counted in :attr:`SharedSessionStats.skipped_records`).
+    """
+
+    session: ContextSession
+    version: int
+    log_seq: int
+    replayed: int
+    skipped: int
+    invalid: int = 0
+
+
+@dataclass
+class SharedSessionStats:
+    """Counters of what one :class:`SharedSession` handle did (thread-safe via the handle's lock).
+
+    Attributes:
+        appended: message records appended.
+        loads: consistent loads completed.
+        stale_reloads: loads restarted because records they needed were trimmed by a newer snapshot.
+        duplicates_skipped: log records skipped because the message id was already held.
+        skipped_records: log records skipped because they could not be decoded or validated (counted on every
+            load that meets them, until a compaction trims them).
+        compactions_saved: compacted snapshots saved.
+        conflicts_retried: saves that lost the compare-and-set and were recomputed on a fresh load.
+        trim_failures: log trims that failed after a successful save (the next save trims further).
+    """
+
+    appended: int = 0
+    loads: int = 0
+    stale_reloads: int = 0
+    duplicates_skipped: int = 0
+    skipped_records: int = 0
+    compactions_saved: int = 0
+    conflicts_retried: int = 0
+    trim_failures: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def bump(self, name: str, by: int = 1) -> None:
+        """Add ``by`` to the counter ``name``."""
+        with self._lock:
+            setattr(self, name, getattr(self, name) + by)
+
+
+class SharedSession(AsyncSharedMethods):
+    """A handle on one session shared by many workers through a :class:`SnapshotStore`.
+
+    Handles are cheap and hold no session state between calls (every operation loads fresh state); a handle keeps
+    only the archive entries it has read (written once, so never stale). Each worker, thread or process may hold its
+    own handle, or share one. Create the stored session once with :meth:`create`.
+
+    Args:
+        store: where the snapshot, the archive and the append log live.
+        session_id: the shared session's id.
+        counter: token counter for loaded sessions (default: as :meth:`ContextSession.restore` picks).
+        summarizer: summarizer for compactions (default: the offline extractive one).
+        registry: model registry for loaded sessions.
+        max_attempts: how many times a load or a save is tried against concurrent writers before giving up.
+    """
+
+    def __init__(
+        self,
+        store: SnapshotStore,
+        session_id: str,
+        *,
+        counter: TokenCounter | None = None,
+        summarizer: Summarizer | AsyncSummarizer | None = None,
+        registry: ModelRegistry = DEFAULT_REGISTRY,
+        max_attempts: int = _DEFAULT_ATTEMPTS,
+    ) -> None:
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise UsageError(f"session_id: must be a non-blank str, got {session_id!r}", field="session_id")
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise InvalidPolicyError(f"max_attempts: must be an int >= 1, got {max_attempts!r}", field="max_attempts")
+        self.store = store
+        self.session_id = session_id
+        self.counter = counter
+        self.summarizer = summarizer
+        self.registry = registry
+        self.max_attempts = max_attempts
+        self.stats = SharedSessionStats()
+        self._cache = ArchiveCache(store, session_id)
+        self._warned: set[int] = set()
+        self._warned_lock = threading.Lock()
+
+    @classmethod
+    def create(
+        cls,
+        store: SnapshotStore,
+        session: ContextSession,
+        *,
+        counter: TokenCounter | None = None,
+        summarizer: Summarizer | AsyncSummarizer | None = None,
+        registry: ModelRegistry = DEFAULT_REGISTRY,
+        max_attempts: int = _DEFAULT_ATTEMPTS,
+    ) -> SharedSession:
+        """Store ``session`` as the first snapshot of a new shared session and return a handle on it.
+
+        The session's configuration (window, policy, system prompt, tools) and any messages it already holds
+        become version 1: its archive goes to the store's archive, its live state to the snapshot. Its
+        ``log_seq`` is kept, so log records appended before creation are replayed.
+
+        Raises:
+            SnapshotFormatError: the session cannot be serialized; nothing was created.
+            SnapshotConflictError: a session with this id already exists in the store.
+            SnapshotStoreError: the store failed (the session may or may not have been created; a retry that
+                gets :class:`SnapshotConflictError` finds it created).
+        """
+        whole = _serialized(session, "create", session.snapshot)
+        if store.load(session.session_id) is not None:
+            # checked before the archive is written, so a duplicate create never adds entries to another session
+            store.save(session.session_id, whole.to_json(), expected_version=None)  # raises the conflict
+        positions = whole.order
+        records = [
+            encode_entry(entry, positions.get(entry.message.id) if entry.message else None, whole.log_seq)
+            for entry in whole.archive
+        ]
+        head = max(store.put_archive(session.session_id, records), default=0) if records else 0
+        live = {m.id for m in whole.history} | {m.id for m in whole.system_messages}
+        first = whole.model_copy(
+            update={
+                "archive": (),
+                "order": {i: p for i, p in positions.items() if i in live},
+                "added": whole.next_position,
+                "archive_in_store": True,
+                "archive_head": head,
+            }
+        )
+        store.save(session.session_id, first.to_json(), expected_version=None)
+        return cls(
+            store,
+            session.session_id,
+            counter=counter if counter is not None else session.counter,
+            summarizer=summarizer,
+            registry=registry,
+            max_attempts=max_attempts,
+        )
+
+    # -- writing ---------------------------------------------------------------------------------------------------
+    def add(self, *messages: Message) -> list[int]:
+        """Append messages to the shared log (one atomic append); never conflicts with other writers.
+
+        Appending a message whose id the session already holds is harmless: loads skip it. So after an append
+        that raised :class:`SnapshotStoreError` the caller may simply append the same messages again.
+
+        Returns:
+            The log sequence numbers of the records, in order.
+
+        Raises:
+            InvalidMessageError: an argument is not a :class:`Message`, two of them share an id, or one holds
+                text that cannot be encoded as UTF-8 (a lone surrogate); nothing was appended.
+            SnapshotStoreError: the store failed; the messages may or may not have been appended (a commit can
+                land and its reply be lost). Re-appending the same messages is safe: loads skip duplicate ids.
+        """
+        seqs = self.store.append(self.session_id, records_of(messages))
+        self.stats.bump("appended", len(seqs))
+        return seqs
+
+    def add_user(self, text: str, **metadata: Any) -> Message:
+        """Append a user message and return it."""
+        message = Message(role="user", content=text, metadata=metadata)
+        self.add(message)
+        return message
+
+    # -- reading ---------------------------------------------------------------------------------------------------
+    def load(self) -> LoadedSession:
+        """Return a consistent view: the latest snapshot plus every log message after its ``log_seq``.
+
+        A log record that does not decode or validate is skipped, counted and logged (see the module docs); the
+        load still returns every valid message. The archive is not read (its entries are fetched when read).
+
+        Raises:
+            UsageError: the store has no snapshot for this session (create it with :meth:`create`).
+            SnapshotFormatError: the stored snapshot does not validate (field named).
+            SnapshotIntegrityError: the stored snapshot does not match its digest (edited or corrupted).
+            SnapshotConflictError: records kept being trimmed under this reader for ``max_attempts`` tries.
+            SnapshotStoreError: the store failed.
+        """
+        for _ in range(self.max_attempts):
+            fetched = self._fetch()
+            if fetched is not None:
+                return self._build(fetched)
+            self.stats.bump("stale_reloads")
+        raise self._kept_moving(self._stored_version())
+
+    def originals(self) -> list[Message]:
+        """Every message ever added to the shared session, as given, in add order (see :meth:`load`)."""
+        return self.load().session.originals()
+
+    def search_archive(self, query: str, k: int = 5) -> list[ArchiveHit]:
+        """Rank every archived original of the shared session for ``query`` (entries are read from the store once)."""
+        return self.load().session.search_archive(query, k)
+
+    def _kept_moving(self, version: int) -> SnapshotConflictError:
+        return SnapshotConflictError(
+            f"load: session {self.session_id!r} kept moving: its log was trimmed under this reader on "
+            f"{self.max_attempts} attempts in a row (max_attempts={self.max_attempts})",
+            expected_version=version,
+            actual_version=version,
+        )
+
+    def _stored_version(self) -> int:
+        stored = self.store.load(self.session_id)
+        return stored.version if stored is not None else 0
+
+    def _fetch(self) -> Fetched | None:
+        snapshot, version = self._parse(self.store.load(self.session_id))
+        head = self.store.log_head(self.session_id)
+        records = self.store.read_log(self.session_id, after=snapshot.log_seq)
+        if stale(snapshot, records, head):
+            return None
+        items = decoded(records)
+        unknown = unknown_ids(snapshot, items)
+        archived = self.store.archived_ids(self.session_id, unknown) if unknown else {}
+        return Fetched(version, snapshot, items, archived)
+
+    def _parse(self, stored: StoredSnapshot | None) -> tuple[SessionSnapshot, int]:
+        if stored is None:
+            raise UsageError(
+                f"session_id: {self.session_id!r} has no snapshot in the store; create it with SharedSession.create",
+                field="session_id",
+            )
+        try:
+            return SessionSnapshot.from_json(stored.data), stored.version
+        except SnapshotIntegrityError as exc:
+            where = f"{exc.where} (version {stored.version} in {_describe(self.store)})"
+            raise SnapshotIntegrityError(
+                str(exc).replace(exc.where, where, 1), where=where, expected=exc.expected, actual=exc.actual
+            ) from None
+
+    def _build(self, fetched: Fetched) -> LoadedSession:
+        """Restore the snapshot and replay the log on top (CPU only: no store call)."""
+        snapshot = fetched.snapshot
+        sources: dict[str, int] = {}
+        session = restore_from_store(
+            snapshot, self._cache, sources, counter=self.counter, summarizer=self.summarizer, registry=self.registry
+        )
+        held = set(snapshot.order)
+        replayed = skipped = invalid = 0
+        for seq, item in fetched.decoded:
+            if isinstance(item, str):
+                invalid += 1
+                self._report_invalid(seq, item)
+                continue
+            if item.id in held or fetched.archived.get(item.id, seq) <= snapshot.log_seq:
+                skipped += 1  # live, or archived from a record the snapshot absorbed
+                continue
+            try:
+                session.add(item)
+            except (InvalidMessageError, UsageError) as exc:
+                invalid += 1
+                self._report_invalid(seq, f"log[{seq}].message: {exc}")
+                continue
+            held.add(item.id)
+            sources[item.id] = seq
+            replayed += 1
+        self.stats.bump("duplicates_skipped", skipped)
+        if invalid:
+            self.stats.bump("skipped_records", invalid)
+        session.log_seq = fetched.decoded[-1][0] if fetched.decoded else snapshot.log_seq
+        self.stats.bump("loads")
+        return LoadedSession(session, fetched.version, session.log_seq, replayed, skipped, invalid)
+
+    def _report_invalid(self, seq: int, problem: str) -> None:
+        """Warn once per handle about a log record that cannot be replayed (it is skipped on every load)."""
+        with self._warned_lock:
+            if seq in self._warned:
+                return
+            if len(self._warned) >= _WARNED_LIMIT:
+                self._warned.clear()
+            self._warned.add(seq)
+        logger.warning(
+            "shared session %r: skipped log record %d, which cannot be replayed (%s); the other records are "
+            "replayed, and the next compaction trims it",
+            self.session_id,
+            seq,
+            problem,
+        )
+
+    # -- requests and compaction -----------------------------------------------------------------------------------
+    def build_request(self) -> BuiltRequest:
+        """Load fresh state and build a request; an auto-compaction it ran is saved (compare-and-set).
+
+        Raises:
+            ContextOverflowError: the request is past the hard stop even after compaction.
+            SnapshotConflictError: the compaction lost to other writers on ``max_attempts`` tries in a row.
+            SnapshotStoreError: the store failed; nothing was written.
+        """
+        return self._with_retries("build_request", lambda loaded: loaded.session.build_request(), built_compaction)
+
+    def compact(self, instructions: str | None = None) -> ContextCompacted:
+        """Compact the shared session now (manual trigger) and save the result with compare-and-set.
+
+        A compaction computed on a version someone else replaced is never written: it is discarded and
+        recomputed on a fresh load, up to ``max_attempts`` times.
+
+        Raises:
+            CompactionError: compaction failed; nothing was written.
+            SnapshotConflictError: the save lost to other writers on ``max_attempts`` tries in a row.
+            SnapshotStoreError: the store failed; the stored state is the old snapshot or the new one, whole.
+        """
+        return self._with_retries("compact", lambda loaded: loaded.session.compact(instructions), itself)
+
+    def _with_retries(
+        self,
+        operation: str,
+        run: Callable[[LoadedSession], _T],
+        compaction_of: Callable[[_T], ContextCompacted | None],
+    ) -> _T:
+        for attempt in range(1, self.max_attempts + 1):
+            loaded = self.load()
+            result = run(loaded)
+            if compaction_of(result) is None:
+                return result
+            try:
+                self._save(loaded)
+            except SnapshotConflictError as exc:
+                self._note_conflict(exc, attempt, operation)
+                continue
+            return result
+        raise AssertionError("unreachable: _note_conflict raises on the last attempt")  # pragma: no cover
+
+    def _note_conflict(self, exc: SnapshotConflictError, attempt: int, operation: str) -> None:
+        if attempt >= self.max_attempts:
+            raise SnapshotConflictError(
+                f"{operation}: session {self.session_id!r} was saved by other writers on each of "
+                f"{self.max_attempts} attempts (max_attempts={self.max_attempts}); last: {exc}",
+                expected_version=exc.expected_version,
+                actual_version=exc.actual_version,
+            ) from exc
+        self.stats.bump("conflicts_retried")
+
+    def _save(self, loaded: LoadedSession) -> int:
+        """Write what ``loaded`` archived, then its snapshot over exactly the version it came from; trim the log."""
+        session = cast(StoreBackedSession, loaded.session)
+        records = archive_records(session)
+        seqs = self.store.put_archive(self.session_id, records) if records else []
+        data = snapshot_json(session, max(seqs, default=session.origin.archive_head))
+        version = self.store.save(self.session_id, data, expected_version=loaded.version)
+        self.stats.bump("compactions_saved")
+        if loaded.log_seq > 0:
+            try:
+                self.store.trim_log(self.session_id, upto=loaded.log_seq)
+            except SnapshotStoreError:
+                # The snapshot is saved; the absorbed records are skipped by every load (they are <= log_seq)
+                # and the next successful save trims past them.
+                self.stats.bump("trim_failures")
+        return version
+
+
+def _describe(store: object) -> str:
+    describe = getattr(store, "_describe", None)
+    return str(describe()) if callable(describe) else type(store).__name__
+
+
+def _serialized(session: ContextSession, operation: str, take: Callable[[], SessionSnapshot]) -> SessionSnapshot:
+    """``take()``, checked to serialize; a failure becomes :class:`SnapshotFormatError`."""
+    try:
+        snapshot = take()
+        snapshot.to_json()
+    except (ValueError, RecursionError) as exc:  # PydanticSerializationError and UnicodeError are ValueErrors
+        message = f"snapshot: {operation} of session {session.session_id!r} failed, it cannot be serialized: {exc}"
+        raise SnapshotFormatError(message, field="snapshot") from exc
+    return snapshot
