@@ -42,7 +42,8 @@ def test_a_hit_showing_a_cut_call_names_the_handle_that_reads_it_back_whole() ->
     call_handle, result_handle = _archived_call(archive)
     [hit] = archive.search("validate case_59 check_validators", k=1)
     assert hit.handle == result_handle  # a call and its result are one hit, showing the result
-    assert hit.call is not None and len(hit.call) < len(SCRIPT)
+    assert hit.call is not None
+    assert len(hit.call) < len(SCRIPT)
     assert hit.call_handle == call_handle
     assert "case_59" in archive.read(hit.call_handle)
 
@@ -53,7 +54,8 @@ def test_a_short_call_shown_whole_names_no_other_handle() -> None:
     archive.put_message(Message(role="assistant", content="", tool_calls=(call,)), "cleared")
     archive.put_message(Message(role="tool", content="config.py:3: INVOICE_BATCH=200", tool_call_id="c2"), "cleared")
     [hit] = archive.search("INVOICE_BATCH", k=1)
-    assert hit.call is not None and "INVOICE_BATCH" in hit.call
+    assert hit.call is not None
+    assert "INVOICE_BATCH" in hit.call
     assert hit.call_handle is None
 
 

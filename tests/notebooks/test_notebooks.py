@@ -1,4 +1,7 @@
-"""The notebooks are committed executed, exactly as notebooks/_build.py builds them, and their outputs are current.
+"""The notebooks are committed executed, as notebooks/_build.py builds them from their paired .py files, and current.
+
+Each ``notebooks/NN_name.ipynb`` has its source in ``notebooks/NN_name.py`` (jupytext's percent format); its cells
+must be that file's, in order.
 
 Each notebook is re-executed offline in a kernel of this virtualenv; every code cell's outputs must match the
 committed ones once what changes from run to run (timings, memory addresses, random ids, paths) is normalised, and
@@ -10,6 +13,7 @@ from __future__ import annotations
 import copy
 import difflib
 import importlib.util
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,6 +23,11 @@ from typing import Any
 
 import nbformat
 import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
@@ -57,16 +66,28 @@ def _code(notebook: Any) -> list[tuple[int, Any]]:
 
 
 def test_every_notebook_is_built_and_committed() -> None:
-    assert [p.name for p in PATHS] == list(BUILD.NOTEBOOKS)
+    assert [p.name for p in PATHS] == list(BUILD.NOTEBOOKS), "every NN_name.ipynb needs its NN_name.py, and back"
+    assert all(source.parent == NOTEBOOKS and source.suffix == ".py" for source in BUILD.NOTEBOOKS.values())
+
+
+def test_jupytext_pairs_each_notebook_with_its_percent_format_source() -> None:
+    config = tomllib.loads((NOTEBOOKS / "jupytext.toml").read_text(encoding="utf-8"))
+    assert config["formats"] == "ipynb,py:percent"
+    assert BUILD.FORMAT == "py:percent"
+    for source in BUILD.NOTEBOOKS.values():
+        text = source.read_text(encoding="utf-8")
+        assert text.startswith(("# %%\n", "# %% [markdown]\n")), f"{source.name}: not in the percent format"
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
 def test_committed_sources_are_what_the_builder_writes(path: Path) -> None:
     committed = nbformat.read(path, as_version=4)
-    built = BUILD.build(BUILD.NOTEBOOKS[path.name]())
+    built = BUILD.notebook(path.name)
     assert [(c.cell_type, c.source) for c in committed.cells] == [(c.cell_type, c.source) for c in built.cells], (
-        f"{path.name}: its cells differ from notebooks/_build.py; " + STALE.format(name=path.name)
+        f"{path.name}: its cells differ from notebooks/{BUILD.NOTEBOOKS[path.name].name}; "
+        + STALE.format(name=path.name)
     )
+    assert [c.get("id") for c in committed.cells] == [c.id for c in built.cells], STALE.format(name=path.name)
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
@@ -83,6 +104,25 @@ def test_notebook_is_committed_executed_with_the_sections(path: Path) -> None:
     assert bool(images) == (path.name in WITH_PLOTS), f"{path.name}: inline plots expected in {sorted(WITH_PLOTS)}"
     headings = [line for cell in notebook.cells if cell.cell_type == "markdown" for line in cell.source.splitlines()]
     assert [h for h in headings if h in SECTIONS] == list(SECTIONS)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_setup_installs_from_the_clone_with_extras_that_exist(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    setup = next(c.source for c in notebook.cells if c.cell_type == "markdown" and "## Setup" in c.source.splitlines())
+    lines = [line.strip() for line in setup.splitlines()]
+    installs = [line for line in lines if line.startswith("pip install")]
+    assert installs, f"{path.name}: the Setup cell installs nothing"
+    assert all(re.match(r'pip install -e (\.|"\.\[[a-z,-]+\]")(\s|$)', line) for line in installs), (
+        f'{path.name}: Setup installs ctxbudget from the clone (`pip install -e .` or `pip install -e ".[extra]"`)'
+    )
+    assert "# from the root of your ctxbudget clone (ctxbudget is not on PyPI yet):" in lines
+    published = [line for line in lines if "pip install" in line and "-e" not in line]
+    assert all(line.startswith("# pip install") for line in published), "the published form stays commented out"
+    pyproject = tomllib.loads((NOTEBOOKS.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = set(pyproject["project"]["optional-dependencies"])
+    named = {extra for line in installs for group in re.findall(r"\[([a-z,-]+)\]", line) for extra in group.split(",")}
+    assert named <= extras, f"{path.name}: Setup names extras pyproject.toml lacks: {sorted(named - extras)}"
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
@@ -132,7 +172,7 @@ def test_outputs_compare_text_and_images_by_presence() -> None:
 def test_the_dev_extra_installs_what_jupyter_nbconvert_execute_needs(tmp_path: Path, kernel_env: None) -> None:
     pyproject = (NOTEBOOKS.parent / "pyproject.toml").read_text(encoding="utf-8")
     dev = pyproject.split("\ndev = [", 1)[1].split("\n]", 1)[0]
-    for package in ("nbconvert", "nbclient", "nbformat", "ipykernel", "matplotlib"):
+    for package in ("nbconvert", "nbclient", "nbformat", "ipykernel", "matplotlib", "jupytext"):
         assert f'"{package}>=' in dev, f"the dev extra lacks {package}"
     jupyter = Path(sys.executable).with_name("jupyter")
     source = NOTEBOOKS / "01_quickstart.ipynb"

@@ -21,6 +21,7 @@ it beside the summary.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -203,8 +204,22 @@ class _Scored:
 _NOT_WORD = re.compile(r"[^\w$€£%./:@-]+")
 
 
-def _normal(text: str) -> str:
+def _normal_form(text: str) -> str:
     return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
+
+
+_NORMAL_CACHE = 8_192
+_NORMAL_CHARS = 600
+"""Bullets up to this long have their normal form remembered (:data:`_NORMAL_CACHE` of them: at most about 10 MB)."""
+_normal_cached = functools.lru_cache(maxsize=_NORMAL_CACHE)(_normal_form)
+
+
+def _normal(text: str) -> str:
+    """``text`` lower-cased, its punctuation (but that of values) a space, its spaces collapsed: how repeats match.
+
+    A bullet's form is remembered: each merge compares every item of the ledger, most of them seen before.
+    """
+    return _normal_cached(text) if len(text) <= _NORMAL_CHARS else _normal_form(text)
 
 
 class Ledger:
@@ -232,8 +247,13 @@ class Ledger:
         self.max_items = max_items
         self.memo = memo if memo is not None else ReadMemo(max_chars=0)
 
-    def _subject(self, text: str) -> Subject:
-        return self.memo.get(("subject", text), lambda: subject_of(text), lambda _s: len(text))
+    def _subject(self, text: str) -> tuple[Subject, list[str]]:
+        """The subject of a statement and the keys it is found by (:func:`_posting_keys`), read once per text."""
+        return self.memo.get(("subject", text), lambda: _subject_keys(text), lambda _s: 2 * len(text))
+
+    def _words(self, text: str) -> int:
+        """How many content words ``text`` has."""
+        return self.memo.get(("words", text), lambda: len(content_words(text)), lambda _n: len(text))
 
     def _bonus(self, item: Salient) -> float:
         return self.memo.get(("bonus", item.kind, item.text), lambda: _structure_bonus(item), lambda _b: len(item.text))
@@ -255,7 +275,7 @@ class Ledger:
             if i.kind in ("request", "question")
             and _normal(i.text) not in shown
             and not self._in_goal(i)
-            and (len(content_words(i.text)) >= 3 or any(c.isdigit() for c in i.text))  # not "Could you help?"
+            and (any(c.isdigit() for c in i.text) or self._words(i.text) >= 3)  # not "Could you help?"
         ]
         rest = [i for i in items if i.kind not in ("request", "question", "task") and not self._in_goal(i)]
         kept = self._select([*rest, *asked], task, request)
@@ -302,18 +322,18 @@ class Ledger:
         for kinds, counters_change in pools:
             pool = [i for i, item in enumerate(items) if item.kind in kinds]
             later = [t for t in tail if t.kind in kinds]
-            subjects = [self._subject(items[i].text) for i in pool] + [self._subject(t.text) for t in later]
-            index = SupersessionIndex(subjects, counters_change=counters_change)
+            read = [self._subject(items[i].text) for i in pool] + [self._subject(t.text) for t in later]
+            index = SupersessionIndex([subject for subject, _ in read], counters_change=counters_change)
             postings: dict[str, list[int]] = {}
-            for position, subject in enumerate(subjects):
+            for position, (_, keys) in enumerate(read):
                 # An earlier summary's statements were resolved when it was built: only new ones replace anything.
                 fresh = position >= len(pool) or items[pool[position]].order >= 0
-                candidates = {p for key in _posting_keys(subject) for p in postings.get(key, ())} if fresh else set()
+                candidates = {p for key in keys for p in postings.get(key, ())} if fresh else set()
                 candidates -= {p for p in candidates if p < len(pool) and pool[p] in dead}
                 earlier = index.replaced_by(position, sorted(candidates)) if candidates else None
                 if earlier is not None and earlier < len(pool):
                     dead.add(pool[earlier])
-                for key in _posting_keys(subject):
+                for key in keys:
                     postings.setdefault(key, []).append(position)
         return [item for i, item in enumerate(items) if i not in dead]
 
@@ -472,6 +492,11 @@ class Ledger:
         return text
 
 
+def _subject_keys(text: str) -> tuple[Subject, list[str]]:
+    subject = subject_of(text)
+    return subject, _posting_keys(subject)
+
+
 def _posting_keys(subject: Subject) -> list[str]:
     """What a statement can be found by as a candidate for supersession: its words, slots and value prefixes."""
     prefixes = {f"value:{value[:_VALUE_PREFIX]}" for value in subject.values if len(value) > _VALUE_PREFIX}
@@ -504,9 +529,10 @@ def _structure_bonus(item: Salient) -> float:
     """More for typed values (ids, paths, amounts, dates, names) and for a label the user wrote in capitals."""
     if item.kind not in _BONUSED:
         return 0.0
-    kinds = [v.kind for v in scan(item.text[:400]).values]
+    found = scan(item.text[:400]).values
+    kinds = [v.kind for v in found]
     strong = sum(1 for k in kinds if k in _STRONG_VALUES) + sum(
-        1 for v in scan(item.text[:400]).values if v.kind == "identifier" and any(c.isdigit() for c in v.text)
+        1 for v in found if v.kind == "identifier" and any(c.isdigit() for c in v.text)
     )
     weak = len(kinds) - strong
     bonus = 0.3 * min(2, strong) + 0.1 * min(2, max(0, weak))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,6 +28,7 @@ __all__ = [
     "FileOp",
     "call_kind",
     "call_label",
+    "failure_key",
     "failure_line",
     "file_op",
     "is_file_read",
@@ -187,6 +188,13 @@ def _flagged(metadata: Mapping[str, Any]) -> bool:
     return False
 
 
+def failure_key(message: Message) -> tuple[object, ...]:
+    """What :func:`failure_line` of ``message`` depends on: its id, its text (hashed) and its error flags."""
+    metadata = message.metadata if isinstance(message.metadata, Mapping) else {}
+    text = message.text
+    return ("failure", message.id, hash(text), len(text), _flagged(metadata))
+
+
 def failure_line(message: Message) -> str | None:
     """The line that shows a tool result failed, or ``None`` when it did not (read from structure only)."""
     metadata = message.metadata if isinstance(message.metadata, Mapping) else {}
@@ -330,16 +338,17 @@ _SHORT_RESULT = 360
 """A result this short (wrapper lines aside) is its own outcome: "ok: gitdir: /path", "ok: Match: True"."""
 
 
-def outcome(result: Message | None) -> tuple[str, str | None]:
+def outcome(result: Message | None, failure: Callable[[Message], str | None] = failure_line) -> tuple[str, str | None]:
     """A short outcome of a call's result, and its failure line.
 
     ``FAILED: <failure line>``; for a short result, ``ok:`` and the result itself (its lines joined); otherwise
     ``ok:`` and its header and summary line (counts, timings, "done") or its last line; ``ok`` for an empty result
-    or a JSON body (its record fields say what it holds).
+    or a JSON body (its record fields say what it holds). ``failure`` reads the failure line (:func:`failure_line`,
+    or a caller's remembered one).
     """
     if result is None:
         return "no result", None
-    failed = failure_line(result)
+    failed = failure(result)
     if failed is not None:
         return f"FAILED: {clip(failed, 200)}", failed
     return f"ok: {said}" if (said := _success(result.text)) else "ok", None

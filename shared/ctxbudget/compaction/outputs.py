@@ -16,6 +16,7 @@ so a read yields only the paths it reports as written (none) and no figures.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections import deque
@@ -111,8 +112,7 @@ def output_items(
     _add_written(found, head)
     short = head.count("\n") < _SHORT_OUTPUT_LINES
     if search:
-        listed = list(dict.fromkeys(_ref_path(m.group(0)) for m in _PATH.finditer(head[:20_000])))
-        found.listing(listed[:MAX_LISTED], f"found by {tool}", weight=2)
+        found.listing(_first_paths(head[:20_000]), f"found by {tool}", weight=2)
     if search or file_read:
         _add_file_lines(found, head, tool)
         return found.best()
@@ -123,7 +123,7 @@ def output_items(
     for position, line in _figure_lines(head):
         found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
     if short:
-        listed = [m.group(0) for m in _PATH.finditer(head)][: MAX_LISTED + 1]
+        listed = [m.group(0) for m in itertools.islice(_PATH.finditer(head), MAX_LISTED + 1)]
         if len(listed) <= MAX_LISTED:
             found.listing(listed, f"listed by {tool}", weight=1)
         if not command:
@@ -179,6 +179,19 @@ class _Found:
     def best(self) -> list[OutputItem]:
         ranked = sorted(self.entries, key=lambda entry: (-entry[0], entry[1]))
         return [item for _, _, item in ranked[:MAX_ITEMS]]
+
+
+def _first_paths(text: str) -> list[str]:
+    """The first :data:`MAX_LISTED` distinct paths ``text`` names (a search hit's line reference left out).
+
+    The search stops there: a long listing is not matched to its end for the few paths it shows.
+    """
+    listed: dict[str, None] = {}
+    for match in _PATH.finditer(text):
+        listed[_ref_path(match.group(0))] = None
+        if len(listed) >= MAX_LISTED:
+            break
+    return list(listed)
 
 
 def _ref_path(path: str) -> str:

@@ -25,7 +25,7 @@ from typing import Literal
 from ..messages.message import Message, ToolCall
 from .harness import is_continuation_summary, strip_harness
 from .memo import ReadMemo
-from .outcomes import call_kind, call_label, failure_line, file_op, is_file_read, is_search, outcome
+from .outcomes import call_kind, call_label, failure_key, failure_line, file_op, is_file_read, is_search, outcome
 from .outputs import output_items
 from .statements import assistant_statements, user_statements
 from .textscan import clip, informative_tokens
@@ -146,16 +146,26 @@ def salient_items(
             items.extend(message_items(message, order, by_call, calls, handle_of))
             continue
         handle = handle_of(message) if handle_of is not None and message.role == "user" else None
-        found = memo.get(_read_key(message, by_call, calls, handle), _reader(message, by_call, calls, handle), _chars)
+        found = memo.get(
+            _read_key(message, by_call, calls, handle), _reader(message, by_call, calls, handle, memo), _chars
+        )
         items.extend(Salient(kind=i.kind, text=i.text, key=i.key, order=order, tokens=i.tokens) for i in found)
     return items
 
 
 def _reader(
-    message: Message, by_call: Mapping[str, Message], calls: Mapping[str, ToolCall], handle: str | None
+    message: Message,
+    by_call: Mapping[str, Message],
+    calls: Mapping[str, ToolCall],
+    handle: str | None,
+    memo: ReadMemo,
 ) -> Callable[[], tuple[Salient, ...]]:
+    def failure(result: Message) -> str | None:
+        # A result's failure is read once: for its own items (when it is cleared) and for its call's outcome.
+        return memo.get(failure_key(result), lambda: failure_line(result), lambda line: len(line or ""))
+
     def read() -> tuple[Salient, ...]:
-        return tuple(message_items(message, 0, by_call, calls, lambda _message: handle))
+        return tuple(message_items(message, 0, by_call, calls, lambda _message: handle, failure=failure))
 
     return read
 
@@ -188,14 +198,20 @@ def message_items(
     by_call: Mapping[str, Message],
     calls: Mapping[str, ToolCall],
     handle_of: HandleOf | None = None,
+    *,
+    failure: Callable[[Message], str | None] = failure_line,
 ) -> Iterator[Salient]:
-    """The items of one message at position ``order`` (``by_call``: results by call id; ``calls``: calls by id)."""
+    """The items of one message at position ``order`` (``by_call``: results by call id; ``calls``: calls by id).
+
+    ``failure`` reads a tool result's failure line (:func:`~ctxbudget.compaction.outcomes.failure_line`, or a
+    remembered one).
+    """
     if message.role == "user":
         yield from _user_items(message, order, handle_of)
     elif message.role == "assistant":
-        yield from _assistant_items(message, order, by_call)
+        yield from _assistant_items(message, order, by_call, failure)
     elif message.role == "tool":
-        yield from _tool_items(message, order, calls)
+        yield from _tool_items(message, order, calls, failure)
 
 
 def _user_items(message: Message, order: int, handle_of: HandleOf | None) -> Iterator[Salient]:
@@ -224,7 +240,9 @@ def _continuation(text: str, order: int) -> Iterator[Salient]:
             yield _item("note", clip(line, 280), None, order)
 
 
-def _assistant_items(message: Message, order: int, by_call: Mapping[str, Message]) -> Iterator[Salient]:
+def _assistant_items(
+    message: Message, order: int, by_call: Mapping[str, Message], failure: Callable[[Message], str | None]
+) -> Iterator[Salient]:
     for statement in assistant_statements(message.text):
         yield _item(statement.kind, statement.text, item_key(statement.kind, statement.text), order)
     if message.state == "interrupted":
@@ -232,7 +250,7 @@ def _assistant_items(message: Message, order: int, by_call: Mapping[str, Message
     for call in message.tool_calls:
         label = call_label(call)
         result = by_call.get(call.id)
-        shown, failed = outcome(result)
+        shown, failed = outcome(result, failure)
         kind = call_kind(call)
         if kind == "file":
             operation = file_op(call)
@@ -249,10 +267,12 @@ def _assistant_items(message: Message, order: int, by_call: Mapping[str, Message
             yield _item("open", clip(f"{label} has no result yet", 240), None, order)
 
 
-def _tool_items(message: Message, order: int, calls: Mapping[str, ToolCall]) -> Iterator[Salient]:
+def _tool_items(
+    message: Message, order: int, calls: Mapping[str, ToolCall], failure: Callable[[Message], str | None]
+) -> Iterator[Salient]:
     call = calls.get(message.tool_call_id or "")
     label = call_label(call) if call is not None else (message.name or "tool")
-    failed = failure_line(message)
+    failed = failure(message)
     if failed is not None:
         yield _item("error", clip(f"{label} -> {failed}", 300), label.lower(), order)
     tool = message.name or (call.name if call is not None else "tool")

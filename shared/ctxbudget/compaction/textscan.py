@@ -13,6 +13,7 @@ the same thing share a value type. Neither depends on how a benchmark phrases it
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -33,6 +34,8 @@ __all__ = [
 
 MAX_RUN = 200
 """Characters of one run that are classified (a longer run is one opaque word)."""
+_RUN_CACHE = 16_384
+"""Distinct runs (each at most :data:`MAX_RUN` characters) whose reading is remembered: at most about 3 MB."""
 
 _RUN = re.compile(r"[\w$€£~][\w./:@#%$€£+~'-]*")
 """A run of word characters and the punctuation that joins identifiers; one class after the first: no backtracking."""
@@ -460,16 +463,31 @@ def scan(text: str) -> Scan:
             index += 1
         if index < len(phrases) and phrases[index][0] <= start:
             continue  # inside a phrase value
-        run = match.group(0).rstrip(_TRAIL)
-        if not run:
+        raw = match.group(0)
+        read = _read_run(raw) if len(raw) <= MAX_RUN else _run_reading(raw)
+        if read is None:
             continue
-        kind = _run_kind(run)
-        if kind is not None:
-            found.append((start, Value(kind, run)))
-        elif len(run) <= MAX_RUN:
-            words.extend(_content(run))
+        if isinstance(read, Value):
+            found.append((start, read))
+        else:
+            words.extend(read)
     found.sort(key=lambda pair: pair[0])
     return Scan(values=tuple(value for _, value in found), words=tuple(words))
+
+
+def _run_reading(raw: str) -> Value | tuple[str, ...] | None:
+    """What one run (as matched) adds to a :class:`Scan`: its value, its content words, or nothing."""
+    run = raw.rstrip(_TRAIL)
+    if not run:
+        return None
+    kind = _run_kind(run)
+    if kind is not None:
+        return Value(kind, run)
+    return tuple(_content(run)) if len(run) <= MAX_RUN else None
+
+
+_read_run = functools.lru_cache(maxsize=_RUN_CACHE)(_run_reading)
+""":func:`_run_reading` of a run of at most :data:`MAX_RUN` characters, remembered (a session's words recur)."""
 
 
 def _content(run: str) -> list[str]:
@@ -517,18 +535,24 @@ def informative_tokens(text: str) -> frozenset[str]:
     stop words left out. One regex scan and a set: cheap enough to run on every item and on a whole summary. Paths
     lose a ``:line`` suffix (``a.py:12`` is ``a.py``). Whole tokens only: ``k74`` is not found inside ``k740``.
     """
-    found: set[str] = set()
-    for run in _RUN.findall(text):
-        token = run.rstrip(_TRAIL).lower()[:MAX_RUN]
-        if not token:
-            continue
-        if token.isalpha():
-            if len(token) >= 3 and token not in STOP_WORDS:
-                found.add(stem(token))
-        else:
-            found.add(_normal(token))
+    found = {_token(run) if len(run) <= MAX_RUN else _token_of(run) for run in set(_RUN.findall(text))}
+    found.discard(None)
     found.discard("")
-    return frozenset(found)
+    return frozenset(found)  # type: ignore[arg-type]  # None was discarded
+
+
+def _token_of(run: str) -> str | None:
+    """The informative token of one run (``None``: a stop word or a short word)."""
+    token = run.rstrip(_TRAIL).lower()[:MAX_RUN]
+    if not token:
+        return None
+    if token.isalpha():
+        return stem(token) if len(token) >= 3 and token not in STOP_WORDS else None
+    return _normal(token)
+
+
+_token = functools.lru_cache(maxsize=_RUN_CACHE)(_token_of)
+""":func:`_token_of` of a run of at most :data:`MAX_RUN` characters, remembered."""
 
 
 def _normal(token: str) -> str:
