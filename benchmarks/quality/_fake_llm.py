@@ -13,7 +13,8 @@ import re
 from html import unescape
 from typing import Any
 
-from ctxbudget import SUMMARY_SECTIONS, TiktokenCounter
+from ctxbudget import TiktokenCounter
+from ctxbudget.compaction import SUMMARY_SECTIONS
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult

@@ -7,7 +7,8 @@ import threading
 from collections.abc import Callable
 
 import pytest
-from ctxbudget import Archive, ArchiveHit, ArchiveIndex, ContextSession, render_hits
+from ctxbudget import Archive, ArchiveHit, ContextSession
+from ctxbudget.archive import ArchiveIndex, render_hits
 from ctxbudget.archive.search import EXCERPT_CHARS, tokenize
 from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.errors import InvalidPolicyError

@@ -11,7 +11,8 @@ import re
 from typing import Any
 
 import pytest
-from ctxbudget import Archive, ArchiveIndex, render_hits
+from ctxbudget import Archive
+from ctxbudget.archive import ArchiveIndex, render_hits
 from ctxbudget.archive._text import MAX_PHRASE_WORDS, MAX_QUERY_CHARS, MAX_QUERY_TERMS, tokenize
 from ctxbudget.messages import Message
 from ctxbudget.messages.tokens import TiktokenCounter

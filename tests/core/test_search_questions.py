@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from ctxbudget import Archive, ArchiveIndex
+from ctxbudget import Archive
+from ctxbudget.archive import ArchiveIndex
 from ctxbudget.archive._text import (
     FAILURE_TERM,
     MAX_QUERY_TERMS,

@@ -3,15 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from ctxbudget import (
-    ArchivedItem,
-    CompactionPolicy,
-    ContextSession,
-    InvalidPolicyError,
-    Message,
-    TiktokenCounter,
-    ToolCall,
-)
+from ctxbudget import CompactionPolicy, ContextSession, InvalidPolicyError, Message, TiktokenCounter, ToolCall
+from ctxbudget.session import ArchivedItem
 
 
 def run(policy: CompactionPolicy) -> tuple[ContextSession, list[ArchivedItem]]:

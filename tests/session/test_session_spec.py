@@ -6,7 +6,8 @@ import asyncio
 import random
 
 import pytest
-from ctxbudget import INTERRUPTED_NOTICE, ContextSession, PreCompact
+from ctxbudget import ContextSession, PreCompact
+from ctxbudget.session import INTERRUPTED_NOTICE
 from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.compaction.summarize import SummaryRequest
 from ctxbudget.errors import CompactionError, ContextOverflowError, InvalidMessageError, InvalidPolicyError, UsageError

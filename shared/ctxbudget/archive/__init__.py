@@ -9,6 +9,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .entry import (
+        HANDLE_PREFIX,
+        ArchiveEntry,
+        ArchiveReason,
+        content_digest,
+    )
     from .search import (
         EXCERPT_CHARS,
         MAX_K,
@@ -22,11 +28,7 @@ if TYPE_CHECKING:
         tokenize,
     )
     from .store import (
-        HANDLE_PREFIX,
         Archive,
-        ArchiveEntry,
-        ArchiveReason,
-        content_digest,
     )
 
 __all__ = [
@@ -49,17 +51,17 @@ __all__ = [
 
 _LAZY: dict[str, str] = {
     "Archive": "store",
-    "ArchiveEntry": "store",
+    "ArchiveEntry": "entry",
     "ArchiveHit": "search",
     "ArchiveIndex": "search",
-    "ArchiveReason": "store",
+    "ArchiveReason": "entry",
     "EXCERPT_CHARS": "search",
-    "HANDLE_PREFIX": "store",
+    "HANDLE_PREFIX": "entry",
     "MAX_K": "search",
     "QUERY_ECHO_CHARS": "search",
     "Tokenizer": "search",
     "check_search_args": "search",
-    "content_digest": "store",
+    "content_digest": "entry",
     "fit_text": "search",
     "render_hits": "search",
     "tokenize": "search",

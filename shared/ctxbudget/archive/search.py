@@ -74,7 +74,7 @@ from ._text import (
 
 if TYPE_CHECKING:  # archive.py imports this module; entries are only read here
     from ..messages.message import ToolCall
-    from .store import ArchiveEntry
+    from .entry import ArchiveEntry
 
 __all__ = [
     "EXCERPT_CHARS",
