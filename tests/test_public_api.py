@@ -248,6 +248,7 @@ LAYER_FACES: dict[str, list[str]] = {
         "validate_response",
     ],
     "compaction": [
+        "ArchivedItem",
         "ARCHIVE_META",
         "AsyncSummarizer",
         "CLEARED_META",

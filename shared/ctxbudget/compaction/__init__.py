@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .policy import (
         CompactionPolicy,
     )
+    from .receipt import ArchivedItem
     from .salience import (
         SalienceKind,
         Salient,
@@ -106,6 +107,7 @@ __all__ = [
     "PREFIX",
     "STOP_WORDS",
     "SUMMARY_SECTIONS",
+    "ArchivedItem",
     "AsyncSummarizer",
     "CallKind",
     "Compaction",
@@ -162,6 +164,7 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
+    "ArchivedItem": "receipt",
     "ARCHIVE_META": "tiers",
     "AsyncSummarizer": "summarize",
     "CLEARED_META": "tiers",

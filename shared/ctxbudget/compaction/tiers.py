@@ -25,8 +25,8 @@ from ..errors import SummarizerError
 from ..messages.message import Message, ToolCall
 from ..messages.tokens import TokenCounter
 from ..messages.toolpairs import safe_cut_points
-from ..session.events import ArchivedItem
 from .policy import CompactionPolicy
+from .receipt import ArchivedItem
 from .salience import key_lines
 from .summarize import ExtractiveSummarizer, SummaryRequest
 

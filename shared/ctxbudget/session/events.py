@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..compaction.receipt import ArchivedItem
 from .tracking import ContextState
 
 __all__ = [
@@ -59,20 +60,6 @@ class ContextUpdate(Event):
     def trace(self) -> dict[str, Any]:
         """Type, seq and the used tokens/percentage."""
         return {**super().trace(), "used": self.state.used_tokens, "pct": self.state.used_percentage}
-
-
-class ArchivedItem(BaseModel):
-    """One entry of a compaction receipt: which message left the prompt, why, and where it is kept."""
-
-    model_config = ConfigDict(frozen=True)
-
-    message_id: str
-    handle: str
-    reason: str
-    tokens_before: int
-    tokens_after: int
-    summarized: bool = False
-    """True when the message's original content (tool outputs included) went into the summary."""
 
 
 class ContextCompacted(Event):
