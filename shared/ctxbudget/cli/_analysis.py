@@ -1,19 +1,14 @@
-"""What ``ctxbudget inspect`` and ``ctxbudget compact`` compute, as plain JSON-able data (no rendering, no rich).
+"""How ``ctxbudget inspect`` and ``ctxbudget compact`` run a transcript: streamed into a session, compacted as live.
 
 A transcript streams (:mod:`ctxbudget.transcripts.formats._open`) into a
 :class:`~ctxbudget.session.session.ContextSession`, one message at a time, as the live session that produced it would
 have been fed: its leading system messages are the session's system prompt (never compacted), the rest is the history.
 Whenever the history reaches the policy's threshold the session compacts, as it would have live, and everything it
 evicts goes to the archive, which is written out as it grows (:mod:`ctxbudget.cli._archive`): memory holds the window,
-one message and the ids seen, not
-the file. At the end a manual compaction runs (what ``/compact`` does); ``inspect`` reports it, ``compact`` keeps it:
-the request to send next, the cumulative summary and the archive of every original that left it.
-
-``compact`` does nothing (:attr:`Run.worth` is ``False``, and it says why) when the transcript never reached the
-threshold and the compaction would save less than :data:`MIN_GAIN_OF_WINDOW` of the window or
-:data:`MIN_GAIN_OF_PROMPT` of the prompt: a compaction rewrites the prompt from its first compacted message on, so
-the provider's prompt cache (cached input is billed at about a tenth) is lost for all of it, and a small saving
-does not pay for rebuilding it. ``--force`` compacts anyway.
+one message and the ids seen, not the file. At the end a manual compaction runs (what ``/compact`` does); ``inspect``
+reports it, ``compact`` keeps it: the request to send next, the cumulative summary and the archive of every original
+that left it. The result is a :class:`~ctxbudget.cli._run.Run` (whether compacting is worth it:
+:mod:`ctxbudget.cli._run`); its report and document are :mod:`ctxbudget.cli._report`'s (re-exported here).
 
 A document ``compact`` wrote resumes where it left off: its summary, goal and archive seed the session, and the
 messages the session generated (the summary message, synthetic tool results) are left out of the history, so
@@ -27,24 +22,14 @@ definitions (nor does an ATIF trajectory made from one): when a transcript with 
 message and no tools, what the agent adds is measured from the file's first usage figure (the first request's
 prompt less our count of the messages it held) and counted in the window usage as ``harness_tokens``; the request
 ``compact`` writes carries no such system prompt, so its compaction figures leave them out.
-
-Both commands count archived originals the same way: the transcript messages whose original is in the archive,
-each once, whatever the reason (bounded on arrival, cleared, summarized, dropped as an orphaned result no request
-can carry, or replaced by the transcript's own compaction). *Bounded on arrival* are the tool outputs over the
-per-output limit (``CompactionPolicy.max_tool_output_tokens``) cut to a head and tail excerpt as they were read.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
-from ..archive.store import ArchiveEntry
-from ..compaction.policy import CompactionPolicy
 from ..errors import CompactionError, ContextOverflowError
-from ..messages.message import Message, ToolSchema
+from ..messages.message import Message
 from ..messages.registry import DEFAULT_REGISTRY
 from ..messages.tokens import EstimatingCounter, TiktokenCounter, TokenCounter
 from ..providers.anthropic_tokens import AnthropicCounter, preserves_thinking
@@ -54,6 +39,8 @@ from ..transcripts.formats._items import Head, Replaced, Reported
 from ..transcripts.formats._open import TranscriptStream
 from ._archive import ArchiveSink, SpillArchive
 from ._progress import Progress, compaction_progress, no_progress
+from ._report import archived_originals, document, originals_from_compacted, report, sent_messages, tools_of
+from ._run import MIN_GAIN_OF_PROMPT, MIN_GAIN_OF_WINDOW, Run, Settings, Usage
 from ._stats import Tally
 
 __all__ = [
@@ -64,38 +51,23 @@ __all__ = [
     "Run",
     "Settings",
     "archived_originals",
+    "counter_for",
+    "document",
+    "flags_in",
     "originals_from_compacted",
+    "report",
+    "resolve_model",
     "run_transcript",
+    "sent_messages",
+    "tools_of",
 ]
 
 DEFAULT_MODEL = "gpt-4o"
 """The model used when neither ``--model`` nor the transcript names one the registry knows."""
-MIN_GAIN_OF_WINDOW = 0.05
-"""``compact`` below the threshold must save at least this share of the window..."""
-MIN_GAIN_OF_PROMPT = 0.25
-"""... and this share of the prompt it rewrites (whose prompt cache it loses)."""
 _SESSION_ID = "ctxbudget-cli"
 _CACHE = 4_096
 """Counts the counter remembers: enough for the window's messages, bounded whatever the file's length."""
 _REPORT_EVERY = 256  # messages between two progress reports
-
-
-def archived_originals(entries: Iterable[ArchiveEntry]) -> int:
-    """How many distinct messages have their original in ``entries`` (the one archived count the CLI reports)."""
-    return len({entry.message.id for entry in entries if entry.message is not None})
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What ``inspect`` and ``compact`` were asked for (the flags)."""
-
-    model: str | None = None
-    """``--model``; ``None``: the transcript's, else :data:`DEFAULT_MODEL`."""
-    max_tokens: int | None = None
-    policy: CompactionPolicy | None = None
-    instructions: str | None = None
-    top: int = 10
-    force: bool = False
 
 
 def counter_for(model: str, max_tokens: int | None = None) -> TokenCounter:
@@ -130,101 +102,6 @@ def resolve_model(flag: str | None, head: Head) -> tuple[str, str]:
             "not know; --model NAME or --max-tokens N to choose"
         )
     return DEFAULT_MODEL, "the default: the transcript names no model"
-
-
-@dataclass
-class _Usage:
-    """A prompt size the transcript records, beside our count of the same request."""
-
-    reported: int
-    ours: int
-    messages: int
-    where: str
-
-    def json(self) -> dict[str, Any]:
-        difference = 100.0 * (self.ours - self.reported) / self.reported if self.reported else 0.0
-        return {
-            "reported_tokens": self.reported,
-            "our_tokens": self.ours,
-            "messages": self.messages,
-            "where": self.where,
-            "difference_percentage": round(difference, 1),
-        }
-
-
-@dataclass
-class Run:
-    """One transcript streamed into a session and compacted: what ``inspect`` reports and ``compact`` writes."""
-
-    head: Head
-    model: str
-    model_from: str
-    session: ContextSession
-    sink: ArchiveSink
-    tally: Tally
-    system: list[Message] = field(default_factory=list)
-    sent: list[Message] = field(default_factory=list)
-    used: int = 0
-    harness: int = 0
-    replaced: int = 0
-    replaced_tokens: int = 0
-    compactions: int = 0
-    live_compactions: int = 0
-    """Compactions while reading (the transcript reached the threshold), before the final one."""
-    tiers: list[str] = field(default_factory=list)
-    after: int = 0
-    error: str | None = None
-    usage: list[_Usage] = field(default_factory=list)
-
-    @property
-    def window(self) -> int:
-        """The prompt budget."""
-        return self.session.max_tokens
-
-    @property
-    def policy(self) -> CompactionPolicy:
-        """The compaction policy."""
-        return self.session.policy
-
-    @property
-    def threshold(self) -> int:
-        """Where a live session compacts on its own."""
-        return int(self.policy.threshold * self.window)
-
-    @property
-    def gain(self) -> int:
-        """Tokens the compaction saves."""
-        return max(0, self.used - self.after)
-
-    @property
-    def minimum_gain(self) -> int:
-        """The least saving worth a compaction below the threshold (see the module docstring)."""
-        return max(math.ceil(MIN_GAIN_OF_WINDOW * self.window), math.ceil(MIN_GAIN_OF_PROMPT * self.used))
-
-    @property
-    def needed(self) -> bool:
-        """The transcript reached the threshold: a live session would have compacted."""
-        return self.live_compactions > 0 or self.used >= self.threshold
-
-    @property
-    def worth(self) -> bool:
-        """Whether compacting is worth writing out (always when it was needed)."""
-        return self.error is None and (self.needed or self.gain >= self.minimum_gain)
-
-    def why_not(self) -> str:
-        """Why ``compact`` does nothing, in a sentence."""
-        return (
-            f"at {self.used:,} tokens ({_percent(self.used, self.window)}% of the {self.window:,}-token window, under "
-            f"the {self.threshold:,} where a session compacts) a compaction would save {self.gain:,} tokens, less than "
-            f"the {self.minimum_gain:,} that would pay for it ({MIN_GAIN_OF_WINDOW:.0%} of the window and "
-            f"{MIN_GAIN_OF_PROMPT:.0%} of the prompt it rewrites, losing the provider's prompt cache); pass --force "
-            "to compact anyway"
-        )
-
-
-def _percent(used: int, window: int) -> float:
-    """``used`` as a share of ``window``, uncapped (158.9 for a transcript past the window)."""
-    return round(100.0 * used / window, 1)
 
 
 def run_transcript(
@@ -271,7 +148,7 @@ class _Feeder:
         self.session: ContextSession | None = None
         self.fixed = self.counter.request_overhead + self.counter.count_tools(self.head.tools)
         self.harness = 0
-        self.usage: list[_Usage] = []
+        self.usage: list[Usage] = []
         self.replaced = self.replaced_tokens = 0
         self.compactions = 0
         self.tiers: list[str] = []
@@ -367,7 +244,7 @@ class _Feeder:
             # first request held beyond the file's messages is what the agent adds to every request.
             self.harness = max(0, item.prompt_tokens - ours)
             ours += self.harness
-        report = _Usage(item.prompt_tokens, ours, self.tally.messages, item.where)
+        report = Usage(item.prompt_tokens, ours, self.tally.messages, item.where)
         self.usage = [self.usage[0], report] if self.usage else [report]
 
     def _compact_live(self, session: ContextSession) -> None:
@@ -441,127 +318,3 @@ def _flags(message: str) -> str:
 def flags_in(message: str) -> str:
     """:func:`_flags` for the CLI's error lines."""
     return _flags(message)
-
-
-def _state(used: int, window: int) -> dict[str, Any]:
-    pct = _percent(used, window)
-    return {
-        "max_tokens": window,
-        "used_tokens": used,
-        "used_percentage": pct,
-        "remaining_percentage": round(max(0.0, 100.0 - pct), 1),
-    }
-
-
-def report(run: Run) -> dict[str, Any]:
-    """The ``inspect`` report of ``run`` (JSON-able)."""
-    head, tally = run.head, run.tally
-    window = run.window
-    compaction: dict[str, Any] = {
-        "would_auto_trigger": run.used + run.harness >= run.threshold,
-        "compactions": run.compactions,
-        "tiers": run.tiers,
-        "before": _state(run.used, window),
-        "after": _state(run.after, window),
-        "archived": len(run.sink.originals),
-        "bounded_on_arrival": len(run.sink.bounded),
-        "summary_chars": len(run.session.summary or ""),
-        "gain_tokens": run.gain,
-        "minimum_gain_tokens": run.minimum_gain,
-        "worth_compacting": run.worth,
-        "nothing_to_do": None if run.worth or run.error else run.why_not(),
-        "error": run.error,
-    }
-    return {
-        "transcript": {
-            "source": head.source,
-            "format": head.format,
-            "key": head.key,
-            "messages": tally.messages,
-            "tools": len(head.tools),
-            "replaced_messages": run.replaced,
-            "replaced_tokens": run.replaced_tokens,
-            "notes": head.notes,
-        },
-        "model": run.model,
-        "model_from": run.model_from,
-        "counter": run.session.counter.name,
-        "window": {
-            **_state(run.used + run.harness, window),
-            "harness_tokens": run.harness,
-            "stripped_thinking_tokens": run.tally.stripped,
-            "threshold_tokens": run.threshold,
-            "hard_stop_tokens": int(run.policy.hard_stop * window),
-            "over_window": run.used + run.harness > window,
-        },
-        "reported_usage": {"first": run.usage[0].json(), "last": run.usage[-1].json()} if run.usage else None,
-        "by_role": tally.by_role,
-        "by_tool": tally.by_tool(),
-        "largest": tally.largest(),
-        "tool_pairs": {"problems": tally.pairs.count, "details": tally.pairs.details()},
-        "late_system_messages": tally.late_system,
-        "compaction": compaction,
-    }
-
-
-def document(run: Run) -> dict[str, Any]:
-    """The ``ctxbudget.compacted/1`` document ``compact`` writes, without its archive (streamed from the sink).
-
-    ``messages`` is the request to send next (the transcript's own system messages first, then the summary and
-    the kept tail); the archive holds every original that left it, so messages + archive reconstruct every message
-    of the transcript.
-    """
-    session, head = run.session, run.head
-    messages = [*run.system, *run.sent]
-    return {
-        "format": COMPACTED_FORMAT,
-        "source": head.source,
-        "source_format": head.format,
-        "model": run.model,
-        "max_tokens": session.max_tokens,
-        "tokens": run.after,
-        "messages": [m.model_dump(mode="json") for m in messages],
-        "tools": [t.model_dump(mode="json") for t in head.tools],
-        "summary": session.summary,
-        "goal": session.goal,
-        "compaction": {
-            "trigger": "manual",
-            "compactions": run.compactions,
-            "tiers": run.tiers,
-            "before": _state(run.used, session.max_tokens),
-            "after": _state(run.after, session.max_tokens),
-            "archived": len(run.sink.originals),
-            "bounded_on_arrival": len(run.sink.bounded),
-            "harness_tokens": run.harness,
-            "summary_chars": len(session.summary or ""),
-        },
-    }
-
-
-def sent_messages(run: Run) -> list[Message]:
-    """The request ``compact`` writes: the transcript's leading system messages, then what the session sends."""
-    return [*run.system, *run.sent]
-
-
-def tools_of(run: Run) -> Sequence[ToolSchema]:
-    """The tools the transcript declared."""
-    return run.head.tools
-
-
-def originals_from_compacted(document: dict[str, Any]) -> list[Message]:
-    """Every original message a compacted document holds: archived originals, then live ones not archived.
-
-    Messages the session generated (the ``[Context Summary]``, pinned copies, synthetic tool results, notices:
-    each carries a ``ctxbudget`` metadata key) were never in the transcript, so they are left out: the result is
-    exactly the transcript's messages.
-    """
-    archive = [ArchiveEntry.model_validate(e) for e in document["archive"]]
-    return _originals(archive, [Message.model_validate(raw) for raw in document["messages"]])
-
-
-def _originals(archive: Sequence[ArchiveEntry], live: Sequence[Message]) -> list[Message]:
-    by_id: dict[str, Message] = {}
-    for message in [*(entry.message for entry in archive), *live]:  # the first archived copy is the original
-        if message is not None and not message.metadata.get("ctxbudget"):
-            by_id.setdefault(message.id, message)
-    return list(by_id.values())
