@@ -11,12 +11,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ctxbudget.errors import SnapshotFormatError, UsageError
-
-if TYPE_CHECKING:
-    from ctxbudget.stores.base import ArchiveRecord
+from ctxbudget.stores._models import ArchiveRecord
 
 __all__ = [
     "check_archive_records",
@@ -91,8 +88,6 @@ def check_records(records: object) -> list[str]:
 
 def check_archive_records(records: object) -> list[ArchiveRecord]:
     """Require a sequence of :class:`ArchiveRecord` with valid JSON data, UTF-8 names and distinct handles."""
-    from ctxbudget.stores.base import ArchiveRecord  # noqa: PLC0415 - base imports this module
-
     if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
         message = f"records: must be a sequence of ArchiveRecord, got {type(records).__name__}"
         raise SnapshotFormatError(message, field="records")

@@ -17,35 +17,30 @@ A store keeps, per session id, two things:
   reader has not seen), and :meth:`SnapshotStore.archived_ids` says which message ids have one. The snapshot then
   holds only the live state, whatever the length of the conversation's past.
 
-Backends implement :class:`BaseSnapshotStore`'s small ``_`` methods; its public methods validate the
-arguments (:class:`~ctxbudget.errors.UsageError` subclasses naming the field), raise conflicts with the numbers,
-and turn backend exceptions into :class:`~ctxbudget.errors.SnapshotStoreError` with the cause chained. A stored
-field that holds what no store writes (a version that is not an integer >= 1, text that is not UTF-8, a log
-entry without its sequence number) is a ``SnapshotStoreError`` too, naming the store, the key or column and the
-value: corrupt data is reported, never converted or passed on.
+Backends implement the small ``_`` methods of :class:`~ctxbudget.stores._backend.StoreBackend`; the public
+methods validate the arguments (:class:`~ctxbudget.errors.UsageError` subclasses naming the field), raise conflicts
+with the numbers, and turn backend exceptions into :class:`~ctxbudget.errors.SnapshotStoreError` with the cause
+chained. A stored field that holds what no store writes (a version that is not an integer >= 1, text that is not
+UTF-8, a log entry without its sequence number) is a ``SnapshotStoreError`` too, naming the store, the key or column
+and the value: corrupt data is reported, never converted or passed on.
 """
 
 from __future__ import annotations
 
-import abc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from types import TracebackType
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from ctxbudget.errors import SnapshotStoreError
 from ctxbudget.stores._async import AsyncStoreMethods
 from ctxbudget.stores._checks import (
     check_archive_records,
     check_data,
     check_names,
     check_records,
-    check_session_id,
     check_version,
     check_watermark,
 )
 from ctxbudget.stores._models import ArchiveRecord, StoredSnapshot, conflict
-from ctxbudget.stores._stored import CorruptField
 
 __all__ = ["ArchiveRecord", "BaseSnapshotStore", "SnapshotStore", "StoredSnapshot"]
 
@@ -103,19 +98,14 @@ class SnapshotStore(Protocol):
         ...
 
 
-class BaseSnapshotStore(AsyncStoreMethods, abc.ABC):
+class BaseSnapshotStore(AsyncStoreMethods):
     """Template for backends: public methods validate and translate errors, subclasses do the storage.
 
-    Subclasses set :attr:`backend_name` and :attr:`backend_errors` and implement the ``_`` methods. Those
-    receive validated arguments, use ``0`` for "no snapshot", and must make ``_save``, ``_delete`` and
-    ``_append`` atomic against every other writer of the same storage.
+    Subclasses set :attr:`backend_name` and :attr:`backend_errors` and implement the ``_`` methods of
+    :class:`~ctxbudget.stores._backend.StoreBackend`. Those receive validated arguments, use ``0`` for "no
+    snapshot", and must make ``_save``, ``_delete`` and ``_append`` atomic against every other writer of the same
+    storage. The async twins (``aload``, ...) come from :class:`~ctxbudget.stores._async.AsyncStoreMethods`.
     """
-
-    backend_name: ClassVar[str] = "store"
-    """Names the backend in error messages."""
-
-    backend_errors: ClassVar[tuple[type[BaseException], ...]] = ()
-    """Exceptions of the backend that become :class:`~ctxbudget.errors.SnapshotStoreError`."""
 
     def load(self, session_id: str) -> StoredSnapshot | None:
         """Return the session's snapshot, or ``None`` when it has none.
@@ -338,75 +328,3 @@ class BaseSnapshotStore(AsyncStoreMethods, abc.ABC):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
-
-    def _check_session_id(self, session_id: object) -> None:
-        """Refuse a session id this backend cannot store apart from every other (UsageError naming the field).
-
-        The default accepts every non-blank UTF-8 string; a backend that builds keys from the id extends it.
-        """
-        check_session_id(session_id)
-
-    def _describe(self) -> str:
-        """Name this store in error messages (backend and location)."""
-        return self.backend_name
-
-    @contextmanager
-    def _translating(self, operation: str, session_id: str) -> Iterator[None]:
-        """Turn a backend exception or corrupt data into :class:`SnapshotStoreError`, naming operation and session."""
-        try:
-            yield
-        except CorruptField as exc:
-            message = f"{self._describe()}: {operation} of session {session_id!r} failed: corrupt data: {exc}"
-            raise SnapshotStoreError(message) from None
-        except self.backend_errors as exc:
-            cause = f"{type(exc).__name__}: {exc}"
-            message = f"{self._describe()}: {operation} of session {session_id!r} failed: {cause}"
-            raise SnapshotStoreError(message) from exc
-
-    @abc.abstractmethod
-    def _load(self, session_id: str) -> tuple[int, str] | None:
-        """Return ``(version, data)`` or ``None``."""
-
-    @abc.abstractmethod
-    def _save(self, session_id: str, data: str, expected: int) -> tuple[bool, int]:
-        """Compare-and-set; return ``(True, new_version)`` or ``(False, stored_version)``."""
-
-    @abc.abstractmethod
-    def _delete(self, session_id: str, expected: int) -> tuple[bool, int]:
-        """Compare-and-delete snapshot and log; return ``(True, 0)`` or ``(False, stored_version)``."""
-
-    @abc.abstractmethod
-    def _append(self, session_id: str, records: list[str]) -> int:
-        """Append atomically; return the first record's sequence number."""
-
-    @abc.abstractmethod
-    def _read_log(self, session_id: str, after: int) -> list[tuple[int, str]]:
-        """Return records with ``seq > after`` in order."""
-
-    @abc.abstractmethod
-    def _log_head(self, session_id: str) -> int:
-        """Return the last sequence number handed out, or 0."""
-
-    @abc.abstractmethod
-    def _trim_log(self, session_id: str, upto: int) -> int:
-        """Delete records with ``seq <= upto``; return how many."""
-
-    @abc.abstractmethod
-    def _put_archive(self, session_id: str, records: list[ArchiveRecord]) -> list[int]:
-        """Write the records whose handle is new, atomically; return seqs (0 for kept handles)."""
-
-    @abc.abstractmethod
-    def _get_archive(self, session_id: str, handles: list[str]) -> dict[str, str]:
-        """Return ``{handle: data}`` for the stored ones."""
-
-    @abc.abstractmethod
-    def _read_archive(self, session_id: str, after: int, limit: int | None) -> list[tuple[int, str, str]]:
-        """Return ``(seq, handle, data)`` with ``seq > after`` in order, at most ``limit``."""
-
-    @abc.abstractmethod
-    def _archive_head(self, session_id: str) -> int:
-        """Return the last archive seq handed out, or 0."""
-
-    @abc.abstractmethod
-    def _archived_ids(self, session_id: str, message_ids: list[str]) -> dict[str, int]:
-        """Return ``{id: lowest log_seq}`` for the ids among ``message_ids`` with an archive entry."""
