@@ -50,7 +50,8 @@ SHAPES: dict[str, Callable[[int], str]] = {"log-lines": _log_lines, "non-ascii":
 def _context_session(counter: str) -> Callable[[str], Callable[[], object]]:
     def prepare(output: str) -> Callable[[], object]:
         from ctxbudget import ContextSession, ToolCall
-        from ctxbudget.messages.tokens import CharCounter, TiktokenCounter, counter_for_model
+        from ctxbudget.messages.tokens import CharCounter, TiktokenCounter
+        from ctxbudget.providers.counting import counter_for_model
 
         counters: dict[str, Callable[[], Any]] = {
             "tiktoken": TiktokenCounter,

@@ -32,7 +32,8 @@ from typing import Any
 from ctxbudget.context.items import ContextItem
 from ctxbudget.context.planner import PlannerConfig, PlanResult, plan_context
 from ctxbudget.errors import InvalidPolicyError
-from ctxbudget.messages.tokens import TiktokenCounter, TokenCounter, counter_for_model
+from ctxbudget.messages.tokens import TiktokenCounter, TokenCounter
+from ctxbudget.providers.counting import counter_for_model
 from llama_index.core.bridge.pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle

@@ -22,8 +22,8 @@ from ctxbudget.messages.tokens import (
     EstimatingCounter,
     TiktokenCounter,
     count_request,
-    counter_for_model,
 )
+from ctxbudget.providers.counting import counter_for_model
 
 SPECIALS = ["<|endoftext|>", "<|endofprompt|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|im_start|>"]
 WORDS = [
@@ -285,7 +285,8 @@ WEATHER_TOOL = {
 def test_tool_schemas_are_counted_as_the_openai_cookbook_documents(model: str, billed: int) -> None:
     """The figures OpenAI's token-counting cookbook prints for its function-calling example."""
     from ctxbudget import Message, ToolSchema
-    from ctxbudget.messages.tokens import count_request, counter_for_model
+    from ctxbudget.messages.tokens import count_request
+    from ctxbudget.providers.counting import counter_for_model
 
     messages = [
         Message(role="system", content="You are a helpful assistant that can answer to questions about the weather."),

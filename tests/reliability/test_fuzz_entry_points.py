@@ -34,8 +34,9 @@ from ctxbudget.context.render import render_items
 from ctxbudget.errors import CtxBudgetError
 from ctxbudget.messages import Message, ToolCall, ToolSchema
 from ctxbudget.messages._validation import short_repr
-from ctxbudget.messages.tokens import CharCounter, TiktokenCounter, count_request, counter_for_model
+from ctxbudget.messages.tokens import CharCounter, TiktokenCounter, count_request
 from ctxbudget.messages.toolpairs import find_tool_pair_problems, repair_tool_pairs, safe_cut_points
+from ctxbudget.providers.counting import counter_for_model
 from ctxbudget.session import ContextSession
 from ctxbudget.session.snapshot import SessionSnapshot
 from ctxbudget.transcripts import load_transcript, parse_transcript

@@ -21,7 +21,8 @@ from ctxbudget import ContextSession, Message, ToolCall
 from ctxbudget.context.evidence import excerpt
 from ctxbudget.messages import _token_chunks as chunks
 from ctxbudget.messages.encodings import get_encoding
-from ctxbudget.messages.tokens import CharCounter, TiktokenCounter, TokenCounter, counter_for_model
+from ctxbudget.messages.tokens import CharCounter, TiktokenCounter, TokenCounter
+from ctxbudget.providers.counting import counter_for_model
 from ctxbudget.shared_session import SharedSession
 from ctxbudget.stores import InMemorySnapshotStore
 from hypothesis import given, settings

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
         TiktokenCounter,
         TokenCounter,
         count_request,
-        counter_for_model,
     )
     from .toolpairs import (
         MISSING_RESULT_TEXT,
@@ -80,7 +79,6 @@ __all__ = [
     "ToolPairProblem",
     "ToolSchema",
     "count_request",
-    "counter_for_model",
     "find_tool_pair_problems",
     "get_encoding",
     "new_message_id",
@@ -116,7 +114,6 @@ _LAZY: dict[str, str] = {
     "ToolPairProblem": "toolpairs",
     "ToolSchema": "message",
     "count_request": "tokens",
-    "counter_for_model": "tokens",
     "find_tool_pair_problems": "toolpairs",
     "get_encoding": "encodings",
     "new_message_id": "message",

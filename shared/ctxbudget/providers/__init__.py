@@ -5,6 +5,7 @@
 * :mod:`~ctxbudget.providers.anthropic`: Anthropic Messages (``system`` apart, content blocks, tool results folded,
   optional prompt-cache breakpoints) and tools.
 * :mod:`~ctxbudget.providers.anthropic_tokens`: :class:`AnthropicCounter`, the tool-use system prompt table.
+* :mod:`~ctxbudget.providers.counting`: :func:`counter_for_model`, the counter a model gets.
 * :mod:`~ctxbudget.providers.usage`: :func:`usage_figures` reads either SDK's usage object.
 * :mod:`~ctxbudget.providers.fake_servers` (a test double, imported on its own): loopback servers that answer
   like each API, for offline tests with the real SDK clients.
@@ -28,6 +29,7 @@ from .anthropic import (
     tool_to_anthropic,
 )
 from .anthropic_tokens import ANTHROPIC_TOKENS_PER_IMAGE, AnthropicCounter, tool_use_system_prompt_tokens
+from .counting import counter_for_model
 from .openai_chat import (
     OPENAI_CHAT,
     message_from_openai,
@@ -58,6 +60,7 @@ __all__ = [
     "AnthropicCounter",
     "CacheControl",
     "UsageFigures",
+    "counter_for_model",
     "is_responses_item",
     "message_from_openai",
     "message_to_openai",

@@ -25,17 +25,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import UsageError
+from ..messages._counter_inputs import ContentCache, check_message, check_tools, message_key, tool_calls_key
 from ..messages._validation import short_repr
 from ..messages.message import ContentBlock, Message, ToolSchema
-from ..messages.tokens import (
-    TOKENS_PER_MESSAGE,
-    EstimatingCounter,
-    _calls,
-    _check_message,
-    _check_tools,
-    _ContentCache,
-    _message_key,
-)
+from ..messages.tokens import TOKENS_PER_MESSAGE, EstimatingCounter
 from .anthropic import tool_to_anthropic
 
 __all__ = ["ANTHROPIC_TOKENS_PER_IMAGE", "AnthropicCounter", "preserves_thinking", "tool_use_system_prompt_tokens"]
@@ -116,7 +109,7 @@ class AnthropicCounter(EstimatingCounter):
         super().__init__(factor, encoding=encoding, cache_size=cache_size)
         self.model = model
         self.tool_choice = tool_choice
-        self._messages = _ContentCache(cache_size)
+        self._messages = ContentCache(cache_size)
 
     @property
     def name(self) -> str:
@@ -135,8 +128,8 @@ class AnthropicCounter(EstimatingCounter):
 
     def count_message(self, message: Message) -> int:
         """Scaled tokens of one message as Anthropic blocks (thinking included), cached by content."""
-        _check_message(message)
-        key = _message_key(message, _calls(message))
+        check_message(message)
+        key = message_key(message, tool_calls_key(message))
         cached = self._messages.get(key)
         if cached is None:
             cached = self._count(message)
@@ -145,7 +138,7 @@ class AnthropicCounter(EstimatingCounter):
 
     def thinking_tokens(self, message: Message) -> int:
         """The part of :meth:`count_message` that is ``message``'s thinking blocks (scaled; 0 without thinking)."""
-        _check_message(message)
+        check_message(message)
         if isinstance(message.content, str):
             return 0
         texts = [b.data.get("thinking") for b in message.content if b.type == "thinking"]
@@ -182,7 +175,7 @@ class AnthropicCounter(EstimatingCounter):
 
     def count_tools(self, tools: Sequence[ToolSchema]) -> int:
         """The tools as Anthropic receives them, scaled, plus the tool-use system prompt; 0 for no tools."""
-        tools = _check_tools(tools)
+        tools = check_tools(tools)
         if not tools:
             return 0
         specs: list[dict[str, Any]] = [tool_to_anthropic(tool) for tool in tools]

@@ -13,7 +13,8 @@ from ..errors import InvalidMessageError, InvalidPolicyError, SystemPromptTooLar
 from ..messages._foreign import check_not_foreign
 from ..messages.message import Message, ToolCall, ToolSchema
 from ..messages.registry import ModelRegistry
-from ..messages.tokens import EstimatingCounter, TiktokenCounter, TokenCounter, counter_for_model
+from ..messages.tokens import EstimatingCounter, TiktokenCounter, TokenCounter
+from ..providers.counting import counter_for_model
 from .events import EventType
 
 __all__ = [

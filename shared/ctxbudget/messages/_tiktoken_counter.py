@@ -1,0 +1,267 @@
+"""Exact OpenAI counting with a bundled (offline) tiktoken encoding, in the chat format's framing, cached by content.
+
+A huge text is counted and cut a part at a time (:mod:`ctxbudget.messages._token_chunks`), never encoded whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import tiktoken
+
+from ._chat_format import (
+    ENUM_INIT,
+    ENUM_ITEM,
+    FUNC_END,
+    FUNC_INIT,
+    FUNC_INIT_BY_ENCODING,
+    PROP_INIT,
+    PROP_KEY,
+    REPLY_PRIMING,
+    TOKENS_PER_MESSAGE,
+    TOKENS_PER_NAME,
+    TOKENS_PER_TOOL_CALL,
+    block_tokens,
+)
+from ._counter_inputs import (
+    DIGEST_OVER,
+    ContentCache,
+    check_message,
+    check_tools,
+    message_key,
+    not_text,
+    text_key,
+    tool_calls_key,
+    utf8_bytes,
+)
+from ._token_chunks import CHUNK_CHARS, count_tokens, head_tokens, tail_tokens
+from .encodings import get_encoding
+from .message import Message, ToolSchema
+
+__all__ = ["TiktokenCounter"]
+
+_CHUNKED_OVER = 2 * CHUNK_CHARS
+"""Texts longer than this are counted and cut in parts (:mod:`ctxbudget.messages._token_chunks`), never encoded whole: a
+whole encoding holds a Python int per token, about nine times the text's size."""
+
+
+class TiktokenCounter:
+    """Exact OpenAI counting with a bundled (offline) tiktoken encoding.
+
+    Args:
+        encoding: ``o200k_base`` (gpt-4o, gpt-4.1, gpt-5, o-series) or ``cl100k_base`` (gpt-4, gpt-3.5).
+        cache_size: how many distinct message contents to remember.
+    """
+
+    def __init__(self, encoding: str = "o200k_base", *, cache_size: int = 200_000) -> None:
+        self._encoding: tiktoken.Encoding = get_encoding(encoding)
+        self._messages = ContentCache(cache_size)
+        self._texts = ContentCache(cache_size)
+        self._roles: dict[str, int] = {}
+        self._last: tuple[str, list[int]] | None = None
+        self._last_key: tuple[str, object] | None = None
+
+    @property
+    def name(self) -> str:
+        """``tiktoken:<encoding>``."""
+        return f"tiktoken:{self._encoding.name}"
+
+    @property
+    def exact(self) -> bool:
+        """``True``: these are the encoding's own counts (exact for the OpenAI models that use it)."""
+        return True
+
+    @property
+    def request_overhead(self) -> int:
+        """Reply priming, per request."""
+        return REPLY_PRIMING
+
+    @property
+    def cache_stats(self) -> tuple[int, int]:
+        """``(hits, misses)`` of the per-message cache."""
+        return self._messages.hits, self._messages.misses
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``; special-token strings are ordinary text here, never an error."""
+        return self._encode(text)
+
+    def _encode(self, text: str) -> list[int]:
+        # The last long text encoded is remembered (by identity): a tool output counted on arrival and then
+        # excerpted because it is too long is encoded once, not twice. A huge one is never encoded whole here.
+        last = self._last
+        if last is not None and last[0] is text:
+            return last[1]
+        tokens = self._encoding.encode_ordinary(text)
+        if 4096 < len(text) <= _CHUNKED_OVER:
+            self._last = (text, tokens)
+        return tokens
+
+    def _count(self, text: str) -> int:
+        """Tokens in ``text``, uncached; a huge text is counted a part at a time (memory: one part's tokens)."""
+        if len(text) > _CHUNKED_OVER:
+            return count_tokens(self._encoding, text)
+        return len(self._encode(text))
+
+    def _key(self, text: str) -> object:
+        """The cache key of ``text``, remembered for the last long text (by identity): a huge output is hashed once."""
+        last = self._last_key
+        if last is not None and last[0] is text:
+            return last[1]
+        key = text_key(text)
+        if len(text) > DIGEST_OVER:
+            self._last_key = (text, key)
+        return key
+
+    def count_text(self, text: str) -> int:
+        """Tokens in ``text`` (cached for strings over 64 characters).
+
+        Raises:
+            UsageError: ``text`` is not a ``str``.
+        """
+        if not isinstance(text, str):
+            raise not_text(text)
+        if len(text) <= 64:
+            return len(self._encoding.encode_ordinary(text))
+        key = self._key(text)
+        cached = self._texts.get(key)
+        if cached is None:
+            cached = self._count(text)  # a long text is remembered: counting it as a message is then free
+            self._texts.put(key, cached)
+        return cached
+
+    def fit_text_edges(self, text: str, head_budget: int, budget: int) -> tuple[str, str]:
+        """:meth:`fit_edges` of ``text`` itself: a huge text is never encoded whole, only its two ends.
+
+        The same edges as ``fit_edges(encode(text), head_budget, budget)``; its memory is a few parts' tokens.
+        """
+        if len(text) <= _CHUNKED_OVER:
+            return self.fit_edges(self._encode(text), head_budget, budget)
+        total = self.count_text(text)
+        head_budget = max(0, min(head_budget, budget, total))
+        head, used = self._edge(head_tokens(self._encoding, text, head_budget), head_budget, from_end=False)
+        tail_budget = min(budget - used, total - head_budget)
+        if tail_budget <= 0:
+            return head, ""
+        return head, self._edge(tail_tokens(self._encoding, text, tail_budget), tail_budget, from_end=True)[0]
+
+    def fit_edges(self, tokens: list[int], head_budget: int, budget: int) -> tuple[str, str]:
+        """A head of the text ``tokens`` encode within ``head_budget`` tokens, and a tail within the rest of ``budget``.
+
+        ``tokens`` is :meth:`encode` of the text. Each edge is the longest its budget allows, cut on a character
+        boundary, and they never overlap. A decode per edge instead of a binary search of encodes; an edge that
+        re-encodes to more tokens (a word cut mid-merge) is shortened a token at a time.
+        """
+        head_budget = max(0, min(head_budget, budget, len(tokens)))
+        head, used = self._edge(tokens, head_budget, from_end=False)
+        return head, self._edge(tokens, min(budget - used, len(tokens) - head_budget), from_end=True)[0]
+
+    def _edge(self, tokens: list[int], budget: int, *, from_end: bool) -> tuple[str, int]:
+        keep = budget
+        while keep > 0:
+            part = tokens[len(tokens) - keep :] if from_end else tokens[:keep]
+            # The tokens' bytes are a byte prefix (suffix) of the text's UTF-8: "ignore" drops only the character
+            # cut in two at the edge, so the decoded string is an exact prefix (suffix) of the text.
+            piece = self._encoding.decode_bytes(part).decode("utf-8", errors="ignore")
+            count = len(self._encoding.encode_ordinary(piece))
+            if count <= budget:
+                return piece, count
+            keep -= 1
+        return "", 0
+
+    def count_message(self, message: Message) -> int:
+        """Framing + role + content (+ name) + tool calls, cached by content.
+
+        Raises:
+            InvalidMessageError: ``message`` is not a :class:`~ctxbudget.Message`.
+        """
+        check_message(message)
+        calls = tool_calls_key(message)
+        key = message_key(message, calls, self._key)
+        cached = self._messages.get(key)
+        if cached is not None:
+            return cached
+        role = self._role_tokens(message.role)
+        content = message.content
+        if isinstance(content, str) and len(content) > _CHUNKED_OVER:
+            # A huge output is counted through the text cache: bounding it then counts it again, for free.
+            total = TOKENS_PER_MESSAGE + role + self.count_text(content)
+        elif isinstance(content, str):
+            # Content goes straight to the encoder: the message cache remembers it; a text cache would not help.
+            total = TOKENS_PER_MESSAGE + role + len(self._encode(content))
+        else:
+            total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(message.text))
+            total += block_tokens(message)
+        if message.name:
+            total += TOKENS_PER_NAME + self.count_text(message.name)
+        for call_id, name, arguments in calls:
+            total += (
+                TOKENS_PER_TOOL_CALL + self.count_text(call_id) + self.count_text(name) + self.count_text(arguments)
+            )
+        if message.tool_call_id:
+            total += self.count_text(message.tool_call_id)
+        self._messages.put(key, total)
+        return total
+
+    def _role_tokens(self, role: str) -> int:
+        tokens = self._roles.get(role)
+        if tokens is None:
+            tokens = self._roles[role] = self.count_text(role)
+        return tokens
+
+    def bound_message(self, message: Message) -> int | None:
+        """At least :meth:`count_message`, without encoding: each text's UTF-8 bytes stand in for its tokens.
+
+        O(fields) for ASCII text (``str.isascii`` is a flag), one UTF-8 encode otherwise. ``None`` for content
+        blocks (their count is not a sum of texts).
+
+        Raises:
+            InvalidMessageError: ``message`` is not a :class:`~ctxbudget.Message`.
+        """
+        check_message(message)
+        content = message.content
+        if not isinstance(content, str):
+            return None
+        role = self._role_tokens(message.role)
+        total = TOKENS_PER_MESSAGE + role + utf8_bytes(content)
+        if message.name:
+            total += TOKENS_PER_NAME + utf8_bytes(message.name)
+        for call in message.tool_calls:
+            total += TOKENS_PER_TOOL_CALL + utf8_bytes(call.id) + utf8_bytes(call.name) + utf8_bytes(call.args_json())
+        if message.tool_call_id:
+            total += utf8_bytes(message.tool_call_id)
+        return total
+
+    def count_tools(self, tools: Sequence[ToolSchema]) -> int:
+        """Function-definition billing as OpenAI's cookbook documents it; 0 for no tools.
+
+        Raises:
+            InvalidMessageError: ``tools`` is not a sequence of :class:`~ctxbudget.ToolSchema`.
+        """
+        tools = check_tools(tools)
+        if not tools:
+            return 0
+        return sum(self._count_tool(tool) for tool in tools) + FUNC_END
+
+    def _count_tool(self, tool: ToolSchema) -> int:
+        func_init = FUNC_INIT_BY_ENCODING.get(self._encoding.name, FUNC_INIT)
+        total = func_init + self.count_text(f"{tool.name}:{tool.description.removesuffix('.')}")
+        properties: Mapping[str, Any] = tool.parameters.get("properties") or {}
+        if properties:
+            total += PROP_INIT
+            for key, spec in properties.items():
+                total += PROP_KEY + self._count_property(key, spec if isinstance(spec, Mapping) else {})
+        return total
+
+    def _count_property(self, key: str, spec: Mapping[str, Any]) -> int:
+        total = 0
+        enum = spec.get("enum")
+        if isinstance(enum, list):
+            total += ENUM_INIT + sum(ENUM_ITEM + self.count_text(str(item)) for item in enum)
+        kind = spec.get("type", "")
+        description = str(spec.get("description", "")).removesuffix(".")
+        total += self.count_text(f"{key}:{kind}:{description}")
+        for nested in ("properties", "items"):  # nested schemas are billed roughly as their JSON
+            if nested in spec:
+                total += self.count_text(str(spec[nested]))
+        return total
