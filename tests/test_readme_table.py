@@ -10,19 +10,27 @@ from benchmarks import readme_table
 from benchmarks.bench_agent import FLOOR_NAME, OURS_NAME, RUNNABLE_NAME
 from benchmarks.readme_table import (
     END,
+    KIT_END,
+    KIT_START,
     PLAIN_END,
     PLAIN_START,
+    REAL_END,
+    REAL_START,
     START,
     TableError,
     current_block,
     render,
     render_agent,
+    render_external,
+    render_real,
     replace_block,
 )
 
 README = readme_table.README.read_text(encoding="utf-8")
 RESULTS = readme_table.SESSION_RESULTS.read_text(encoding="utf-8")
 AGENT = readme_table.AGENT_RESULTS.read_text(encoding="utf-8")
+EXTERNAL = readme_table.EXTERNAL_RESULTS.read_text(encoding="utf-8")
+REAL = readme_table.REAL_RESULTS.read_text(encoding="utf-8")
 PEERS = (
     "trim_messages (tiktoken)",
     "trim_messages (approximate)",
@@ -108,22 +116,23 @@ def test_main_rewrites_both_blocks_and_check_reports_staleness(
 ) -> None:
     readme = tmp_path / "README.md"
     readme.write_text(
-        f"intro\n{START}\n| old | table |\n{END}\nplain chat:\n{PLAIN_START}\n| old |\n{PLAIN_END}\noutro\n",
+        f"intro\n{START}\n| old | table |\n{END}\nplain chat:\n{PLAIN_START}\n| old |\n{PLAIN_END}\n"
+        f"{KIT_START}\n{KIT_END}\n{REAL_START}\n| old |\n{REAL_END}\noutro\n",
         encoding="utf-8",
     )
-    (tmp_path / "session.md").write_text(RESULTS, encoding="utf-8")
-    (tmp_path / "agent.md").write_text(AGENT, encoding="utf-8")
+    for name, text in (("session", RESULTS), ("agent", AGENT), ("external", EXTERNAL), ("real", REAL)):
+        (tmp_path / f"{name}.md").write_text(text, encoding="utf-8")
+        monkeypatch.setattr(readme_table, f"{name.upper()}_RESULTS", tmp_path / f"{name}.md")
     monkeypatch.setattr(readme_table, "ROOT", tmp_path)
     monkeypatch.setattr(readme_table, "README", readme)
-    monkeypatch.setattr(readme_table, "SESSION_RESULTS", tmp_path / "session.md")
-    monkeypatch.setattr(readme_table, "AGENT_RESULTS", tmp_path / "agent.md")
     assert readme_table.main(["--check"]) == 1
-    assert "agent workload, plain chat" in capsys.readouterr().out
+    assert "agent workload, plain chat, compaction-conformance-kit, real transcripts" in capsys.readouterr().out
     assert readme_table.main([]) == 0
     text = readme.read_text(encoding="utf-8")
     assert text.startswith(f"intro\n{START}\n| per-turn cost (median ms) | no compaction:")
     assert f"\n{END}\nplain chat:\n{PLAIN_START}\n| per-turn cost (median ms) | 1k msgs |" in text
-    assert text.endswith(f"\n{PLAIN_END}\noutro\n")
+    assert f"\n{PLAIN_END}\n{KIT_START}\n| budget | ctxbudget: survival |" in text
+    assert text.endswith(f"\n{REAL_END}\noutro\n")
     assert readme_table.main(["--check"]) == 0
     assert "up to date" in capsys.readouterr().out
 
@@ -146,3 +155,33 @@ def test_malformed_inputs_are_refused(readme: str, results: str) -> None:
 def test_an_agent_table_without_both_windows_is_refused() -> None:
     with pytest.raises(TableError):
         render_agent(RESULTS)  # the plain-chat table: one window, six columns
+
+
+def test_the_readme_shows_the_kit_and_real_transcript_tables_of_their_results_files() -> None:
+    assert current_block(README, KIT_START, KIT_END) == render_external(EXTERNAL)
+    assert current_block(README, REAL_START, REAL_END) == render_real(REAL)
+
+
+def test_the_kit_table_has_one_row_per_budget_with_the_results_file_figures() -> None:
+    rows = render_external(EXTERNAL).splitlines()[2:]
+    assert [row.split(" | ")[0] for row in rows] == ["| 10%", "| 20%", "| 30%"]
+    thirty = EXTERNAL.split("## Budget 30%", 1)[1].split("\n## ", 1)[0]
+    ours = next(line for line in thirty.splitlines() if line.startswith("| ") and "| ctxbudget |" in line)
+    survival = ours.split("|")[4].strip()
+    assert rows[2].split(" | ")[1] == survival  # ctxbudget's survival at 30%, as the results file has it
+
+
+def test_the_real_table_carries_the_pooled_row_of_each_budget() -> None:
+    rows = render_real(REAL).splitlines()[2:]
+    assert len(rows) == 2
+    pooled = [line for line in REAL.splitlines() if line.startswith("| **all")]
+    for row, source in zip(rows, pooled, strict=True):
+        cells = [cell.strip().replace("**", "") for cell in source.strip().strip("|").split("|")]
+        assert row.split(" | ")[1] in cells  # ctxbudget in request
+
+
+def test_kit_and_real_results_without_their_rows_are_refused() -> None:
+    with pytest.raises(TableError):
+        render_external(EXTERNAL.replace("| ctxbudget |", "| other |"))
+    with pytest.raises(TableError):
+        render_real(REAL.replace("| **all", "| **some"))

@@ -243,7 +243,7 @@ def _is_prose(line: str) -> bool:
     if line[:1].isspace() and not _LIST_MARKER.match(stripped):
         return False  # indented: code or a log
     plain = _CODE_SPAN.sub("code", stripped)  # `code in backticks` reads as a word
-    letters = sum(ch.isalpha() or ch == " " for ch in plain)
+    letters = sum(map(str.isalpha, plain)) + plain.count(" ")  # a space is not alpha: counted once
     return letters >= 0.75 * len(plain)
 
 
