@@ -7,16 +7,16 @@ again; the remembered readings of runs give the same answers as reading them afr
 
 from __future__ import annotations
 
-import ctxbudget.ledger as ledger_module
-import ctxbudget.salience as salience_module
+import ctxbudget.compaction.ledger as ledger_module
+import ctxbudget.compaction.salience as salience_module
 import pytest
 from ctxbudget import Message, ToolCall
-from ctxbudget.ledger import Ledger
-from ctxbudget.memo import ReadMemo
-from ctxbudget.salience import Salient
-from ctxbudget.summarize import ExtractiveSummarizer, SummaryRequest
-from ctxbudget.textscan import _read_run, _run_reading, _token, _token_of, informative_tokens, scan
-from ctxbudget.tokens import CharCounter
+from ctxbudget.compaction.ledger import Ledger
+from ctxbudget.compaction.memo import ReadMemo
+from ctxbudget.compaction.salience import Salient
+from ctxbudget.compaction.summarize import ExtractiveSummarizer, SummaryRequest
+from ctxbudget.compaction.textscan import _read_run, _run_reading, _token, _token_of, informative_tokens, scan
+from ctxbudget.messages.tokens import CharCounter
 
 CALL = ToolCall(id="c1", name="run_tests", args={"command": "pytest -q tests/test_api.py"})
 SPAN = (
