@@ -1,145 +1,98 @@
-"""The async twins of :class:`~ctxbudget.shared_session.session.SharedSession`'s operations, for asyncio agents.
+"""The async half of a shared session's store I/O, for the ``a``-methods of ``SharedSession``.
 
 Store calls are awaited: a store's own async twin when it has one (``aload``, ``aappend``, ...: ``redis.asyncio``
 for :class:`~ctxbudget.stores.redis.RedisSnapshotStore`, a worker thread for SQLite and the in-memory store), else
-the sync method in a worker thread. Restoring and replaying a loaded session is CPU only and bounded by the window;
-an async compaction awaits its summarizer. Reading an archived original that is not cached yet is a sync store call.
+the sync method in a worker thread. Restoring and replaying a loaded session is CPU only and bounded by the window
+(:meth:`~ctxbudget.shared_session._store_io.SessionStoreIO.build`, shared with the sync path); an async compaction
+awaits its summarizer. Reading an archived original that is not cached yet is a sync store call.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from ..errors import SnapshotConflictError, SnapshotStoreError
-from ..messages.message import Message
 from ..session.events import ContextCompacted
-from ..session.request import BuiltRequest
-from ._log import decoded, records_of
-from ._state import (
-    Fetched,
-    StoreBackedSession,
-    archive_records,
-    built_compaction,
-    itself,
-    snapshot_json,
-    stale,
-    unknown_ids,
-)
+from ..stores.base import SnapshotStore
+from ._log import decoded
+from ._models import LoadedSession
+from ._state import Fetched, StoreBackedSession, archive_records, snapshot_json, stale, unknown_ids
+from ._store_io import SessionStoreIO
 
-if TYPE_CHECKING:
-    from ..session.snapshot import SessionSnapshot
-    from ..stores.base import SnapshotStore, StoredSnapshot
-    from .session import LoadedSession, SharedSessionStats
-
-__all__ = ["AsyncSharedMethods"]
+__all__ = ["afetch", "aload", "asave", "astore", "awith_retries"]
 
 _T = TypeVar("_T")
 
 
-class AsyncSharedMethods:
-    """The ``a``-methods of :class:`~ctxbudget.shared_session.session.SharedSession` (a mixin of it)."""
+async def astore(store: SnapshotStore, name: str, *args: Any, **kwargs: Any) -> Any:
+    """Await the store's async twin of ``name`` (``aload`` ...), or run ``name`` in a worker thread."""
+    twin = getattr(store, f"a{name}", None)
+    if twin is not None:
+        return await twin(*args, **kwargs)
+    return await asyncio.to_thread(getattr(store, name), *args, **kwargs)
 
-    if TYPE_CHECKING:  # provided by SharedSession
-        store: SnapshotStore
-        session_id: str
-        max_attempts: int
-        stats: SharedSessionStats
 
-        def _parse(self, stored: StoredSnapshot | None) -> tuple[SessionSnapshot, int]: ...
-        def _build(self, fetched: Fetched) -> LoadedSession: ...
-        def _kept_moving(self, version: int) -> SnapshotConflictError: ...
-        def _note_conflict(self, exc: SnapshotConflictError, attempt: int, operation: str) -> None: ...
+async def afetch(io: SessionStoreIO) -> Fetched | None:
+    """Async :meth:`~ctxbudget.shared_session._store_io.SessionStoreIO.fetch`."""
+    store, session_id = io.handle.store, io.handle.session_id
+    snapshot, version = io.parse(await astore(store, "load", session_id))
+    head = await astore(store, "log_head", session_id)
+    records = await astore(store, "read_log", session_id, after=snapshot.log_seq)
+    if stale(snapshot, records, head):
+        return None
+    items = decoded(records)
+    unknown = unknown_ids(snapshot, items)
+    archived = await astore(store, "archived_ids", session_id, unknown) if unknown else {}
+    return Fetched(version, snapshot, items, archived)
 
-    async def aadd(self, *messages: Message) -> list[int]:
-        """Async :meth:`add`."""
-        seqs: list[int] = await self._astore("append", self.session_id, records_of(messages))
-        self.stats.bump("appended", len(seqs))
-        return seqs
 
-    async def aadd_user(self, text: str, **metadata: Any) -> Message:
-        """Async :meth:`add_user`."""
-        message = Message(role="user", content=text, metadata=metadata)
-        await self.aadd(message)
-        return message
+async def aload(io: SessionStoreIO) -> LoadedSession:
+    """A consistent view (snapshot plus log), retried while records it needs are trimmed under it."""
+    for _ in range(io.handle.max_attempts):
+        fetched = await afetch(io)
+        if fetched is not None:
+            return io.build(fetched)
+        io.handle.stats.bump("stale_reloads")
+    stored = await astore(io.handle.store, "load", io.handle.session_id)
+    raise io.kept_moving(stored.version if stored is not None else 0)
 
-    async def aload(self) -> LoadedSession:
-        """Async :meth:`load`."""
-        for _ in range(self.max_attempts):
-            fetched = await self._afetch()
-            if fetched is not None:
-                return self._build(fetched)
-            self.stats.bump("stale_reloads")
-        stored = await self._astore("load", self.session_id)
-        raise self._kept_moving(stored.version if stored is not None else 0)
 
-    async def aoriginals(self) -> list[Message]:
-        """Async :meth:`originals` (the archive is read in a worker thread)."""
-        loaded = await self.aload()
-        return await asyncio.to_thread(loaded.session.originals)
+async def asave(io: SessionStoreIO, loaded: LoadedSession) -> int:
+    """Async :meth:`~ctxbudget.shared_session._store_io.SessionStoreIO.save`."""
+    store, session_id, stats = io.handle.store, io.handle.session_id, io.handle.stats
+    session = cast(StoreBackedSession, loaded.session)
+    records = archive_records(session)
+    seqs = await astore(store, "put_archive", session_id, records) if records else []
+    data = snapshot_json(session, max(seqs, default=session.origin.archive_head))
+    version: int = await astore(store, "save", session_id, data, expected_version=loaded.version)
+    stats.bump("compactions_saved")
+    if loaded.log_seq > 0:
+        try:
+            await astore(store, "trim_log", session_id, upto=loaded.log_seq)
+        except SnapshotStoreError:
+            stats.bump("trim_failures")
+    return version
 
-    async def _afetch(self) -> Fetched | None:
-        snapshot, version = self._parse(await self._astore("load", self.session_id))
-        head = await self._astore("log_head", self.session_id)
-        records = await self._astore("read_log", self.session_id, after=snapshot.log_seq)
-        if stale(snapshot, records, head):
-            return None
-        items = decoded(records)
-        unknown = unknown_ids(snapshot, items)
-        archived = await self._astore("archived_ids", self.session_id, unknown) if unknown else {}
-        return Fetched(version, snapshot, items, archived)
 
-    async def abuild_request(self) -> BuiltRequest:
-        """Async :meth:`build_request`: store calls and an async summarizer are awaited."""
-        return await self._awith_retries(
-            "build_request", lambda loaded: loaded.session.abuild_request(), built_compaction
-        )
-
-    async def acompact(self, instructions: str | None = None) -> ContextCompacted:
-        """Async :meth:`compact`: store calls and the summarizer are awaited.
-
-        Cancelling the calling task while the summarizer runs writes nothing.
-        """
-        return await self._awith_retries("compact", lambda loaded: loaded.session.acompact(instructions), itself)
-
-    async def _awith_retries(
-        self,
-        operation: str,
-        run: Callable[[LoadedSession], Awaitable[_T]],
-        compaction_of: Callable[[_T], ContextCompacted | None],
-    ) -> _T:
-        for attempt in range(1, self.max_attempts + 1):
-            loaded = await self.aload()
-            result = await run(loaded)
-            if compaction_of(result) is None:
-                return result
-            try:
-                await self._asave(loaded)
-            except SnapshotConflictError as exc:
-                self._note_conflict(exc, attempt, operation)
-                continue
+async def awith_retries(
+    io: SessionStoreIO,
+    operation: str,
+    load: Callable[[], Awaitable[LoadedSession]],
+    run: Callable[[LoadedSession], Awaitable[_T]],
+    compaction_of: Callable[[_T], ContextCompacted | None],
+) -> _T:
+    """Async :meth:`~ctxbudget.shared_session._store_io.SessionStoreIO.with_retries`."""
+    for attempt in range(1, io.handle.max_attempts + 1):
+        loaded = await load()
+        result = await run(loaded)
+        if compaction_of(result) is None:
             return result
-        raise AssertionError("unreachable: _note_conflict raises on the last attempt")  # pragma: no cover
-
-    async def _asave(self, loaded: LoadedSession) -> int:
-        """Async :meth:`_save`."""
-        session = cast(StoreBackedSession, loaded.session)
-        records = archive_records(session)
-        seqs = await self._astore("put_archive", self.session_id, records) if records else []
-        data = snapshot_json(session, max(seqs, default=session.origin.archive_head))
-        version: int = await self._astore("save", self.session_id, data, expected_version=loaded.version)
-        self.stats.bump("compactions_saved")
-        if loaded.log_seq > 0:
-            try:
-                await self._astore("trim_log", self.session_id, upto=loaded.log_seq)
-            except SnapshotStoreError:
-                self.stats.bump("trim_failures")
-        return version
-
-    async def _astore(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Await the store's async twin of ``name`` (``aload`` ...), or run ``name`` in a worker thread."""
-        twin = getattr(self.store, f"a{name}", None)
-        if twin is not None:
-            return await twin(*args, **kwargs)
-        return await asyncio.to_thread(getattr(self.store, name), *args, **kwargs)
+        try:
+            await asave(io, loaded)
+        except SnapshotConflictError as exc:
+            io.note_conflict(exc, attempt, operation)
+            continue
+        return result
+    raise AssertionError("unreachable: note_conflict raises on the last attempt")  # pragma: no cover

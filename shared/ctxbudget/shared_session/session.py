@@ -46,23 +46,13 @@ SQLite and the in-memory store) and the summarizer of an async compaction is awa
 
 from __future__ import annotations
 
-import logging
-import threading
+import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from ..archive.search import ArchiveHit
 from ..compaction.summarize import AsyncSummarizer, Summarizer
-from ..errors import (
-    InvalidMessageError,
-    InvalidPolicyError,
-    SnapshotConflictError,
-    SnapshotFormatError,
-    SnapshotIntegrityError,
-    SnapshotStoreError,
-    UsageError,
-)
+from ..errors import InvalidPolicyError, SnapshotFormatError, UsageError
 from ..messages.message import Message
 from ..messages.registry import DEFAULT_REGISTRY, ModelRegistry
 from ..messages.tokens import TokenCounter
@@ -70,87 +60,20 @@ from ..session.events import ContextCompacted
 from ..session.request import BuiltRequest
 from ..session.session import ContextSession
 from ..session.snapshot import SessionSnapshot
-from ..stores.base import SnapshotStore, StoredSnapshot
-from ._archive import ArchiveCache, encode_entry
-from ._async import AsyncSharedMethods
-from ._log import LOG_RECORD_SCHEMA, decoded, records_of
-from ._state import (
-    Fetched,
-    StoreBackedSession,
-    archive_records,
-    built_compaction,
-    itself,
-    restore_from_store,
-    snapshot_json,
-    stale,
-    unknown_ids,
-)
+from ..stores.base import SnapshotStore
+from ._archive import encode_entry
+from ._async import aload, astore, awith_retries
+from ._log import LOG_RECORD_SCHEMA, records_of
+from ._models import LoadedSession, SharedSessionStats
+from ._state import built_compaction, itself
+from ._store_io import SessionStoreIO
 
 __all__ = ["LOG_RECORD_SCHEMA", "LoadedSession", "SharedSession", "SharedSessionStats"]
 
 _DEFAULT_ATTEMPTS = 8
-_T = TypeVar("_T")
-_WARNED_LIMIT = 1024
-"""How many invalid record seqs one handle remembers having warned about (then it forgets and warns again)."""
-
-logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class LoadedSession:
-    """One consistent view of a shared session, as :meth:`SharedSession.load` returns it.
-
-    Attributes:
-        session: a private :class:`ContextSession` (snapshot + replayed log); changing it changes nothing stored.
-        version: the snapshot version it was built from; a save based on it passes this as ``expected_version``.
-        log_seq: the last log record it absorbed (also ``session.log_seq``).
-        replayed: how many log messages were added on top of the snapshot.
-        skipped: how many log records were skipped as duplicates of messages already held.
-        invalid: how many log records were skipped because they could not be decoded or validated (each is
-            logged as a warning and counted in :attr:`SharedSessionStats.skipped_records`).
-    """
-
-    session: ContextSession
-    version: int
-    log_seq: int
-    replayed: int
-    skipped: int
-    invalid: int = 0
-
-
-@dataclass
-class SharedSessionStats:
-    """Counters of what one :class:`SharedSession` handle did (thread-safe via the handle's lock).
-
-    Attributes:
-        appended: message records appended.
-        loads: consistent loads completed.
-        stale_reloads: loads restarted because records they needed were trimmed by a newer snapshot.
-        duplicates_skipped: log records skipped because the message id was already held.
-        skipped_records: log records skipped because they could not be decoded or validated (counted on every
-            load that meets them, until a compaction trims them).
-        compactions_saved: compacted snapshots saved.
-        conflicts_retried: saves that lost the compare-and-set and were recomputed on a fresh load.
-        trim_failures: log trims that failed after a successful save (the next save trims further).
-    """
-
-    appended: int = 0
-    loads: int = 0
-    stale_reloads: int = 0
-    duplicates_skipped: int = 0
-    skipped_records: int = 0
-    compactions_saved: int = 0
-    conflicts_retried: int = 0
-    trim_failures: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def bump(self, name: str, by: int = 1) -> None:
-        """Add ``by`` to the counter ``name``."""
-        with self._lock:
-            setattr(self, name, getattr(self, name) + by)
-
-
-class SharedSession(AsyncSharedMethods):
+class SharedSession:
     """A handle on one session shared by many workers through a :class:`SnapshotStore`.
 
     Handles are cheap and hold no session state between calls (every operation loads fresh state); a handle keeps
@@ -187,9 +110,7 @@ class SharedSession(AsyncSharedMethods):
         self.registry = registry
         self.max_attempts = max_attempts
         self.stats = SharedSessionStats()
-        self._cache = ArchiveCache(store, session_id)
-        self._warned: set[int] = set()
-        self._warned_lock = threading.Lock()
+        self._io = SessionStoreIO(self)
 
     @classmethod
     def create(
@@ -285,11 +206,11 @@ class SharedSession(AsyncSharedMethods):
             SnapshotStoreError: the store failed.
         """
         for _ in range(self.max_attempts):
-            fetched = self._fetch()
+            fetched = self._io.fetch()
             if fetched is not None:
-                return self._build(fetched)
+                return self._io.build(fetched)
             self.stats.bump("stale_reloads")
-        raise self._kept_moving(self._stored_version())
+        raise self._io.kept_moving(self._io.stored_version())
 
     def originals(self) -> list[Message]:
         """Every message ever added to the shared session, as given, in add order (see :meth:`load`)."""
@@ -298,92 +219,6 @@ class SharedSession(AsyncSharedMethods):
     def search_archive(self, query: str, k: int = 5) -> list[ArchiveHit]:
         """Rank every archived original of the shared session for ``query`` (entries are read from the store once)."""
         return self.load().session.search_archive(query, k)
-
-    def _kept_moving(self, version: int) -> SnapshotConflictError:
-        return SnapshotConflictError(
-            f"load: session {self.session_id!r} kept moving: its log was trimmed under this reader on "
-            f"{self.max_attempts} attempts in a row (max_attempts={self.max_attempts})",
-            expected_version=version,
-            actual_version=version,
-        )
-
-    def _stored_version(self) -> int:
-        stored = self.store.load(self.session_id)
-        return stored.version if stored is not None else 0
-
-    def _fetch(self) -> Fetched | None:
-        snapshot, version = self._parse(self.store.load(self.session_id))
-        head = self.store.log_head(self.session_id)
-        records = self.store.read_log(self.session_id, after=snapshot.log_seq)
-        if stale(snapshot, records, head):
-            return None
-        items = decoded(records)
-        unknown = unknown_ids(snapshot, items)
-        archived = self.store.archived_ids(self.session_id, unknown) if unknown else {}
-        return Fetched(version, snapshot, items, archived)
-
-    def _parse(self, stored: StoredSnapshot | None) -> tuple[SessionSnapshot, int]:
-        if stored is None:
-            raise UsageError(
-                f"session_id: {self.session_id!r} has no snapshot in the store; create it with SharedSession.create",
-                field="session_id",
-            )
-        try:
-            return SessionSnapshot.from_json(stored.data), stored.version
-        except SnapshotIntegrityError as exc:
-            where = f"{exc.where} (version {stored.version} in {_describe(self.store)})"
-            raise SnapshotIntegrityError(
-                str(exc).replace(exc.where, where, 1), where=where, expected=exc.expected, actual=exc.actual
-            ) from None
-
-    def _build(self, fetched: Fetched) -> LoadedSession:
-        """Restore the snapshot and replay the log on top (CPU only: no store call)."""
-        snapshot = fetched.snapshot
-        sources: dict[str, int] = {}
-        session = restore_from_store(
-            snapshot, self._cache, sources, counter=self.counter, summarizer=self.summarizer, registry=self.registry
-        )
-        held = set(snapshot.order)
-        replayed = skipped = invalid = 0
-        for seq, item in fetched.decoded:
-            if isinstance(item, str):
-                invalid += 1
-                self._report_invalid(seq, item)
-                continue
-            if item.id in held or fetched.archived.get(item.id, seq) <= snapshot.log_seq:
-                skipped += 1  # live, or archived from a record the snapshot absorbed
-                continue
-            try:
-                session.add(item)
-            except (InvalidMessageError, UsageError) as exc:
-                invalid += 1
-                self._report_invalid(seq, f"log[{seq}].message: {exc}")
-                continue
-            held.add(item.id)
-            sources[item.id] = seq
-            replayed += 1
-        self.stats.bump("duplicates_skipped", skipped)
-        if invalid:
-            self.stats.bump("skipped_records", invalid)
-        session.log_seq = fetched.decoded[-1][0] if fetched.decoded else snapshot.log_seq
-        self.stats.bump("loads")
-        return LoadedSession(session, fetched.version, session.log_seq, replayed, skipped, invalid)
-
-    def _report_invalid(self, seq: int, problem: str) -> None:
-        """Warn once per handle about a log record that cannot be replayed (it is skipped on every load)."""
-        with self._warned_lock:
-            if seq in self._warned:
-                return
-            if len(self._warned) >= _WARNED_LIMIT:
-                self._warned.clear()
-            self._warned.add(seq)
-        logger.warning(
-            "shared session %r: skipped log record %d, which cannot be replayed (%s); the other records are "
-            "replayed, and the next compaction trims it",
-            self.session_id,
-            seq,
-            problem,
-        )
 
     # -- requests and compaction -----------------------------------------------------------------------------------
     def build_request(self) -> BuiltRequest:
@@ -394,7 +229,9 @@ class SharedSession(AsyncSharedMethods):
             SnapshotConflictError: the compaction lost to other writers on ``max_attempts`` tries in a row.
             SnapshotStoreError: the store failed; nothing was written.
         """
-        return self._with_retries("build_request", lambda loaded: loaded.session.build_request(), built_compaction)
+        return self._io.with_retries(
+            "build_request", self.load, lambda loaded: loaded.session.build_request(), built_compaction
+        )
 
     def compact(self, instructions: str | None = None) -> ContextCompacted:
         """Compact the shared session now (manual trigger) and save the result with compare-and-set.
@@ -407,58 +244,48 @@ class SharedSession(AsyncSharedMethods):
             SnapshotConflictError: the save lost to other writers on ``max_attempts`` tries in a row.
             SnapshotStoreError: the store failed; the stored state is the old snapshot or the new one, whole.
         """
-        return self._with_retries("compact", lambda loaded: loaded.session.compact(instructions), itself)
-
-    def _with_retries(
-        self,
-        operation: str,
-        run: Callable[[LoadedSession], _T],
-        compaction_of: Callable[[_T], ContextCompacted | None],
-    ) -> _T:
-        for attempt in range(1, self.max_attempts + 1):
-            loaded = self.load()
-            result = run(loaded)
-            if compaction_of(result) is None:
-                return result
-            try:
-                self._save(loaded)
-            except SnapshotConflictError as exc:
-                self._note_conflict(exc, attempt, operation)
-                continue
-            return result
-        raise AssertionError("unreachable: _note_conflict raises on the last attempt")  # pragma: no cover
-
-    def _note_conflict(self, exc: SnapshotConflictError, attempt: int, operation: str) -> None:
-        if attempt >= self.max_attempts:
-            raise SnapshotConflictError(
-                f"{operation}: session {self.session_id!r} was saved by other writers on each of "
-                f"{self.max_attempts} attempts (max_attempts={self.max_attempts}); last: {exc}",
-                expected_version=exc.expected_version,
-                actual_version=exc.actual_version,
-            ) from exc
-        self.stats.bump("conflicts_retried")
+        return self._io.with_retries("compact", self.load, lambda loaded: loaded.session.compact(instructions), itself)
 
     def _save(self, loaded: LoadedSession) -> int:
         """Write what ``loaded`` archived, then its snapshot over exactly the version it came from; trim the log."""
-        session = cast(StoreBackedSession, loaded.session)
-        records = archive_records(session)
-        seqs = self.store.put_archive(self.session_id, records) if records else []
-        data = snapshot_json(session, max(seqs, default=session.origin.archive_head))
-        version = self.store.save(self.session_id, data, expected_version=loaded.version)
-        self.stats.bump("compactions_saved")
-        if loaded.log_seq > 0:
-            try:
-                self.store.trim_log(self.session_id, upto=loaded.log_seq)
-            except SnapshotStoreError:
-                # The snapshot is saved; the absorbed records are skipped by every load (they are <= log_seq)
-                # and the next successful save trims past them.
-                self.stats.bump("trim_failures")
-        return version
+        return self._io.save(loaded)
 
+    # -- async twins (store calls and an async summarizer are awaited, see ctxbudget.shared_session._async) ------------
+    async def aadd(self, *messages: Message) -> list[int]:
+        """Async :meth:`add`."""
+        seqs: list[int] = await astore(self.store, "append", self.session_id, records_of(messages))
+        self.stats.bump("appended", len(seqs))
+        return seqs
 
-def _describe(store: object) -> str:
-    describe = getattr(store, "_describe", None)
-    return str(describe()) if callable(describe) else type(store).__name__
+    async def aadd_user(self, text: str, **metadata: Any) -> Message:
+        """Async :meth:`add_user`."""
+        message = Message(role="user", content=text, metadata=metadata)
+        await self.aadd(message)
+        return message
+
+    async def aload(self) -> LoadedSession:
+        """Async :meth:`load`."""
+        return await aload(self._io)
+
+    async def aoriginals(self) -> list[Message]:
+        """Async :meth:`originals` (the archive is read in a worker thread)."""
+        loaded = await self.aload()
+        return await asyncio.to_thread(loaded.session.originals)
+
+    async def abuild_request(self) -> BuiltRequest:
+        """Async :meth:`build_request`: store calls and an async summarizer are awaited."""
+        return await awith_retries(
+            self._io, "build_request", self.aload, lambda loaded: loaded.session.abuild_request(), built_compaction
+        )
+
+    async def acompact(self, instructions: str | None = None) -> ContextCompacted:
+        """Async :meth:`compact`: store calls and the summarizer are awaited.
+
+        Cancelling the calling task while the summarizer runs writes nothing.
+        """
+        return await awith_retries(
+            self._io, "compact", self.aload, lambda loaded: loaded.session.acompact(instructions), itself
+        )
 
 
 def _serialized(session: ContextSession, operation: str, take: Callable[[], SessionSnapshot]) -> SessionSnapshot:
