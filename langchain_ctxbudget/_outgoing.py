@@ -1,0 +1,48 @@
+"""The messages a model call sends: the session's request as LangChain messages, the state's own objects reused.
+
+The session's copy of the agent's system prompt is left out (the agent sends its own ``SystemMessage``); the
+messages the session kept as they are in the state are the view's objects themselves, so only what compaction
+changed (the summary, folded into the human message next to it, and replaced results) is converted. The
+request-time tool edits (``exclude_tools``, ``clear_tool_inputs``, ``placeholder``) apply last.
+"""
+
+from __future__ import annotations
+
+from ctxbudget import BuiltRequest
+from ctxbudget.messages.tokens import TokenCounter
+from langchain_core.messages import BaseMessage
+
+from ._editing import ToolEdits
+from ._summary import fold_summary, is_summary, sent_summary
+from ._view import ThreadView
+from .convert import MessageConverter
+
+__all__ = ["outgoing_messages"]
+
+
+def _messages(view: ThreadView, built: BuiltRequest, converter: MessageConverter) -> list[BaseMessage]:
+    sent = built.messages
+    if view.session.system_prompt:
+        # The session's copy of the agent's system prompt, always first when it has one: the agent sends its own
+        # SystemMessage, ours only measured it. Recognised by what we set, never by an id a caller could choose.
+        sent = sent[1:]
+    prefix = len(sent) - len(view.msgs)
+    if prefix >= 0 and sent[prefix:] == tuple(view.msgs):  # identical objects: compared in C
+        head = [sent_summary(m) or converter.to_langchain(m) for m in sent[:prefix]]
+        if not any(is_summary(m) for m in head):
+            return [*head, *view.body()]
+        body = view.body()  # the summary folds into the human message next to it: only the first few change
+        return [*fold_summary([*head, *body[:1]]), *body[1:]]
+    return fold_summary([sent_summary(m) or converter.to_langchain(m) for m in sent])
+
+
+def outgoing_messages(
+    view: ThreadView, built: BuiltRequest, converter: MessageConverter, edits: ToolEdits, counter: TokenCounter
+) -> list[BaseMessage]:
+    """What the model receives for ``built``: absorbed into the view first when it compacted, edits applied last."""
+    if built.compaction is not None:
+        view.absorb()
+    messages = _messages(view, built, converter)
+    if edits.active and view.cleared:
+        return edits.apply(messages, view.cleared, counter)
+    return messages
