@@ -13,36 +13,21 @@ through its public methods, never on the session's private fields.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
 from ..archive.store import Archive, ArchiveEntry
-from ..compaction.statements import user_statements
 from ..compaction.tiers import ARCHIVE_META, CompactionOutcome
-from ..context.evidence import excerpt
 from ..errors import InvalidMessageError
 from ..messages.message import Message, MessageSequence, ToolSchema
 from ..messages.tokens import TokenCounter
+from ._goal import GOAL_HEADING, is_request, shown_goal
 from .live_history import LiveHistory, UnsentResult
 from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER
 
 __all__ = ["Conversation"]
 
 
-def is_request(message: Message) -> bool:
-    """A user message the caller wrote that asks for something (a request or a question): it can be the goal.
-
-    A message that only states things ("The retry logic uses backoff.") is not a goal; the goal is the first one
-    that asks (harness text, such as Claude Code's command tags, is not read).
-    """
-    if message.role != "user" or message.metadata.get("ctxbudget"):
-        return False
-    return any(s.kind in ("request", "question") for s in user_statements(message.text))
-
-
-GOAL_HEADING = "## Goal (the user's first request)"
-"""The heading the pinned goal is shown under, before the summary (whose ``## Task`` says what is being done now)."""
 _NOTICE_PROBE = Message(role="user", content=INTERRUPTED_NOTICE, id="ctxbudget-notice")
 
 
@@ -329,14 +314,7 @@ class Conversation:
         cached = self._goal_shown
         if cached is not None and cached[0] is goal:
             return cached[1]
-        cap = max(32, min(4_096, self.max_tokens // 4))  # a quarter of the window, at most 4k tokens
-        if self.counter.count_text(goal) <= cap:
-            shown = " ".join(goal.split()) if "\n" not in goal.strip() else goal.strip()
-        else:
-            digest = hashlib.sha256(goal.encode("utf-8")).hexdigest()[:16]
-            handle = self.archive.put_text(f"goal-{digest}", goal, source="goal")
-            text = excerpt(goal, max_tokens=cap, counter=self.counter, handle=handle)
-            shown = f"(shortened; the full text is archived at {handle})\n{text}"
+        shown = shown_goal(goal, counter=self.counter, max_tokens=self.max_tokens, archive=self.archive)
         self._goal_shown = (goal, shown)
         return shown
 
