@@ -22,6 +22,10 @@ What it does that ``ChatMemoryBuffer`` and ``Memory`` do not:
 
 Persistence: pass a ``chat_store`` (any ``BaseChatStore``) and ``chat_store_key``; another memory object (or
 process) built on the same store and key resumes the same session (see :mod:`llamaindex_ctxbudget.persistence`).
+
+This module opens the session and holds the fields; reading and forgetting are
+:mod:`llamaindex_ctxbudget._memory_history`'s, writing :mod:`llamaindex_ctxbudget._memory_writes`'s, snapshots
+:mod:`llamaindex_ctxbudget._memory_persistence`'s (mixins of the one class).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ctxbudget import BuiltRequest, ContextSession
+from ctxbudget import ContextSession
 from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.compaction.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.context.evidence import excerpt
@@ -52,11 +56,11 @@ from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY, BaseMemory
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 from llama_index.core.tools import BaseTool
 
+from ._memory_history import MemoryHistory
 from ._memory_persistence import MemoryPersistence
 from ._memory_writes import MemoryWrites
 from ._render import RenderedView
-from .convert import ChatMessageConverter, ContentKey, content_key, is_system_key, tool_schemas
-from .errors import overflow_as_value_error
+from .convert import ChatMessageConverter, ContentKey, content_key, tool_schemas
 from .instrumentation import forward_session_events
 from .persistence import parse_snapshot, snapshot_key
 
@@ -87,13 +91,7 @@ def _window_args(
     return model, max_tokens
 
 
-def _check_count(value: object, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidPolicyError(f"{field}: must be an int >= 0, got {value!r}", field=field)
-    return value
-
-
-class BudgetedMemory(MemoryWrites, MemoryPersistence, BaseMemory):
+class BudgetedMemory(MemoryHistory, MemoryWrites, MemoryPersistence, BaseMemory):
     """LlamaIndex memory backed by a ctxbudget :class:`~ctxbudget.session.session.ContextSession`.
 
     Build it with :meth:`from_defaults`. Fields mirror the session's arguments; ``counter`` and ``summarizer`` are
@@ -367,137 +365,3 @@ class BudgetedMemory(MemoryWrites, MemoryPersistence, BaseMemory):
     def record_usage(self, prompt_tokens: int, completion_tokens: int | None = None) -> None:
         """Record the provider-reported usage of the last request (calibrates the counter)."""
         self._live().record_usage(prompt_tokens, completion_tokens)
-
-    # -- reading -----------------------------------------------------------------------------------------------
-    def get(self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any) -> list[ChatMessage]:
-        """The history to send: valid for strict providers and within budget, compacting first when needed.
-
-        The summary of compacted turns is a system message right after the system prompt, as
-        ``ChatSummaryMemoryBuffer`` sends its summary. The last message is a copy that stays the same object while
-        it is the last one: an agent formats its state into it in place once per run (``state_prompt``), and every
-        later ``get()`` of the run hands that edited copy back, counted at its edited size.
-
-        Args:
-            input: the pending user input (unused; accepted for the ``BaseMemory`` signature).
-            initial_token_count: tokens the caller will add around the result (its own prompt); room is made.
-            **kwargs: ignored, as ``ChatMemoryBuffer`` does.
-
-        Raises:
-            LlamaIndexContextOverflowError: even after compaction the request is past the hard stop (figures
-                included); a ``ValueError`` too, as ``ChatMemoryBuffer`` raises.
-            InvalidPolicyError: ``initial_token_count`` is not an int >= 0.
-        """
-        reserve = self.reserve_tokens + _check_count(initial_token_count, "initial_token_count")
-        with self._lock, overflow_as_value_error():
-            session = self._live()
-            request = session.build_request(reserve_tokens=reserve)
-            edited = self._view.edit_tokens(request, session.counter)
-            if edited:
-                request = session.build_request(reserve_tokens=reserve + edited)
-            self._save_if_dirty()
-            return self._render(request)
-
-    async def aget(
-        self,
-        input: str | None = None,
-        initial_token_count: int = 0,
-        **kwargs: Any,
-    ) -> list[ChatMessage]:
-        """Async :meth:`get`: compaction uses the summarizer's ``asummarize`` when it has one."""
-        reserve = self.reserve_tokens + _check_count(initial_token_count, "initial_token_count")
-        with overflow_as_value_error():
-            session = self._live()
-            request = await session.abuild_request(reserve_tokens=reserve)
-            with self._lock:
-                edited = self._view.edit_tokens(request, session.counter)
-            if edited:
-                request = await session.abuild_request(reserve_tokens=reserve + edited)
-        await self._asave_if_dirty()
-        with self._lock:
-            return self._render(request)
-
-    def _render(self, request: BuiltRequest) -> list[ChatMessage]:
-        return self._view.render(request.messages, self._converter)
-
-    def get_all(self, status: object = None) -> list[ChatMessage]:
-        """Every message ever put or set, as given, in order (nothing compaction did is visible here).
-
-        Args:
-            status: as ``Memory.get_all`` takes it: ``MessageStatus.ACTIVE`` (or ``"active"``) gives only the
-                messages still live in the window, ``ARCHIVED`` only those compacted away; ``None``: all.
-
-        Raises:
-            InvalidPolicyError: ``status`` is none of those.
-        """
-        return self._with_status(list(self.chat_store.get_messages(self.chat_store_key)), status)
-
-    async def aget_all(self, status: object = None) -> list[ChatMessage]:
-        """Async :meth:`get_all`."""
-        return self._with_status(list(await self.chat_store.aget_messages(self.chat_store_key)), status)
-
-    def _with_status(self, chats: list[ChatMessage], status: object) -> list[ChatMessage]:
-        wanted = _status(status)
-        if wanted is None:
-            return chats
-        with self._lock:
-            active = self._active(len(chats))
-        return [chat for chat, live in zip(chats, active, strict=False) if live == (wanted == "active")]
-
-    def _active(self, count: int) -> list[bool]:
-        """Whether each of the first ``count`` stored messages is still sent: live, or a held system message."""
-        live = {m.id for m in self._live().history}
-        return [self._ids[i] in live or is_system_key(self._keys[i]) for i in range(min(count, len(self._ids)))]
-
-    def reset(self) -> None:
-        """Forget the conversation: the store's keys are deleted and a fresh session starts."""
-        with self._lock:
-            self.chat_store.delete_messages(self.chat_store_key)
-            self.chat_store.delete_messages(snapshot_key(self.chat_store_key))
-            self._open(None, [])
-
-    async def areset(self, status: object = None) -> None:
-        """Async :meth:`reset`, or with ``status`` (as ``Memory.areset`` takes it) forget only those messages.
-
-        ``ARCHIVED`` forgets the messages compacted away, with the summary and archive made from them; the messages
-        still sent (live, and system messages) start a fresh conversation, in order. ``ACTIVE`` forgets the
-        messages still sent. Nothing compacted away yet: that is everything, as :meth:`reset`.
-
-        Raises:
-            InvalidPolicyError: ``status`` is not ``ACTIVE``/``ARCHIVED`` (or their values) or ``None``; or it is
-                ``ACTIVE`` while messages are archived, which would leave them without the conversation their
-                summary is about (forget everything with ``areset()``, or the archived ones with ``ARCHIVED``).
-        """
-        wanted = _status(status)
-        async with self._write_lock():
-            kept: list[ChatMessage] = []
-            if wanted is not None:
-                chats = list(await self.chat_store.aget_messages(self.chat_store_key))
-                with self._lock:
-                    active = self._active(len(chats))
-                kept = [chat for chat, live in zip(chats, active, strict=False) if live != (wanted == "active")]
-                if wanted == "active" and kept:
-                    raise InvalidPolicyError(
-                        f"status: areset(status=ACTIVE) would keep {len(kept):,} archived message(s) without the "
-                        "conversation they were compacted from; call areset() to forget everything, or "
-                        "areset(status=ARCHIVED) to forget only the archived ones",
-                        field="status",
-                    )
-                if wanted == "archived" and len(kept) == len(chats):
-                    return  # nothing is archived
-            # The snapshot goes first: should the store fail after it, reopening replays every message it holds.
-            await self.chat_store.adelete_messages(snapshot_key(self.chat_store_key))
-            if kept:  # one call replaces the conversation with the messages kept: none is ever only in memory
-                await self.chat_store.aset_messages(self.chat_store_key, kept)
-            else:
-                await self.chat_store.adelete_messages(self.chat_store_key)
-            with self._lock:
-                self._open(None, [])
-                self._added(self._convert(kept))
-
-
-def _status(status: object) -> str | None:
-    """``"active"``, ``"archived"`` or ``None`` from a ``MessageStatus`` or its value; else a typed error."""
-    wanted = getattr(status, "value", status)
-    if wanted is not None and wanted not in ("active", "archived"):
-        raise InvalidPolicyError(f"status: expected 'active', 'archived' or None, got {status!r}", field="status")
-    return wanted
