@@ -30,6 +30,7 @@ written back (see :data:`DEFAULT_OUTPUT`): Claude Code as ``anthropic``, SWE-age
 from __future__ import annotations
 
 from ...errors import UsageError
+from ._detect import READ_FORMATS
 from ._writers import DEFAULT_OUTPUT, OUTPUT_FORMATS, PROVIDER_FORMATS, render
 
 __all__ = [
@@ -41,21 +42,6 @@ __all__ = [
     "default_output_format",
     "render",
 ]
-
-READ_FORMATS = (
-    "openai",
-    "responses",
-    "anthropic",
-    "claude-code",
-    "langchain",
-    "llamaindex",
-    "swe-agent",
-    "mini-swe-agent",
-    "tau-bench",
-    "atif",
-    "ctxbudget",
-)
-"""The names ``--format`` takes (each detected from the content when not given)."""
 
 
 def check_name(name: object, choices: tuple[str, ...], flag: str) -> str:

@@ -25,6 +25,7 @@ once published), or ``pip install atif``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from importlib import metadata
 from typing import Any
 
 from pydantic import ValidationError
@@ -55,6 +56,18 @@ def require_atif() -> Any:
     except ImportError as exc:
         raise ImportError(INSTALL) from exc
     return atif
+
+
+def _version() -> str:
+    """The installed ctxbudget's version, for the ``agent`` of a trajectory written from another format.
+
+    The distribution's version, which ``ctxbudget.__version__`` equals (the CLI tests pin it), read without importing
+    the package's face from below it; ``unknown`` for a source tree that was never installed.
+    """
+    try:
+        return metadata.version("ctxbudget")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def is_atif(document: Any) -> bool:
@@ -194,9 +207,7 @@ def render_atif(
         step["step_id"] = number
     body: dict[str, Any] = dict(envelope or {})
     if "agent" not in body:
-        from ... import __version__  # noqa: PLC0415 - the package is imported by the time anything is written
-
-        agent: dict[str, Any] = {"name": "ctxbudget", "version": __version__}
+        agent: dict[str, Any] = {"name": "ctxbudget", "version": _version()}
         if model:
             agent["model_name"] = model
         if tools:

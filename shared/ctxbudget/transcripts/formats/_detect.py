@@ -22,10 +22,24 @@ from ._claude_code import is_claude_code_event
 from ._generic import is_langchain
 from ._trajectories import is_mini_swe_agent, is_swe_agent, is_tau_bench
 
-__all__ = ["COMPACTED_FORMAT", "detect_document", "detect_rows", "unknown_format"]
+__all__ = ["COMPACTED_FORMAT", "READ_FORMATS", "detect_document", "detect_rows", "unknown_format"]
 
 COMPACTED_FORMAT = "ctxbudget.compacted/1"
 """The ``format`` field of a file ``ctxbudget compact`` writes."""
+READ_FORMATS = (
+    "openai",
+    "responses",
+    "anthropic",
+    "claude-code",
+    "langchain",
+    "llamaindex",
+    "swe-agent",
+    "mini-swe-agent",
+    "tau-bench",
+    "atif",
+    "ctxbudget",
+)
+"""The names ``--format`` takes (each detected from the content when not given)."""
 
 _RESPONSES_TYPES = frozenset(
     {"message", "function_call", "function_call_output", "reasoning", "item_reference", "compaction"}
@@ -132,8 +146,6 @@ def _kind(value: Any) -> str:
 
 def unknown_format(source: str, seen: str) -> TranscriptError:
     """The error for a transcript no reader claims: what was seen, the formats, and ``--format``."""
-    from . import READ_FORMATS  # noqa: PLC0415 - the package imports this module
-
     return TranscriptError(
         f"{source}: cannot tell the transcript's format: found {seen}; expected one of "
         f"{', '.join(READ_FORMATS)} (force one with --format NAME)",
