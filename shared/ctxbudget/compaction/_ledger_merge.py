@@ -1,0 +1,202 @@
+"""Merging ledger items: repeats dropped, superseded statements replaced, one bullet per file, command and call.
+
+* The same text twice (however spaced or cased) is one bullet (:func:`normal` is how repeats match); a statement
+  another one of its section holds whole is that one.
+* A later statement replaces the one it supersedes (:mod:`ctxbudget.compaction.supersession`), including statements
+  still in view in the kept tail.
+* One bullet per file (its operations in order: ``src/a.py: read, edited x2``), per command and per call (the latest
+  outcome); an error is marked resolved when the same call or file later succeeds; the open items are those of the
+  latest message that left any.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS
+from .salience import Salient
+from .supersession import PREFIX as _VALUE_PREFIX
+from .supersession import Subject, SupersessionIndex
+from .textscan import clip, informative_tokens
+
+__all__ = ["SubjectReader", "merge", "normal", "posting_keys"]
+
+SubjectReader = Callable[[str], tuple[Subject, list[str]]]
+"""Reads a statement's subject and the keys it is found by (:func:`posting_keys`), e.g. once per text."""
+
+_SPOKEN = frozenset({*STATEMENTS, "request", "question", "decision", "finding", "task"})
+
+_OPS_SPLIT = re.compile(r" -> | — ")
+_COUNT = re.compile(r"^(.*?) x(\d+)$")
+_CONTAINMENT_ITEMS = 600
+"""Statements past this many are deduped by exact text only (containment is checked pairwise)."""
+
+
+_NOT_WORD = re.compile(r"[^\w$€£%./:@-]+")
+
+
+def _normal_form(text: str) -> str:
+    return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
+
+
+_NORMAL_CACHE = 8_192
+_NORMAL_CHARS = 600
+"""Bullets up to this long have their normal form remembered (:data:`_NORMAL_CACHE` of them: at most about 10 MB)."""
+_normal_cached = functools.lru_cache(maxsize=_NORMAL_CACHE)(_normal_form)
+
+
+def normal(text: str) -> str:
+    """``text`` lower-cased, its punctuation (but that of values) a space, its spaces collapsed: how repeats match.
+
+    A bullet's form is remembered: each merge compares every item of the ledger, most of them seen before.
+    """
+    return _normal_cached(text) if len(text) <= _NORMAL_CHARS else _normal_form(text)
+
+
+def merge(items: list[Salient], tail: Sequence[Salient], reader: SubjectReader) -> list[Salient]:
+    """Dedupe, supersede and aggregate ``items`` (see the module docstring); the result is in order.
+
+    ``tail`` holds the user statements still in view (they supersede, but are not returned); ``reader`` reads a
+    statement's subject.
+    """
+    items = _dedupe(sorted(items, key=lambda i: i.order))
+    items = _supersede(items, tail, reader)
+    items = _keyed(items)
+    items = _latest_open(items)
+    return _resolve_errors(items)
+
+
+def _dedupe(items: list[Salient]) -> list[Salient]:
+    """The same text twice (however spaced, cased or punctuated) is one bullet, at its later position.
+
+    A statement whose words another one of its section holds whole ("Let's focus on X." beside "Let's focus on
+    X. Can we check Y?") is that one.
+    """
+    slots = [(SECTION_OF[item.kind], normal(item.text)) for item in items]
+    last = {slot: index for index, slot in enumerate(slots)}
+    kept = [item for index, item in enumerate(items) if last[slots[index]] == index]
+    spoken = [item for item in kept if item.kind in _SPOKEN]
+    if len(spoken) > _CONTAINMENT_ITEMS:
+        return kept
+    texts = [(SECTION_OF[i.kind], f" {normal(i.text)} ") for i in spoken]
+    inside = {
+        id(item)
+        for item, (section, text) in zip(spoken, texts, strict=True)
+        if any(other != text and section == where and text in other for where, other in texts)
+    }
+    return [item for item in kept if id(item) not in inside]
+
+
+def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectReader) -> list[Salient]:
+    """Drop each statement (and decision) a later one replaces, the tail's statements included."""
+    dead: set[int] = set()
+    pools = (
+        (STATEMENTS, False),
+        (frozenset({"decision", "finding"}), True),
+        (frozenset({"request", "question"}), True),
+    )
+    for kinds, counters_change in pools:
+        pool = [i for i, item in enumerate(items) if item.kind in kinds]
+        later = [t for t in tail if t.kind in kinds]
+        read = [reader(items[i].text) for i in pool] + [reader(t.text) for t in later]
+        index = SupersessionIndex([subject for subject, _ in read], counters_change=counters_change)
+        postings: dict[str, list[int]] = {}
+        for position, (_, keys) in enumerate(read):
+            # An earlier summary's statements were resolved when it was built: only new ones replace anything.
+            fresh = position >= len(pool) or items[pool[position]].order >= 0
+            candidates = {p for key in keys for p in postings.get(key, ())} if fresh else set()
+            candidates -= {p for p in candidates if p < len(pool) and pool[p] in dead}
+            earlier = index.replaced_by(position, sorted(candidates)) if candidates else None
+            if earlier is not None and earlier < len(pool):
+                dead.add(pool[earlier])
+            for key in keys:
+                postings.setdefault(key, []).append(position)
+    return [item for i, item in enumerate(items) if i not in dead]
+
+
+def _keyed(items: list[Salient]) -> list[Salient]:
+    """One bullet per key: a file's operations aggregated, a command's or call's latest outcome."""
+    latest: dict[tuple[str, str], int] = {}
+    out: list[Salient | None] = []
+    for item in items:
+        if item.key is None or item.kind not in ("artifact", "command", "call", "error"):
+            out.append(item)
+            continue
+        slot = (SECTION_OF[item.kind], item.key)
+        if slot in latest:
+            earlier = out[latest[slot]]
+            out[latest[slot]] = None
+            if item.kind == "artifact" and earlier is not None:
+                item = _merge_artifact(earlier, item)  # noqa: PLW2901  # the merged bullet takes its place
+        latest[slot] = len(out)
+        out.append(item)
+    return [item for item in out if item is not None]
+
+
+def _latest_open(items: list[Salient]) -> list[Salient]:
+    """Open items of the latest message that left any (an earlier "next step" was taken or replaced)."""
+    opens = [item.order for item in items if item.kind == "open" and item.key == "open"]
+    newest = max(opens, default=None)
+    return [item for item in items if item.kind != "open" or item.key != "open" or item.order == newest]
+
+
+def posting_keys(subject: Subject) -> list[str]:
+    """What a statement can be found by as a candidate for supersession: its words, slots and value prefixes."""
+    prefixes = {f"value:{value[:_VALUE_PREFIX]}" for value in subject.values if len(value) > _VALUE_PREFIX}
+    label = [f"label:{subject.label_id}"] if subject.label_id else []
+    return [*subject.words, *(f"slot:{slot}" for slot in subject.slots), *prefixes, *label]
+
+
+def _merge_artifact(earlier: Salient, later: Salient) -> Salient:
+    """One bullet for a file: its operations in order (``read, edited x2``), the latest result line or failure."""
+    path = later.text.split(": ", 1)[0] if ": " in later.text else later.key or ""
+    ops = _ops(earlier.text) + _ops(later.text)
+    detail = _detail(later.text) if " -> " in later.text or not _ops(later.text) else None  # the latest state
+    counted: dict[str, int] = {}
+    for op, count in ops:
+        counted[op] = counted.get(op, 0) + count
+    shown = ", ".join(op if n == 1 else f"{op} x{n}" for op, n in counted.items())
+    text = f"{path}: {shown}" if shown else later.text
+    if detail:
+        text = f"{text} -> {detail}"
+    return replace(later, text=clip(text, 280), tokens=informative_tokens(text))
+
+
+def _ops(text: str) -> list[tuple[str, int]]:
+    """The operations of an artifact bullet ``path: read, edited x2 -> ...``; ``[]`` for an output line."""
+    if ": " not in text:
+        return []
+    head = _OPS_SPLIT.split(text.split(": ", 1)[1], maxsplit=1)[0]
+    out = []
+    for part in head.split(", "):
+        match = _COUNT.match(part)
+        op, count = (match.group(1), int(match.group(2))) if match else (part, 1)
+        if op.isalpha() and len(op) <= 10:
+            out.append((op, count))
+    return out if len(out) == len(head.split(", ")) else []
+
+
+def _detail(text: str) -> str | None:
+    """What an artifact bullet says beyond its operations: a failure, or an output line that named the file."""
+    if " -> " in text:
+        return text.split(" -> ", 1)[1]
+    return None if _ops(text) else text
+
+
+def _resolve_errors(items: list[Salient]) -> list[Salient]:
+    """An error whose call (or file) later succeeded is kept, marked resolved (it explains what was tried)."""
+    succeeded: dict[str, int] = {}
+    for item in items:
+        ok = " -> ok" in item.text or (item.kind == "artifact" and "FAILED" not in item.text)
+        if item.kind in ("command", "call", "artifact") and item.key and ok:
+            succeeded[item.key] = max(item.order, succeeded.get(item.key, -(10**9)))
+    out = []
+    for item in items:
+        key = item.key or ""
+        later = max(succeeded.get(key, -(10**9)), succeeded.get(key.split(" ", 1)[-1], -(10**9)))
+        resolved = item.kind == "error" and later > item.order and RESOLVED not in item.text
+        out.append(replace(item, text=item.text + RESOLVED) if resolved else item)
+    return out

@@ -1,0 +1,208 @@
+"""Ranking ledger items by information per token and keeping the best within the ledger's token budget.
+
+An item's value is its kind's weight (what the user stated first), its typed values (ids, paths, amounts, dates,
+names: :func:`structure_bonus`), the rarity of its tokens among the items and its recency (:func:`with_rarity`);
+items are taken by value per square root of their tokens, each section first getting its share of the budget. The
+rendered ledger is then fitted: the least valuable bullets go while it is over budget.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from ..messages.tokens import TokenCounter
+from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, render_ledger
+from .salience import SalienceKind, Salient
+from .textscan import clip, scan
+
+__all__ = ["Scored", "Selection", "structure_bonus", "with_rarity"]
+
+_WEIGHT: dict[SalienceKind, float] = {
+    "constraint": 4.0,
+    "preference": 3.8,
+    "fact": 3.4,
+    "task": 3.2,
+    "error": 2.6,
+    "decision": 2.4,
+    "request": 1.8,
+    "finding": 1.9,
+    "paste": 3.6,
+    "artifact": 2.0,
+    "open": 1.8,
+    "command": 2.0,
+    "figure": 1.2,
+    "note": 1.0,
+    "call": 0.8,
+    "question": 1.4,
+}
+_SHARES = {  # the budget each section is sure of before the rest goes to the best items overall
+    "Task": 0.10,
+    "User facts and constraints": 0.30,
+    "Decisions": 0.08,
+    "Findings": 0.08,
+    "Files and artifacts": 0.12,
+    "Commands and results": 0.14,
+    "Errors": 0.08,
+    "Open items": 0.04,
+    "Notes": 0.04,
+}
+_HALF = dict.fromkeys(_SHARES, 0.5)
+"""The second pass: no section past half the budget while others have items left (the last pass lifts it)."""
+_BONUSED = frozenset({*STATEMENTS, "decision", "finding", "task"})
+_STRONG_VALUES = frozenset(
+    {"path", "money", "date", "person", "email", "url", "hostport", "host", "version", "timezone"}
+)
+_SAMPLED = re.compile(r" \(1 of \d+\)$")
+_UPPER_LABEL = re.compile(r"^[A-Z][A-Z0-9 _-]{2,30}:")
+_PROGRESS = re.compile(r"^[A-Z][a-z]{2,}ing\b(?<!\b[Tt]hing)(?<!\b[Ss]tring)(?<!\b[Nn]othing)(?<!\b[Ee]verything)")
+
+
+@dataclass(frozen=True)
+class Scored:
+    """An item as selected: its (possibly shortened) text, its value and its tokens as a bullet."""
+
+    item: Salient
+    value: float
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Selecting and fitting ledger items within ``max_tokens`` as counted by ``counter``.
+
+    Args:
+        counter: counts bullet tokens.
+        max_tokens: the budget for the rendered ledger.
+        max_items: at most this many bullets per section (``None``: the budget decides).
+        bonus: an item's structure bonus (:func:`structure_bonus`, e.g. remembered per item).
+    """
+
+    counter: TokenCounter
+    max_tokens: int
+    max_items: int | None
+    bonus: Callable[[Salient], float]
+
+    def select(self, items: list[Salient], task: Salient | None, request: Salient | None) -> list[Scored]:
+        """Score every item by information per token and keep the best that fit the budget."""
+        if not items:
+            return []
+        budget = self.max_tokens - self.frame_tokens(task, request)
+        cap = max(24, budget // 2)
+        scored = [self._scored(item, weights, cap) for item, weights in with_rarity(items)]
+        if sum(entry.tokens for entry in scored) > budget:
+            # Over budget: a label written in capitals ("SAFETY RULE:", "FACT:") is dropped from statements first.
+            # The section already says what they are, and the words after it are the statement itself.
+            scored = [self._unlabelled(entry) for entry in scored]
+        ranked = sorted(scored, key=lambda s: (-s.value / math.sqrt(max(1, s.tokens)), -s.item.order))
+        kept: list[Scored] = []
+        taken: set[int] = set()
+        per_section: Counter[str] = Counter()
+        spent: Counter[str] = Counter()
+        used = 0
+        # Three passes: each section first gets its share of the budget (so one kind never crowds out the others),
+        # then the best remaining items while no section holds more than half, then whatever still fits.
+        for shares in (_SHARES, _HALF, None):
+            for index, entry in enumerate(ranked):
+                section = SECTION_OF[entry.item.kind]
+                if index in taken or (self.max_items is not None and per_section[section] >= self.max_items):
+                    continue
+                if shares is not None and spent[section] + entry.tokens > shares.get(section, 0.0) * budget:
+                    continue
+                if used + entry.tokens <= budget:
+                    kept.append(entry)
+                    taken.add(index)
+                    used += entry.tokens
+                    spent[section] += entry.tokens
+                    per_section[section] += 1
+        return kept
+
+    def _scored(self, given: Salient, rarity: tuple[float, float], cap: int) -> Scored:
+        item = given
+        rare, recency = rarity
+        value = _WEIGHT[item.kind] * (0.35 + rare + self.bonus(item)) + 0.4 * recency
+        if item.kind == "error" and item.text.endswith(RESOLVED):
+            value *= 0.5
+        elif item.kind in ("command", "call") and " -> FAILED" in item.text:
+            value *= 1.3
+        elif item.kind == "figure" and _SAMPLED.search(item.text):
+            value *= 0.5  # one value of a column ("price": 216.03 (1 of 14)) says little about the other thirteen
+        tokens = self.counter.count_text(f"- {item.text}\n")
+        if tokens > cap:  # one long bullet never takes more than a share of a small budget
+            item = replace(item, text=clip(item.text, max(40, len(item.text) * cap // tokens)))
+            tokens = self.counter.count_text(f"- {item.text}\n")
+        return Scored(item, value, tokens)
+
+    def _unlabelled(self, entry: Scored) -> Scored:
+        label = _UPPER_LABEL.match(entry.item.text)
+        if label is None or entry.item.kind not in STATEMENTS or any(ch.isdigit() for ch in label.group(0)):
+            return entry  # a numbered label ("FACT-7:") is the item's id: it stays
+        item = replace(entry.item, text=entry.item.text[label.end() :].strip())
+        return Scored(item, entry.value, self.counter.count_text(f"- {item.text}\n"))
+
+    def frame_tokens(self, task: Salient | None, request: Salient | None) -> int:
+        """Tokens of the ledger's frame: the task and latest request with no other bullet, and a margin."""
+        return self.counter.count_text(_render([], task, request)) + 8
+
+    def fit(self, kept: list[Scored], task: Salient | None, request: Salient | None) -> str:
+        """Render, then drop the least valuable bullets while the whole is over budget (seams may cost a token)."""
+        text = _render(kept, task, request)
+        order = sorted(kept, key=lambda s: s.value / math.sqrt(max(1, s.tokens)))
+        while self.counter.count_text(text) > self.max_tokens and order:
+            victim = order.pop(0)
+            kept = [k for k in kept if k is not victim]
+            text = _render(kept, task, request)
+        for shorten in (request, task):
+            if self.counter.count_text(text) > self.max_tokens and shorten is not None:
+                short = replace(shorten, text=clip(shorten.text, 80))
+                task, request = (short, request) if shorten is task else (task, short)
+                text = _render(kept, task, request)
+        if self.counter.count_text(text) > self.max_tokens:
+            text = _render(kept, None, None)
+        return text
+
+
+def _render(kept: Sequence[Scored], task: Salient | None, request: Salient | None) -> str:
+    return render_ledger([entry.item for entry in kept], task, request)
+
+
+def with_rarity(items: list[Salient]) -> list[tuple[Salient, tuple[float, float]]]:
+    """Each item with its rarity (its rarest tokens within these items, 0..1) and recency (0..1)."""
+    df: Counter[str] = Counter()
+    for item in items:
+        df.update(item.tokens)
+    total = len(items)
+    newest = max(i.order for i in items)
+    oldest = min(i.order for i in items)
+    span = max(1, newest - oldest)
+    top = math.log(total + 1)
+    # A value (an id, path, amount, name: anything but a plain word) weighs as a rare word however often it recurs:
+    # the same code named in three rules is no less worth keeping; a word weighs by its rarity among the items.
+    weight = {t: top if not t.isalpha() else math.log((total + 1) / n) for t, n in df.items()}
+    out = []
+    for item in items:
+        rare = sorted((weight[t] for t in item.tokens), reverse=True)[:4]
+        rarity = sum(rare) / (4 * math.log(total + 1)) if rare else 0.0
+        out.append((item, (rarity, (item.order - oldest) / span)))
+    return out
+
+
+def structure_bonus(item: Salient) -> float:
+    """More for typed values (ids, paths, amounts, dates, names) and for a label the user wrote in capitals."""
+    if item.kind not in _BONUSED:
+        return 0.0
+    found = scan(item.text[:400]).values
+    kinds = [v.kind for v in found]
+    strong = sum(1 for k in kinds if k in _STRONG_VALUES) + sum(
+        1 for v in found if v.kind == "identifier" and any(c.isdigit() for c in v.text)
+    )
+    weak = len(kinds) - strong
+    bonus = 0.3 * min(2, strong) + 0.1 * min(2, max(0, weak))
+    if item.kind == "fact" and not kinds:
+        bonus -= 0.25  # a fact with no value still counts, after those that name something
+    if _PROGRESS.match(item.text):
+        bonus -= 0.3  # "Reviewing the module layout": a note of what was being done, not a fact about the work
+    return bonus + (0.25 if _UPPER_LABEL.match(item.text) else 0.0)

@@ -1,0 +1,146 @@
+"""The ledger's text form: its sections, the section of each kind of item, and how a ledger is written and read back.
+
+A ledger is Markdown: one ``## <section>`` heading per section that has bullets (:data:`LEDGER_SECTIONS`, in order),
+one ``- <item>`` bullet per item. The current task is written ``Now: ...``, an earlier request ``Asked: ...``, an
+error a later success answered ends with :data:`RESOLVED`. :func:`parse_ledger` reads such a text back into items
+with the same readers, so a ledger survives snapshots and is cumulative, never nested.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .memo import ReadMemo
+from .salience import SalienceKind, Salient, item_key
+from .statements import classify
+from .textscan import informative_tokens
+
+__all__ = ["LEDGER_SECTIONS", "RESOLVED", "SECTION_OF", "STATEMENTS", "parse_ledger", "render_ledger"]
+
+LEDGER_SECTIONS = (
+    "Task",
+    "User facts and constraints",
+    "Decisions",
+    "Findings",
+    "Files and artifacts",
+    "Commands and results",
+    "Errors",
+    "Open items",
+    "Latest request",
+    "Notes",
+)
+"""The sections of a ledger, in order. ``Notes`` holds free text from a summary written elsewhere (untrusted)."""
+
+SECTION_OF: dict[SalienceKind, str] = {
+    "task": "Task",
+    "constraint": "User facts and constraints",
+    "preference": "User facts and constraints",
+    "fact": "User facts and constraints",
+    "paste": "User facts and constraints",
+    "decision": "Decisions",
+    "finding": "Findings",
+    "artifact": "Files and artifacts",
+    "command": "Commands and results",
+    "call": "Commands and results",
+    "figure": "Commands and results",
+    "error": "Errors",
+    "open": "Open items",
+    "request": "Task",
+    "question": "Task",
+    "note": "Notes",
+}
+"""The section each kind of item is shown in."""
+STATEMENTS = frozenset({"fact", "constraint", "preference", "paste"})
+"""The kinds of the user's statements (what supersession replaces and a capitals label may be dropped from)."""
+_HEADING = re.compile(r"^#{1,4}\s+(\S.*)$")
+_LEGACY = {  # sections of summaries written before this ledger (snapshots keep them)
+    "Decisions and facts": "Decisions",
+    "Files and commands": "Commands and results",
+    "Goal": "Task",
+}
+_NOW = "Now: "
+_ASKED = "Asked: "
+_ORIGIN = "Origin: "
+RESOLVED = " (resolved later)"
+"""Marks an error whose call or file later succeeded."""
+
+_KIND_OF_SECTION: dict[str, SalienceKind] = {
+    "Decisions": "decision",
+    "Findings": "finding",
+    "Files and artifacts": "artifact",
+    "Errors": "error",
+    "Open items": "open",
+    "Latest request": "request",
+    "Notes": "note",
+}
+
+
+def _kind_for(section: str, text: str) -> SalienceKind | None:
+    """The kind of a bullet read back from ``section`` (``None``: skip it)."""
+    if section == "User facts and constraints":
+        kind = "paste" if text.startswith("User pasted ") else classify(text)
+        return kind if kind in STATEMENTS else "fact"
+    if section == "Task":
+        # the task then ("Now: ...") is a request like any other now; a newer one makes it "Asked"
+        return None if text.startswith(_ORIGIN) else "request"
+    if section == "Commands and results":
+        if " -> " not in text:
+            return "figure"
+        return "command" if text.split(" -> ", 1)[0].split(":", 1)[0].count(" ") == 0 and ": " in text else "call"
+    return _KIND_OF_SECTION.get(section, "note")
+
+
+def parse_ledger(summary: str | None, *, memo: ReadMemo | None = None) -> list[Salient]:
+    """The items of an earlier summary, oldest first, ordered before anything new (negative ``order``).
+
+    Bullets under an unknown heading, and free text outside any heading (a summary another summarizer wrote), are
+    read as notes: they never enter a section a ledger trusts (facts, decisions, errors ...). With ``memo``, a
+    summary read before is not read again.
+    """
+    if not summary:
+        return []
+    if memo is not None:
+        return list(
+            memo.get(("ledger", summary), lambda: tuple(_parse(summary, memo)), lambda _items: 2 * len(summary))
+        )
+    return _parse(summary)
+
+
+def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
+    parsed: list[tuple[SalienceKind, str]] = []
+    section: str | None = None
+    for line in summary.splitlines():
+        heading = _HEADING.match(line)
+        if heading:
+            name = heading.group(1).strip().rstrip(":").strip()
+            section = _LEGACY.get(name, name if name in LEDGER_SECTIONS else "Notes")
+            continue
+        text = line.strip().removeprefix("- ").strip()
+        if not text or text == "(none)" or (section is None and text.startswith("[")):
+            continue
+        kind = _kind_for(section, text) if section else "note"
+        if kind is not None:
+            parsed.append((kind, text.removeprefix(_NOW).removeprefix(_ASKED)))
+    total = len(parsed)
+    tokens_of = informative_tokens
+    if memo is not None:  # a bullet usually stood in the summary before this one too: its tokens are known
+        tokens_of = lambda text: memo.get(("tokens", text), lambda: informative_tokens(text), len)  # noqa: E731
+    return [
+        Salient(kind, text, item_key(kind, text), index - total, tokens_of(text))
+        for index, (kind, text) in enumerate(parsed)
+    ]
+
+
+def render_ledger(items: Sequence[Salient], task: Salient | None, request: Salient | None) -> str:
+    """The ledger text of ``items`` (in conversation order), with the current ``task`` and latest ``request``."""
+    by_section: dict[str, list[str]] = {name: [] for name in LEDGER_SECTIONS}
+    if task is not None:
+        by_section["Task"].append(_NOW + task.text)
+    for item in sorted(items, key=lambda i: i.order):
+        asked = item.kind in ("request", "question")
+        by_section[SECTION_OF[item.kind]].append(_ASKED + item.text if asked else item.text)
+    if request is not None:
+        by_section["Latest request"] = [request.text]
+    blocks = [f"## {name}\n" + "\n".join(f"- {b}" for b in bullets) for name, bullets in by_section.items() if bullets]
+    return "\n".join(blocks) if blocks else "## Open items\n- (none)"
