@@ -1,0 +1,101 @@
+"""Tiers 1 and 2 of compaction: bounding oversized tool outputs and clearing older tool results.
+
+1. ``bound``: tool outputs over the per-output limit keep a head/tail excerpt and a handle; the full text is
+   archived.
+2. ``clear``: older tool results (outside the newest protected budget) become a short marker with the handle, oldest
+   first, until under target (one that would overshoot the target by much is shortened instead).
+"""
+
+from __future__ import annotations
+
+from ..context.evidence import excerpt
+from ..messages.message import Message
+from ._markers import CLEARED_META, MARKER_KEY_LINES, cleared_marker, handle_for
+from ._working import WorkingHistory
+from .summarize import ExtractiveSummarizer
+
+__all__ = ["bound", "clear"]
+
+_MIN_EXCERPT_TOKENS = 64
+_CLEAR_SLACK = 200  # tokens a clear may overshoot the target by before a smaller output is cleared instead
+
+
+def bound(work: WorkingHistory) -> None:
+    """Tier 1: bound tool outputs over the per-output limit to a head/tail excerpt, oldest first, to target."""
+    limit = work.policy.tool_output_limit(work.window)
+    changed = False
+    for index, message in enumerate(work.out.history):
+        if work.done():
+            break
+        if (
+            message.role == "tool"
+            and work.archived_handle(message) is None
+            and message.id not in work.pinned_ids
+            and work.sizes[index] > limit
+        ):
+            text = excerpt(message.text, max_tokens=limit, counter=work.counter, handle=handle_for(message, "bounded"))
+            work.replace(index, message.with_content(text), "bounded")
+            changed = True
+    if changed:
+        work.out.tiers.append("bound")
+
+
+def clear(work: WorkingHistory, offline: ExtractiveSummarizer) -> None:
+    """Tier 2: replace older tool results with a marker, oldest first, outside the newest protected budget.
+
+    The marker names the handle of the full original (also for an output bounded earlier) and keeps the
+    output's key lines (failure, paths, figures; read by ``offline``, which remembers them), so what mattered in it
+    stays in view.
+    """
+    protected = work.policy.protected_tool_budget(work.window)
+    tool_indexes = [i for i, m in enumerate(work.out.history) if m.role == "tool" and not _never_cleared(work, m)]
+    kept = 0
+    clearable: list[int] = []
+    for index in reversed(tool_indexes):
+        kept += work.sizes[index]
+        if kept > protected:
+            clearable.append(index)
+    candidates = list(reversed(clearable))  # oldest first
+    changed = False
+    while candidates and not work.done():
+        index = _next_to_clear(work, candidates)
+        candidates.remove(index)
+        message = work.out.history[index]
+        handle = work.archived_handle(message)
+        if message.id in work.pinned_ids or (handle is not None and message.metadata.get(CLEARED_META)):
+            continue
+        original = work.original(message)
+        excess = work.total() - work.target
+        keep = work.sizes[index] - excess
+        if excess > 0 and keep >= 4 * _MIN_EXCERPT_TOKENS and excess + _CLEAR_SLACK < work.sizes[index]:
+            # Clearing all of it would overshoot the target: shorten it to what must go instead.
+            target_handle = handle or handle_for(message, "bounded")
+            text = excerpt(original.text, max_tokens=keep - 16, counter=work.counter, handle=target_handle)
+            work.replace(index, message.with_content(text), "bounded", handle)
+            changed = True
+            continue
+        lines = offline.key_lines(original, MARKER_KEY_LINES, work.calls())
+        marker = cleared_marker(original, handle or handle_for(message, "cleared"), work.counter, lines=lines)
+        if work.counter.count_text(marker) < work.sizes[index]:  # else already smaller than its marker
+            work.replace(index, message.with_content(marker, **{CLEARED_META: True}), "cleared", handle)
+            changed = True
+    if changed:
+        work.out.tiers.append("clear")
+
+
+def _never_cleared(work: WorkingHistory, message: Message) -> bool:
+    """A result of one of the policy's ``never_clear_tools`` (named on the result, else on its call)."""
+    excluded = work.policy.never_clear_tools
+    if not excluded:
+        return False
+    return (message.name or work.call_names().get(message.tool_call_id or "")) in excluded
+
+
+def _next_to_clear(work: WorkingHistory, candidates: list[int]) -> int:
+    """The oldest candidate, unless a smaller one (still enough to reach the target) avoids overshooting it."""
+    excess = work.total() - work.target
+    oldest = candidates[0]
+    if work.sizes[oldest] <= excess + _CLEAR_SLACK:
+        return oldest
+    enough = [i for i in candidates if excess < work.sizes[i] < work.sizes[oldest]]
+    return min(enough, key=lambda i: (work.sizes[i], i)) if enough else oldest
