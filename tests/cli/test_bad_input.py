@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from ctxbudget.cli import EXIT_OK, EXIT_USAGE, main
 from ctxbudget.errors import InvalidMessageError, TranscriptError
-from ctxbudget.transcripts import MAX_DEPTH, parse_transcript
+from ctxbudget.transcripts import parse_transcript
+from ctxbudget.transcripts.reading import MAX_DEPTH
 
 from .conftest import openai_messages, write
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from ctxbudget import ContentBlock, Message, ToolCall
-from ctxbudget.messages import BoundedCounter
 from ctxbudget.errors import InvalidMessageError
+from ctxbudget.messages import BoundedCounter
 from ctxbudget.messages.tokens import CharCounter, EstimatingCounter, TiktokenCounter
 from hypothesis import given, settings
 from hypothesis import strategies as st

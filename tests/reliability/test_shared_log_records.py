@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from ctxbudget.errors import InvalidMessageError, SnapshotFormatError, SnapshotStoreError
 from ctxbudget.messages import Message
-from ctxbudget.shared_session import LOG_RECORD_SCHEMA, LoadedSession, SharedSession
+from ctxbudget.shared_session import LoadedSession, SharedSession
+from ctxbudget.shared_session.session import LOG_RECORD_SCHEMA
 from ctxbudget.testing import ScriptedSummarizer
 
 from .conftest import StoreFactory

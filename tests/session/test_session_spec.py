@@ -7,13 +7,13 @@ import random
 
 import pytest
 from ctxbudget import ContextSession, PreCompact
-from ctxbudget.session import INTERRUPTED_NOTICE
 from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.compaction.summarize import SummaryRequest
 from ctxbudget.errors import CompactionError, ContextOverflowError, InvalidMessageError, InvalidPolicyError, UsageError
 from ctxbudget.messages import Message, ToolCall, ToolSchema
 from ctxbudget.messages.tokens import TiktokenCounter, count_request
 from ctxbudget.messages.toolpairs import find_tool_pair_problems
+from ctxbudget.session import INTERRUPTED_NOTICE
 from ctxbudget.session.events import ContextCompacted, Event
 from ctxbudget.testing import ScriptedSummarizer, StrictProvider
 

@@ -11,7 +11,8 @@ import re
 import sqlite3
 
 import pytest
-from ctxbudget.archive import ArchiveEntry, content_digest
+from ctxbudget.archive import ArchiveEntry
+from ctxbudget.archive.entry import content_digest
 from ctxbudget.errors import SnapshotIntegrityError
 from ctxbudget.messages import Message
 from ctxbudget.session import ContextSession

@@ -13,40 +13,24 @@ if TYPE_CHECKING:
         HANDLE_PREFIX,
         ArchiveEntry,
         ArchiveReason,
-        content_digest,
     )
     from .search import (
-        EXCERPT_CHARS,
-        MAX_K,
-        QUERY_ECHO_CHARS,
         ArchiveHit,
         ArchiveIndex,
-        Tokenizer,
-        check_search_args,
-        fit_text,
         render_hits,
-        tokenize,
     )
     from .store import (
         Archive,
     )
 
 __all__ = [
-    "EXCERPT_CHARS",
     "HANDLE_PREFIX",
-    "MAX_K",
-    "QUERY_ECHO_CHARS",
     "Archive",
     "ArchiveEntry",
     "ArchiveHit",
     "ArchiveIndex",
     "ArchiveReason",
-    "Tokenizer",
-    "check_search_args",
-    "content_digest",
-    "fit_text",
     "render_hits",
-    "tokenize",
 ]
 
 _LAZY: dict[str, str] = {
@@ -55,16 +39,8 @@ _LAZY: dict[str, str] = {
     "ArchiveHit": "search",
     "ArchiveIndex": "search",
     "ArchiveReason": "entry",
-    "EXCERPT_CHARS": "search",
     "HANDLE_PREFIX": "entry",
-    "MAX_K": "search",
-    "QUERY_ECHO_CHARS": "search",
-    "Tokenizer": "search",
-    "check_search_args": "search",
-    "content_digest": "entry",
-    "fit_text": "search",
     "render_hits": "search",
-    "tokenize": "search",
 }
 
 

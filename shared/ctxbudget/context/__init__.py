@@ -29,7 +29,6 @@ if TYPE_CHECKING:
         ContextItem,
         Lifetime,
         Trust,
-        checked_items,
         trust_score,
     )
     from .planner import (
@@ -83,7 +82,6 @@ __all__ = [
     "Trust",
     "assemble_context_plan",
     "assemble_fragments",
-    "checked_items",
     "compact_instructions",
     "escape_attribute",
     "escape_content",
@@ -123,7 +121,6 @@ _LAZY: dict[str, str] = {
     "Trust": "items",
     "assemble_context_plan": "assembly",
     "assemble_fragments": "assembly",
-    "checked_items": "items",
     "compact_instructions": "sources",
     "escape_attribute": "render",
     "escape_content": "render",

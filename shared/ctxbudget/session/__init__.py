@@ -9,9 +9,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .conversation import (
-        Conversation,
-    )
     from .events import (
         ArchivedItem,
         CognitiveContextBound,
@@ -23,10 +20,6 @@ if TYPE_CHECKING:
         EventType,
         ToolOutputBounded,
         ToolResultUnsent,
-    )
-    from .live_history import (
-        LiveHistory,
-        UnsentResult,
     )
     from .request import (
         INTERRUPTED_NOTICE,
@@ -58,17 +51,14 @@ __all__ = [
     "ContextState",
     "ContextUpdate",
     "ContextWindowTracker",
-    "Conversation",
     "Event",
     "EventBus",
     "EventType",
-    "LiveHistory",
     "PreCompact",
     "SessionSnapshot",
     "ToolOutputBounded",
     "ToolResultUnsent",
     "TrackerSnapshot",
-    "UnsentResult",
 ]
 
 _LAZY: dict[str, str] = {
@@ -81,19 +71,16 @@ _LAZY: dict[str, str] = {
     "ContextState": "tracking",
     "ContextUpdate": "events",
     "ContextWindowTracker": "tracking",
-    "Conversation": "conversation",
     "Event": "events",
     "EventBus": "events",
     "EventType": "events",
     "INTERRUPTED_NOTICE": "request",
-    "LiveHistory": "live_history",
     "PreCompact": "request",
     "SNAPSHOT_SCHEMA": "snapshot",
     "SessionSnapshot": "snapshot",
     "ToolOutputBounded": "events",
     "ToolResultUnsent": "events",
     "TrackerSnapshot": "snapshot",
-    "UnsentResult": "live_history",
 }
 
 

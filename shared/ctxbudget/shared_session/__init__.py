@@ -10,21 +10,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .session import (
-        LOG_RECORD_SCHEMA,
         LoadedSession,
         SharedSession,
         SharedSessionStats,
     )
 
 __all__ = [
-    "LOG_RECORD_SCHEMA",
     "LoadedSession",
     "SharedSession",
     "SharedSessionStats",
 ]
 
 _LAZY: dict[str, str] = {
-    "LOG_RECORD_SCHEMA": "session",
     "LoadedSession": "session",
     "SharedSession": "session",
     "SharedSessionStats": "session",
