@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxbudget.compaction import ARCHIVE_META, CLEARED_META
+from ctxbudget.compaction import ARCHIVE_META
+from ctxbudget.compaction.tiers import CLEARED_META
 from ctxbudget.messages import Message
 from ctxbudget.messages.tokens import TokenCounter
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxbudget.archive import ArchiveEntry
-from ctxbudget.compaction import ARCHIVE_META, CLEARED_META
+from ctxbudget.compaction import ARCHIVE_META
+from ctxbudget.compaction.tiers import CLEARED_META
 from ctxbudget.messages import Message
 from ctxbudget.session import ContextSession
 from ctxbudget.session.snapshot import SessionSnapshot, TrackerSnapshot

@@ -22,7 +22,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ctxbudget.compaction import ARCHIVE_META, CLEARED_META
+from ctxbudget.compaction import ARCHIVE_META
+from ctxbudget.compaction.tiers import CLEARED_META
 from ctxbudget.errors import InvalidMessageError
 from ctxbudget.messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema
 from langchain_core.messages import (

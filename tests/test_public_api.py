@@ -120,16 +120,8 @@ LAYER_FACES: dict[str, list[str]] = {
         "validate_limits", "validate_provider_name", "validate_request", "validate_response",
     ],
     "compaction": [
-        "ARCHIVE_META", "ArchivedItem", "AsyncSummarizer", "CLEARED_META", "CONTINUATION_PREFIXES", "CallKind",
-        "Compaction", "CompactionOutcome", "CompactionPolicy", "ExtractiveSummarizer", "FileOp", "HARNESS_PREFIXES",
-        "LEDGER_SECTIONS", "Ledger", "MAX_RUN", "OutputItem", "PREFIX", "ReadMemo", "STOP_WORDS", "SUMMARY_SECTIONS",
-        "SalienceKind", "Salient", "Scan", "Statement", "StatementKind", "Subject", "Summarizer", "SummaryRequest",
-        "SummaryStep", "SupersessionIndex", "Value", "assistant_statements", "bounded", "build_summary_prompt",
-        "call_kind", "call_label", "classify", "clip", "content_words", "failure_line", "file_op",
-        "informative_tokens", "is_continuation_summary", "is_file_read", "is_search", "item_key", "key_lines",
-        "label_of", "outcome", "output_items", "parse_ledger", "pinned_form", "render_transcript", "salient_items",
-        "scan", "sentences", "stem", "strip_harness", "subject_of", "user_statements", "validate_summary", "values",
-        "verify_summary",
+        "ARCHIVE_META", "ArchivedItem", "AsyncSummarizer", "CompactionPolicy", "ExtractiveSummarizer",
+        "SUMMARY_SECTIONS", "Summarizer", "SummaryRequest", "build_summary_prompt", "render_transcript",
     ],
     "session": [
         "ArchivedItem", "BuiltRequest", "CognitiveContextBound", "CompactionFailed", "ContextCompacted",

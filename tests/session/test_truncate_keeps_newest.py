@@ -7,8 +7,8 @@ histories have no user message left and a target below any message: truncation g
 
 from __future__ import annotations
 
-from ctxbudget.compaction import Compaction
 from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.compaction.tiers import Compaction
 from ctxbudget.messages import Message, ToolCall
 from ctxbudget.messages.tokens import TiktokenCounter
 
