@@ -20,7 +20,7 @@ from ctxbudget.errors import SnapshotStoreError
 from ctxbudget.messages import Message, new_message_id
 from llama_index.core.base.llms.types import ChatMessage
 
-from .convert import ChatMessageConverter, ContentKey, _given_id, content_key, is_system_key
+from .convert import ChatMessageConverter, ContentKey, content_key, given_id, is_system_key
 
 if TYPE_CHECKING:
     import threading
@@ -68,7 +68,7 @@ class MemoryWrites:
             if message is not None and (message.id in self._pos_of or message.id in taken):
                 source, message = chat.model_copy(), None  # the same object put again: a second, distinct message
             if message is None:
-                given = _given_id(source.additional_kwargs)
+                given = given_id(source.additional_kwargs)
                 fresh = given is not None and (given in self._pos_of or given in taken)
                 message = self._converter.to_message(source, message_id=new_message_id() if fresh else None)
             if message.role == "system" and message.metadata.get("pinned") is not True:
@@ -257,7 +257,7 @@ class MemoryWrites:
             position = self._pos_of.get(known.id)
             if position is not None and position not in used:
                 return position
-        given = _given_id(chat.additional_kwargs)
+        given = given_id(chat.additional_kwargs)
         if given is not None:
             position = self._pos_of.get(given)
             if position is not None and position not in used and self._keys[position] == key:

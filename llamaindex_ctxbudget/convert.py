@@ -49,6 +49,7 @@ __all__ = [
     "ContentKey",
     "content_key",
     "from_chat_message",
+    "given_id",
     "lacks_tool_call_ids",
     "to_chat_message",
     "tool_calls_of",
@@ -105,7 +106,7 @@ def from_chat_message(chat: ChatMessage, *, message_id: str | None = None) -> Me
     raw_role = chat.role.value if isinstance(chat.role, LIRole) else str(chat.role)
     role: MessageRole = _ROLES.get(raw_role, "user")
     metadata: dict[str, Any] = {} if raw_role == role else {_ORIGINAL_ROLE: raw_role}
-    message_id = message_id or _given_id(kwargs) or new_message_id()
+    message_id = message_id or given_id(kwargs) or new_message_id()
     call_id = kwargs.get("tool_call_id")
     if role == "tool" and not (isinstance(call_id, str) and call_id):
         call_id = f"{_NO_CALL}{message_id}"  # none, or one no call has (["x"], 5, ""): answers none, never sent
@@ -121,7 +122,8 @@ def from_chat_message(chat: ChatMessage, *, message_id: str | None = None) -> Me
     )
 
 
-def _given_id(kwargs: Mapping[str, Any]) -> str | None:
+def given_id(kwargs: Mapping[str, Any]) -> str | None:
+    """The ctxbudget message id a ChatMessage carries in its ``additional_kwargs`` (under :data:`ID_KEY`), if any."""
     value = kwargs.get(ID_KEY)
     return value if isinstance(value, str) and value else None
 

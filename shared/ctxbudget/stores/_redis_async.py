@@ -14,10 +14,11 @@ from typing import Any
 
 import redis.asyncio
 
-from ctxbudget.stores import _redis_replies as replies
-from ctxbudget.stores import _redis_scripts as scripts
 from ctxbudget.stores._models import ArchiveRecord
 from ctxbudget.stores._stored import stored_int
+
+from . import _redis_replies as replies
+from . import _redis_scripts as scripts
 
 __all__ = ["AsyncRedisClient", "AsyncRedisClients"]
 

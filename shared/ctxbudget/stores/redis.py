@@ -51,9 +51,10 @@ except ImportError as exc:  # pragma: no cover - exercised by a test that hides 
         '(once ctxbudget is published on PyPI: pip install "ctxbudget[redis]")'
     ) from exc
 
-from ctxbudget.stores import _redis_replies as replies
-from ctxbudget.stores import _redis_scripts as scripts
 from ctxbudget.stores._redis_async import AsyncRedisClients
+
+from . import _redis_replies as replies
+from . import _redis_scripts as scripts
 
 __all__ = ["RedisSnapshotStore"]
 
