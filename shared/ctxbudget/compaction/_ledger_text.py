@@ -91,6 +91,11 @@ def _kind_for(section: str, text: str) -> SalienceKind | None:
     return _KIND_OF_SECTION.get(section, "note")
 
 
+def _remembered_kind(memo: ReadMemo, section: str, text: str) -> SalienceKind | None:
+    """:func:`_kind_for`, remembered: a bullet kept from summary to summary is classified once."""
+    return memo.get(("kind", section, text), lambda: _kind_for(section, text), lambda _kind: len(text))
+
+
 def parse_ledger(summary: str | None, *, memo: ReadMemo | None = None) -> list[Salient]:
     """The items of an earlier summary, oldest first, ordered before anything new (negative ``order``).
 
@@ -119,7 +124,12 @@ def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
         text = line.strip().removeprefix("- ").strip()
         if not text or text == "(none)" or (section is None and text.startswith("[")):
             continue
-        kind = _kind_for(section, text) if section else "note"
+        if section is None:
+            kind: SalienceKind | None = "note"
+        elif memo is not None:  # the same bullet stood in earlier summaries: its kind is known
+            kind = _remembered_kind(memo, section, text)
+        else:
+            kind = _kind_for(section, text)
         if kind is not None:
             parsed.append((kind, text.removeprefix(_NOW).removeprefix(_ASKED)))
     total = len(parsed)
