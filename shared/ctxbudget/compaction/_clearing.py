@@ -75,7 +75,14 @@ def clear(work: WorkingHistory, offline: ExtractiveSummarizer) -> None:
             changed = True
             continue
         lines = offline.key_lines(original, MARKER_KEY_LINES, work.calls())
-        marker = cleared_marker(original, handle or handle_for(message, "cleared"), work.counter, lines=lines)
+        call = work.calls().get(original.tool_call_id or "")
+        marker = cleared_marker(
+            original,
+            handle or handle_for(message, "cleared"),
+            work.counter,
+            lines=lines,
+            tool=call.name if call is not None else None,
+        )
         if work.counter.count_text(marker) < work.sizes[index]:  # else already smaller than its marker
             work.replace(index, message.with_content(marker, **{CLEARED_META: True}), "cleared", handle)
             changed = True

@@ -26,14 +26,23 @@ MARKER_KEY_LINES = 6
 """Key lines a cleared marker keeps of its output."""
 
 
-def cleared_marker(original: Message, handle: str, counter: TokenCounter, *, lines: Sequence[str] | None = None) -> str:
+def cleared_marker(
+    original: Message,
+    handle: str,
+    counter: TokenCounter,
+    *,
+    lines: Sequence[str] | None = None,
+    tool: str | None = None,
+) -> str:
     """The text a cleared tool result becomes: size, tool, the handle of the full original, and its key lines.
 
     ``lines`` are the output's key lines when the caller has them (a session remembers them); else they are read.
+    ``tool`` names the tool when the result does not (its call's name, which a result without ``name`` answers).
     """
     lines = key_lines(original, MARKER_KEY_LINES) if lines is None else lines
     head = (
-        f"[tool output cleared to save context: {len(original.text):,} chars from {original.name or 'the tool'}; "
+        f"[tool output cleared to save context: {len(original.text):,} chars from "
+        f"{original.name or tool or 'the tool'}; "
         f"full text archived at {handle}; read it back or re-run the tool if you need it]"
     )
     return head + ("\nKey lines:\n" + "\n".join(f"- {line}" for line in lines) if lines else "")
