@@ -356,3 +356,11 @@ def test_import_ctxbudget_is_lazy() -> None:
         "assert ctxbudget.ContextSession is ContextSession and 'ctxbudget.session.session' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("layer", sorted(LAYER_FACES))
+def test_a_layer_face_lists_its_names_and_refuses_others(layer: str) -> None:
+    package = importlib.import_module(f"ctxbudget.{layer}")
+    assert set(package.__all__) <= set(dir(package))
+    with pytest.raises(AttributeError, match=f"ctxbudget.{layer}' has no attribute 'no_such_name'"):
+        package.no_such_name  # noqa: B018

@@ -6,10 +6,11 @@ Each name is imported on first use (PEP 562), so importing the package costs nex
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..messages._lazy import lazy_face
 
 if TYPE_CHECKING:
     from .app import (
@@ -52,14 +53,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(argv)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_face(__name__, _LAZY)
