@@ -87,7 +87,40 @@ def _dedupe(items: list[Salient]) -> list[Salient]:
         for item, (section, text) in zip(spoken, texts, strict=True)
         if any(other != text and section == where and text in other for where, other in texts)
     }
+    inside |= _restated([item for item in spoken if item.kind in _NARRATED and id(item) not in inside])
     return [item for item in kept if id(item) not in inside]
+
+
+_NARRATED = frozenset({"finding", "decision"})
+"""What the assistant said it found or decided: it restates itself as it works."""
+_RESTATED_MIN = 4
+_RESTATED_GROWTH = 1.5
+
+
+def _restated(items: list[Salient]) -> set[int]:
+    """The ids of findings and decisions a later one of their section restates (the later wording is kept).
+
+    A restatement holds every informative token of the earlier one (at least four) and adds at most half as many
+    again. Each item is indexed under its rarest token, so a later one meets only the earlier items whose rarest
+    token it holds: the cost stays near linear.
+    """
+    frequency: dict[str, int] = {}
+    for item in items:
+        for token in item.tokens:
+            frequency[token] = frequency.get(token, 0) + 1
+    by_rarest: dict[tuple[str, str], list[int]] = {}
+    dropped: set[int] = set()
+    for position, item in enumerate(items):
+        section = SECTION_OF[item.kind]
+        for token in item.tokens:
+            for earlier in by_rarest.get((section, token), ()):
+                other = items[earlier]
+                if other.tokens <= item.tokens and len(item.tokens) <= _RESTATED_GROWTH * len(other.tokens):
+                    dropped.add(id(other))
+        if len(item.tokens) >= _RESTATED_MIN:
+            rarest = min(item.tokens, key=lambda token: (frequency[token], token))
+            by_rarest.setdefault((section, rarest), []).append(position)
+    return dropped
 
 
 def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectReader) -> list[Salient]:
