@@ -297,31 +297,36 @@ class TimedMiddleware(ContextBudgetMiddleware):
         held: list[float] = []
 
         def timed_handler(inner: Any) -> Any:
-            start = time.perf_counter()
+            start = time.thread_time()
             try:
                 return handler(inner)
             finally:
-                held.append(time.perf_counter() - start)
+                held.append(time.thread_time() - start)
 
         new = request.messages[self._seen :]
         floor_first = len(self.calls) % 2 == 0  # alternate which runs first: neither gets the warmer machine
         floor = self._floor(new) if floor_first else 0.0
-        start = time.perf_counter()
+        start = time.thread_time()
         result = super().wrap_model_call(request, timed_handler)
-        spent = time.perf_counter() - start - sum(held)
-        self._seen = len(request.messages) + 1  # the reply is appended next
+        spent = time.thread_time() - start - sum(held)
+        self._seen = len(request.messages)  # the reply is new at the next call: we count it, so does the floor
         self.floors.append(floor if floor_first else self._floor(new))
         self.calls.append(spent * 1000)
         return result
 
     @staticmethod
     def _floor(new: Sequence[BaseMessage]) -> float:
-        start = time.perf_counter()
-        for message in new:
+        start = time.thread_time()
+        for message in new:  # every text the request sends: content, name, ids, each call's id, name and arguments
             ENCODING.encode_ordinary(message.text)
+            for text in (message.name, getattr(message, "tool_call_id", None)):
+                if text:
+                    ENCODING.encode_ordinary(text)
             for call in getattr(message, "tool_calls", None) or ():
+                ENCODING.encode_ordinary(call["id"] or "")
+                ENCODING.encode_ordinary(call["name"])
                 ENCODING.encode_ordinary(json.dumps(call["args"]))
-        return (time.perf_counter() - start) * 1000
+        return (time.thread_time() - start) * 1000
 
 
 @dataclass

@@ -9,6 +9,7 @@ handle of its full text.
 from __future__ import annotations
 
 import hashlib
+import threading
 
 from ..archive.store import Archive
 from ..compaction.statements import user_statements
@@ -16,7 +17,7 @@ from ..context.evidence import excerpt
 from ..messages.message import Message
 from ..messages.tokens import TokenCounter
 
-__all__ = ["GOAL_HEADING", "is_request", "shown_goal"]
+__all__ = ["GOAL_HEADING", "Goal", "is_request", "shown_goal"]
 
 GOAL_HEADING = "## Goal (the user's first request)"
 """The heading the pinned goal is shown under, before the summary (whose ``## Task`` says what is being done now)."""
@@ -31,6 +32,92 @@ def is_request(message: Message) -> bool:
     if message.role != "user" or message.metadata.get("ctxbudget"):
         return False
     return any(s.kind in ("request", "question") for s in user_statements(message.text))
+
+
+_UNREAD_AT_MOST = 64
+"""User messages held unread before they are read anyway (what they keep alive stays small)."""
+
+
+class Goal:
+    """The user's goal as messages arrive: its text, the id of its message, and whether that message is live.
+
+    The first user message stands in until one that asks for something is read; then that one is the goal. Reading
+    a message's statements is the costliest part of adding it, so a user message is only queued when it arrives
+    (O(1)), and read when the goal is next needed (:attr:`text`, :attr:`id`, :attr:`live`), before the live history
+    is replaced, or once :data:`_UNREAD_AT_MOST` wait. Every waiting message is still live when read (nothing
+    removes live messages without :meth:`replacing_history` first), so the goal is the one reading each on arrival
+    gives.
+    """
+
+    def __init__(self, lock: threading.RLock) -> None:
+        self._lock = lock
+        self._text: str | None = None
+        self._id: str | None = None
+        self._live = False
+        self._tentative = False  # the goal is a first message that asks nothing: the first that asks replaces it
+        self._unread: list[Message] = []
+
+    @property
+    def text(self) -> str | None:
+        """The goal, or ``None`` before any user message."""
+        self._read()
+        return self._text
+
+    @property
+    def id(self) -> str | None:
+        """Id of the message the goal was taken from, or ``None``."""
+        self._read()
+        return self._id
+
+    @property
+    def live(self) -> bool:
+        """The goal's message is in the live history (so the summary need not show it)."""
+        self._read()
+        return self._live
+
+    @property
+    def live_unread(self) -> bool:
+        """:attr:`live` as it stands, without reading waiting messages (one that asks would be live as well)."""
+        return self._live
+
+    def arrived(self, message: Message) -> None:
+        """A new message is being appended to the live history: a user message the caller wrote can be the goal."""
+        if message.role != "user" or message.metadata.get("ctxbudget") or not (self._text is None or self._tentative):
+            return
+        if self._text is None:  # the first user message stands in until one that asks is read
+            self._text, self._id, self._live, self._tentative = message.text, message.id, True, True
+        self._unread.append(message)
+        if len(self._unread) >= _UNREAD_AT_MOST:
+            self._read()
+
+    def appended(self, message: Message) -> None:
+        """``message`` is in the live history (new, or again after a rebuild)."""
+        if message.id == self._id:
+            self._live = True
+
+    def replacing_history(self) -> None:
+        """The live history is about to be replaced: read what waits, then no message is live until re-appended."""
+        self._read()
+        self._live = False
+
+    def set(self, text: str | None, message_id: str | None, *, live: bool, tentative: bool = False) -> None:
+        """Take ``text`` as the goal (``message_id``: its message, ``live``: in the live history), or none."""
+        with self._lock:
+            self._unread = []
+            self._text, self._id, self._live, self._tentative = text, message_id, live, tentative
+
+    def _read(self) -> None:
+        unread = self._unread
+        if not unread:
+            return
+        with self._lock:
+            self._unread = []
+            for message in unread:
+                if is_request(message):
+                    if message.id != self._id:
+                        self._text, self._id, self._live = message.text, message.id, True
+                    self._tentative = False
+                    return
 
 
 def shown_goal(goal: str, *, counter: TokenCounter, max_tokens: int, archive: Archive) -> str:

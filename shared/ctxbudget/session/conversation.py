@@ -21,7 +21,7 @@ from ..compaction.tiers import ARCHIVE_META, CompactionOutcome
 from ..errors import InvalidMessageError
 from ..messages.message import Message, MessageSequence, ToolSchema
 from ..messages.tokens import TokenCounter
-from ._goal import GOAL_HEADING, is_request, shown_goal
+from ._goal import GOAL_HEADING, Goal, is_request, shown_goal
 from .live_history import LiveHistory, UnsentResult
 from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER
 
@@ -64,11 +64,8 @@ class Conversation:
         self._tools = tuple(tools)
         self._order: dict[str, int] = {}
         self._summary: str | None = None
-        self._goal: str | None = None
-        self._goal_id: str | None = None
-        self._goal_live = False
+        self._goal = Goal(self.lock)
         self._goal_shown: tuple[str, str] | None = None
-        self._tentative = False  # the goal is a first message that asks nothing: the first that asks replaces it
         self._pinned: list[Message] = []
         self._pinned_ids: set[str] = set()
         self._system_extras: list[Message] = []
@@ -101,17 +98,17 @@ class Conversation:
     @property
     def goal(self) -> str | None:
         """The user's goal."""
-        return self._goal
+        return self._goal.text
 
     @property
     def goal_id(self) -> str | None:
         """Id of the message the goal was taken from, or ``None``."""
-        return self._goal_id
+        return self._goal.id
 
     @property
     def goal_live(self) -> bool:
         """The goal's message is in the live history (so the summary need not show it)."""
-        return self._goal_live
+        return self._goal.live
 
     @property
     def pinned(self) -> tuple[Message, ...]:
@@ -185,17 +182,12 @@ class Conversation:
         """
         if message.metadata.get("pinned") is True:
             self._pinned_ids.add(message.id)
-        if message.role == "user" and not message.metadata.get("ctxbudget") and (self._goal is None or self._tentative):
-            asks = is_request(message)
-            if self._goal is None or asks:
-                self._goal, self._goal_id, self._goal_live = message.text, message.id, True
-                self._tentative = not asks
+        self._goal.arrived(message)
         self.append_known(message)
 
     def append_known(self, message: Message) -> None:
         """Append a message the conversation already knows (re-appended after a rebuild)."""
-        if message.id == self._goal_id:
-            self._goal_live = True
+        self._goal.appended(message)
         unsent = self.live.append(message)
         if unsent is not None and unsent.message.id not in self._unsent_ids:
             self._unsent_ids.add(unsent.message.id)
@@ -203,8 +195,8 @@ class Conversation:
 
     def replace_history(self, history: Iterable[Message]) -> None:
         """Swap the live history for ``history`` (messages it knows)."""
+        self._goal.replacing_history()
         self.live.replace(())
-        self._goal_live = False
         for message in history:
             self.append_known(message)
 
@@ -229,8 +221,7 @@ class Conversation:
 
     def set_goal(self, goal: str | None, goal_id: str | None = None) -> None:
         """Pin ``goal`` (``goal_id`` names the live message it came from), or forget it with ``None``."""
-        self._goal, self._goal_id, self._tentative = goal, goal_id, False
-        self._goal_live = goal_id is not None and any(m.id == goal_id for m in self.live)
+        self._goal.set(goal, goal_id, live=goal_id is not None and any(m.id == goal_id for m in self.live))
 
     def first_user_message(self) -> Message | None:
         """The goal's message among the live ones: the first that asks for something, else the first user message."""
@@ -276,7 +267,7 @@ class Conversation:
         self.archive = archive if isinstance(archive, Archive) else Archive(archive)
         self._order = dict(order)
         self._summary = summary
-        self._goal, self._goal_id = goal, goal_id
+        self._goal.set(goal, goal_id, live=False)
         self._pinned = list(pinned)
         self._pinned_ids = set(pinned_ids)
         self._system_extras = list(system_messages)
@@ -287,13 +278,14 @@ class Conversation:
     # -- measuring ---------------------------------------------------------------------------------------------
     def summary_message(self, summary: str | None, goal_live: bool | None = None) -> Message | None:
         """The message that carries ``summary`` and, when its message is gone, the goal (``None``: nothing to say)."""
-        live = self._goal_live if goal_live is None else goal_live
-        show_goal = self._goal is not None and not live
+        live = self._goal.live if goal_live is None else goal_live
+        text = None if live else self._goal.text
+        show_goal = text is not None
         if summary is None and not show_goal:
             return None
         body = summary or ""
-        if show_goal and self._goal is not None:
-            goal = f"{GOAL_HEADING}\n- {self._shown_goal(self._goal)}"
+        if show_goal and text is not None:
+            goal = f"{GOAL_HEADING}\n- {self._shown_goal(text)}"
             body = f"{goal}\n{body}" if body else goal
         return Message(
             role="user",
@@ -304,7 +296,8 @@ class Conversation:
 
     def shown_goal(self) -> str | None:
         """The goal as the summary message shows it (verbatim, or the excerpt of a long one), or ``None``."""
-        return self._shown_goal(self._goal) if self._goal is not None else None
+        text = self._goal.text
+        return self._shown_goal(text) if text is not None else None
 
     def _shown_goal(self, goal: str) -> str:
         """The goal as the summary message shows it: verbatim, or an excerpt when it alone would crowd the window.
@@ -345,9 +338,11 @@ class Conversation:
         return self.live.sent_sizes(self.notice_tokens())
 
     def _cached_summary(self) -> tuple[Message | None, int]:
-        key = (self._summary, self._goal, self._goal_live)
+        # A goal read now could only become live (not shown): the message is the same unless the goal is not live.
+        live = self._goal.live_unread or self._goal.live
+        key = (self._summary, None if live else self._goal.text, live)
         if self._summary_cache is None or self._summary_cache[0] != key:
-            summary = self.summary_message(self._summary)
+            summary = self.summary_message(self._summary, goal_live=live)
             self._summary_cache = (key, summary, self.counter.count_message(summary) if summary is not None else 0)
         return self._summary_cache[1], self._summary_cache[2]
 

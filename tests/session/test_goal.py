@@ -1,0 +1,54 @@
+"""The user's goal: the first user message that asks for something, else the first user message.
+
+Whether a message asks is read lazily (when the goal is next needed); these tests pin that the goal is the one
+reading every message on arrival would give, wherever it is read and however many messages wait.
+"""
+
+from __future__ import annotations
+
+from ctxbudget import ContextSession, Message
+from ctxbudget.session._goal import is_request
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+ASKS = ("Please add retries to the upload client.", "Why does the refund fail?")
+STATES = ("The retry logic uses backoff.", "The staging db lives at db-stg-4.internal:5433.")
+
+
+def expected_goal(users: list[Message]) -> str | None:
+    """The goal by its definition, each message read as it arrived."""
+    asking = next((m for m in users if is_request(m)), None)
+    first = asking or (users[0] if users else None)
+    return first.text if first is not None else None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.integers(0, 1), st.booleans()), min_size=1, max_size=150),
+)
+def test_the_goal_is_the_first_user_message_that_asks_wherever_it_is_read(turns: list[tuple[bool, int, bool]]) -> None:
+    session = ContextSession(model="gpt-4o", max_tokens=100_000)
+    users: list[Message] = []
+    for index, (asks, variant, read_now) in enumerate(turns):
+        text = (ASKS if asks else STATES)[variant]
+        user = Message(role="user", content=f"{text} ({index})")
+        users.append(user)
+        session.add(user, Message(role="assistant", content=f"Noted ({index})."))
+        if read_now:
+            assert session.goal == expected_goal(users)
+    assert session.goal == expected_goal(users)
+
+
+def test_a_request_that_arrives_after_many_statements_becomes_the_goal_and_survives_compaction() -> None:
+    session = ContextSession(model="gpt-4o", max_tokens=4_000)
+    session.add(Message(role="user", content="The retry logic uses backoff."))
+    for index in range(100):  # more than wait unread at once
+        session.add(Message(role="user", content=f"The build {index} took {index} minutes."))
+    session.add(Message(role="user", content="Please add retries to the upload client."))
+    for index in range(60):
+        session.add(Message(role="assistant", content=f"Reading module {index}: " + "detail " * 40))
+    request = session.build_request()
+    assert request.compaction is not None
+    assert session.goal == "Please add retries to the upload client."
+    summary = next(m.text for m in request.messages if m.metadata.get("ctxbudget") == "summary")
+    assert "## Goal (the user's first request)\n- Please add retries to the upload client." in summary
