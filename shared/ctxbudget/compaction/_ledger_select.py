@@ -19,7 +19,7 @@ from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, render_ledger
 from .salience import SalienceKind, Salient
 from .textscan import clip, scan
 
-__all__ = ["Scored", "Selection", "structure_bonus", "with_rarity"]
+__all__ = ["Scored", "Selection", "bullet_size", "structure_bonus", "with_rarity"]
 
 _WEIGHT: dict[SalienceKind, float] = {
     "constraint": 4.0,
@@ -79,12 +79,14 @@ class Selection:
         max_tokens: the budget for the rendered ledger.
         max_items: at most this many bullets per section (``None``: the budget decides).
         bonus: an item's structure bonus (:func:`structure_bonus`, e.g. remembered per item).
+        size: a bullet's shown text and tokens within a cap (:func:`bullet_size` with ``counter``, e.g. remembered).
     """
 
     counter: TokenCounter
     max_tokens: int
     max_items: int | None
     bonus: Callable[[Salient], float]
+    size: Callable[[str, int], tuple[str, int]] | None = None
 
     def select(self, items: list[Salient], task: Salient | None, request: Salient | None) -> list[Scored]:
         """Score every item by information per token and keep the best that fit the budget."""
@@ -130,10 +132,11 @@ class Selection:
             value *= 1.3
         elif item.kind == "figure" and _SAMPLED.search(item.text):
             value *= 0.5  # one value of a column ("price": 216.03 (1 of 14)) says little about the other thirteen
-        tokens = self.counter.count_text(f"- {item.text}\n")
-        if tokens > cap:  # one long bullet never takes more than a share of a small budget
-            item = replace(item, text=clip(item.text, max(40, len(item.text) * cap // tokens)))
-            tokens = self.counter.count_text(f"- {item.text}\n")
+        shown, tokens = (
+            self.size(item.text, cap) if self.size is not None else bullet_size(self.counter, item.text, cap)
+        )
+        if shown != item.text:
+            item = replace(item, text=shown)
         return Scored(item, value, tokens)
 
     def _unlabelled(self, entry: Scored) -> Scored:
@@ -163,6 +166,18 @@ class Selection:
         if self.counter.count_text(text) > self.max_tokens:
             text = _render(kept, None, None)
         return text
+
+
+def bullet_size(counter: TokenCounter, text: str, cap: int) -> tuple[str, int]:
+    """The text a bullet shows within ``cap`` tokens, and its tokens as a bullet.
+
+    One long bullet never takes more than a share of a small budget: it is clipped to about ``cap``.
+    """
+    tokens = counter.count_text(f"- {text}\n")
+    if tokens > cap:
+        text = clip(text, max(40, len(text) * cap // tokens))
+        tokens = counter.count_text(f"- {text}\n")
+    return text, tokens
 
 
 def _render(kept: Sequence[Scored], task: Salient | None, request: Salient | None) -> str:

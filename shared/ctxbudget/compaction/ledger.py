@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from ..messages.tokens import TokenCounter
 from ._ledger_merge import merge as merge_items
 from ._ledger_merge import normal, posting_keys
-from ._ledger_select import Selection, structure_bonus
+from ._ledger_select import Selection, bullet_size, structure_bonus
 from ._ledger_text import LEDGER_SECTIONS, parse_ledger
 from .memo import ReadMemo
 from .salience import Salient
@@ -78,6 +78,15 @@ class Ledger:
     def _bonus(self, item: Salient) -> float:
         return self.memo.get(("bonus", item.kind, item.text), lambda: structure_bonus(item), lambda _b: len(item.text))
 
+    def _size(self, text: str, cap: int) -> tuple[str, int]:
+        """A bullet's shown text and tokens within ``cap`` (:func:`bullet_size`), remembered for this counter."""
+        counter, shown, tokens = self.memo.get(
+            ("bullet", text, cap), lambda: (self.counter, *bullet_size(self.counter, text, cap)), lambda _s: len(text)
+        )
+        if counter is not self.counter:  # remembered for another counter: count again
+            return bullet_size(self.counter, text, cap)
+        return shown, tokens
+
     def build(self, previous: Iterable[Salient], new: Iterable[Salient], tail: Sequence[Salient] = ()) -> str:
         """The rendered ledger of ``previous`` items merged with ``new`` ones (both in conversation order).
 
@@ -98,7 +107,7 @@ class Ledger:
             and (any(c.isdigit() for c in i.text) or self._words(i.text) >= 3)  # not "Could you help?"
         ]
         rest = [i for i in items if i.kind not in ("request", "question", "task") and not self._in_goal(i)]
-        selection = Selection(self.counter, self.max_tokens, self.max_items, self._bonus)
+        selection = Selection(self.counter, self.max_tokens, self.max_items, self._bonus, self._size)
         return selection.fit(selection.select([*rest, *asked], task, request), task, request)
 
     # -- merging -------------------------------------------------------------------------------------------------

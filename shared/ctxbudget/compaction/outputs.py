@@ -241,7 +241,13 @@ def _figure_lines(text: str) -> list[tuple[int, str]]:
     lower = text.lower()
     if len(lower) != len(text):
         return [(p, ln) for p, ln in _hit_lines(bounded(text), _FIGURE) if len(ln) < 200]
+    # Lines are matched lazily: while the lines visited are fewer than the cap on lines taken, the cap cannot bind,
+    # and the lines found are the first of them that match (only those are matched). Past it, the visits so far
+    # are matched in their order and every later one at once, as the cap then decides which are taken.
+    visited: list[tuple[int, int]] = []
+    lines: dict[int, int] = {}
     taken: dict[int, str] = {}
+    eager = False
     rejected: set[int] = set()  # a line holding several figure words is matched once
     for word in _FIGURE_WORDS:
         position, seen = lower.find(word), 0
@@ -249,14 +255,45 @@ def _figure_lines(text: str) -> list[tuple[int, str]]:
             start = lower.rfind("\n", 0, position) + 1
             stop = lower.find("\n", position)
             stop = len(lower) if stop < 0 else stop
-            if start not in taken and start not in rejected and stop - start < 200:
-                if _FIGURE_LOWER.search(lower, start, stop):
-                    taken[start] = text[start:stop]
-                else:
-                    rejected.add(start)
+            if stop - start < 200 and not eager:
+                visited.append((start, stop))
+                lines[start] = stop
+                if len(lines) > 4 * _MAX_HITS:
+                    eager = True
+                    _take_figures(text, lower, visited, taken=taken, rejected=rejected)
+            elif stop - start < 200 and start not in taken and start not in rejected:
+                _take_figure(text, lower, (start, stop), taken=taken, rejected=rejected)
             seen += 1
             position = lower.find(word, stop)
-    return sorted(taken.items())[:_MAX_HITS]
+    if eager:
+        return sorted(taken.items())[:_MAX_HITS]
+    found: list[tuple[int, str]] = []
+    for start in sorted(lines):
+        if _FIGURE_LOWER.search(lower, start, lines[start]):
+            found.append((start, text[start : lines[start]]))
+            if len(found) >= _MAX_HITS:
+                break
+    return found
+
+
+def _take_figures(
+    text: str, lower: str, visited: list[tuple[int, int]], *, taken: dict[int, str], rejected: set[int]
+) -> None:
+    """Match the lines of ``visited`` in the order visited, until the cap on lines taken."""
+    for start, stop in visited:
+        if len(taken) >= 4 * _MAX_HITS:
+            break
+        if start not in taken and start not in rejected:
+            _take_figure(text, lower, (start, stop), taken=taken, rejected=rejected)
+
+
+def _take_figure(text: str, lower: str, line: tuple[int, int], *, taken: dict[int, str], rejected: set[int]) -> None:
+    """Match the line at ``line`` (its start and end) once: taken when it reports a figure, else rejected."""
+    start, stop = line
+    if _FIGURE_LOWER.search(lower, start, stop):
+        taken[start] = text[start:stop]
+    else:
+        rejected.add(start)
 
 
 def _hit_lines(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:

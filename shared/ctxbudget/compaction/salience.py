@@ -27,7 +27,7 @@ from .harness import is_continuation_summary, strip_harness
 from .memo import ReadMemo
 from .outcomes import call_kind, call_label, failure_key, failure_line, file_op, is_file_read, is_search, outcome
 from .outputs import output_items
-from .statements import assistant_statements, user_statements
+from .statements import Statement, assistant_statements, user_statements
 from .textscan import clip, informative_tokens
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "item_key",
     "key_lines",
     "salient_items",
+    "statements_reader",
 ]
 
 SalienceKind = Literal[
@@ -61,6 +62,8 @@ SalienceKind = Literal[
 """What an item records; the ledger files each kind under one section."""
 
 HandleOf = Callable[[Message], "str | None"]
+Said = Callable[[str], Sequence[Statement]]
+"""Reads the statements of a user message's text (:func:`~ctxbudget.compaction.statements.user_statements`)."""
 _META_FLAGS = ("isMeta", "is_meta", "harness")
 """Message metadata flags a transcript reader sets on text the harness, not the person, wrote."""
 """The archive handle a message of the span will have once compacted (``None``: not known)."""
@@ -165,7 +168,10 @@ def _reader(
         return memo.get(failure_key(result), lambda: failure_line(result), lambda line: len(line or ""))
 
     def read() -> tuple[Salient, ...]:
-        return tuple(message_items(message, 0, by_call, calls, lambda _message: handle, failure=failure))
+        items = message_items(
+            message, 0, by_call, calls, lambda _message: handle, failure=failure, said=statements_reader(memo)
+        )
+        return tuple(items)
 
     return read
 
@@ -188,6 +194,23 @@ def _read_key(
     return (message.id, hash(text), len(text), handle)
 
 
+def statements_reader(memo: ReadMemo) -> Said:
+    """:func:`~ctxbudget.compaction.statements.user_statements`, remembered in ``memo`` by text.
+
+    A user message is read for its statements once: while it is in view in the kept tail, and again when it is
+    evicted (whatever handle its items then name).
+    """
+
+    def said(text: str) -> tuple[Statement, ...]:
+        return memo.get(
+            ("said", text),
+            lambda: tuple(user_statements(text)),
+            lambda found: len(text) + sum(len(statement.text) for statement in found),
+        )
+
+    return said
+
+
 def _chars(items: tuple[Salient, ...]) -> int:
     return sum(len(item.text) + 48 for item in items)
 
@@ -200,31 +223,34 @@ def message_items(
     handle_of: HandleOf | None = None,
     *,
     failure: Callable[[Message], str | None] = failure_line,
+    said: Said = user_statements,
 ) -> Iterator[Salient]:
     """The items of one message at position ``order`` (``by_call``: results by call id; ``calls``: calls by id).
 
     ``failure`` reads a tool result's failure line (:func:`~ctxbudget.compaction.outcomes.failure_line`, or a
-    remembered one).
+    remembered one); ``said`` a user message's statements (:func:`statements_reader`, or read afresh).
     """
     if message.role == "user":
-        yield from _user_items(message, order, handle_of)
+        yield from _user_items(message, order, handle_of, said)
     elif message.role == "assistant":
         yield from _assistant_items(message, order, by_call, failure)
     elif message.role == "tool":
         yield from _tool_items(message, order, calls, failure)
 
 
-def _user_items(message: Message, order: int, handle_of: HandleOf | None) -> Iterator[Salient]:
+def _user_items(message: Message, order: int, handle_of: HandleOf | None, said: Said) -> Iterator[Salient]:
     if any(message.metadata.get(flag) is True for flag in _META_FLAGS):
         return  # a harness's own line (Claude Code's isMeta), kept by the reader only to be faithful to the file
     if is_continuation_summary(message.text):
         yield from _continuation(message.text, order)
         return
-    yield from _statement_items(message.text, order, handle_of(message) if handle_of is not None else None)
+    yield from _statement_items(message.text, order, handle_of(message) if handle_of is not None else None, said)
 
 
-def _statement_items(text: str, order: int, handle: str | None = None) -> Iterator[Salient]:
-    for statement in user_statements(text):
+def _statement_items(
+    text: str, order: int, handle: str | None = None, said: Said = user_statements
+) -> Iterator[Salient]:
+    for statement in said(text):
         shown = statement.text
         if statement.kind == "paste":
             shown = f"User {shown}" + (f" (full text: {handle})" if handle else "")
@@ -284,12 +310,12 @@ def _tool_items(
         yield _item(found.kind, found.text, found.key, order)
 
 
-def tail_statements(texts: Iterable[str]) -> list[Salient]:
-    """The statements of user messages still in view, by their texts.
+def tail_statements(texts: Iterable[str], said: Said = user_statements) -> list[Salient]:
+    """The statements of user messages still in view, by their texts (``said`` reads them: :func:`statements_reader`).
 
     They supersede older statements, and are not repeated in the summary.
     """
     items: list[Salient] = []
     for order, text in enumerate(texts, start=1_000_000):
-        items.extend(_statement_items(text, order))
+        items.extend(_statement_items(text, order, None, said))
     return items

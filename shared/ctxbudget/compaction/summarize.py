@@ -18,7 +18,7 @@ from ..messages.message import Message, ToolCall
 from ..messages.tokens import CharCounter, TokenCounter
 from .ledger import LEDGER_SECTIONS, Ledger, parse_ledger
 from .memo import ReadMemo
-from .salience import Salient, salient_items, tail_statements
+from .salience import Salient, salient_items, statements_reader, tail_statements
 from .textscan import clip, informative_tokens
 
 __all__ = [
@@ -178,7 +178,10 @@ class ExtractiveSummarizer:
         return self.ledger(request).build(previous, self.items(request), tail)
 
     def _statements(self, text: str) -> tuple[Salient, ...]:
-        return self.memo.get(("kept", text), lambda: tuple(tail_statements([text])), lambda _items: len(text) // 4)
+        said = statements_reader(self.memo)
+        return self.memo.get(
+            ("kept", text), lambda: tuple(tail_statements([text], said)), lambda _items: len(text) // 4
+        )
 
     def ledger(self, request: SummaryRequest) -> Ledger:
         """The :class:`~ctxbudget.compaction.ledger.Ledger` this summarizer fills for ``request``."""
