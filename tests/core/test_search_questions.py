@@ -11,6 +11,7 @@ from ctxbudget.archive._text import (
     FAILURE_TERM,
     MAX_QUERY_TERMS,
     STOPWORDS,
+    negation,
     query_terms,
     split_status,
     stem,
@@ -132,7 +133,9 @@ def test_a_question_about_what_the_user_asked_prefers_the_users_words() -> None:
     ("word", "expected"),
     [("failed", "fail"), ("fails", "fail"), ("failing", "fail"), ("retries", "retry"), ("stopped", "stop"),
      ("created", "creat"), ("create", "creat"), ("passes", "pass"), ("status", "status"), ("used", "use"),
-     ("deploy", "deploy"), ("t4821", "t4821"), ("eu-west-3", "eu-west-3"), ("api", "api")],
+     ("deploy", "deploy"), ("t4821", "t4821"), ("eu-west-3", "eu-west-3"), ("api", "api"), ("pointer", "point"),
+     ("pointers", "point"), ("handler", "handl"), ("handle", "handl"), ("wrapper", "wrap"), ("filtered", "filt"),
+     ("filter", "filt"), ("user", "user"), ("order", "order"), ("power", "power"), ("never", "never")],
 )  # fmt: skip
 def test_light_stems(word: str, expected: str) -> None:
     assert stem(word) == expected
@@ -165,3 +168,42 @@ def test_attaching_a_result_to_its_call_tokenizes_only_the_new_entry() -> None:
     assert seen == ["found needle_7 in a.py"]
     (hit,) = index.search("needle_7")
     assert hit.role == "tool"
+
+
+def test_a_pointer_file_is_found_by_asking_where_it_points() -> None:
+    archive = Archive()
+    _call(archive, "Bash", {"command": "ls -la .worktrees/1", "description": "List the worktree"},
+          "total 8\n.git\nREADME.md\nmain.go\ngo.mod")  # fmt: skip
+    pointer = _call(archive, "Bash", {"command": "cat .worktrees/1/.git", "description": "Check the .git pointer file"},
+                    "gitdir: /repo/.git/worktrees/1")  # fmt: skip
+    _say(archive, "assistant", "The worktree has its own .git file and its own index file; the index file is stale.")
+    assert archive.search("where does the worktree's .git file point", k=1)[0].message_id == pointer.id
+
+
+def test_a_question_about_a_state_also_finds_the_text_that_reversed_it() -> None:
+    archive = Archive()
+    installed = _call(archive, "bash", {"command": "pip install requests"}, "Successfully installed requests-2.32.3")
+    removed = _call(archive, "bash", {"command": "pip uninstall leftpad -y"}, "Successfully uninstalled leftpad-1.3.0")
+    _say(archive, "user", "The build should stay reproducible.")
+    hits = archive.search("is the package still installed", k=3)
+    assert [hit.message_id for hit in hits] == [installed.id, removed.id]  # the word asked outweighs its reversal
+    assert archive.search("which files are untracked", k=1) == []  # nothing tracked or untracked: no match
+
+
+@pytest.mark.parametrize(
+    ("term", "expected"),
+    [("install", "uninstall"), ("uninstall", "install"), ("untrack", "track"), ("lock", "unlock"),
+     ("unit", None), ("under", None), ("union", None), ("pkg_3", None), ("5432", None)],
+)  # fmt: skip
+def test_negation_pairs(term: str, expected: str | None) -> None:
+    assert negation(term) == expected
+
+
+def test_negated_forms_keep_a_query_within_the_term_cap() -> None:
+    words = [f"word{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(MAX_QUERY_TERMS)]
+    archive = Archive()
+    _say(archive, "user", " ".join(words + ["un" + word for word in words]))
+    index = ArchiveIndex()
+    for entry in archive.entries():
+        index.add(entry)
+    assert len(index._weights(query_terms(" ".join(words[:20]), tokenize))) == MAX_QUERY_TERMS

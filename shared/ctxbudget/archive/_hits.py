@@ -1,24 +1,41 @@
-"""Search hits and how they are shown to a model: :class:`ArchiveHit`, :func:`render_hits`, :func:`fit_text`.
+"""Search hits and how they are shown to a model: :class:`ArchiveHit`, :func:`excerpt`, :func:`render_hits`.
 
-A model's ``search_archive`` tool answers with :func:`render_hits`: one line per hit, the query quoted back at most
-:data:`QUERY_ECHO_CHARS` characters, and (given the per-output limit and a counter) no more tokens than any other
-tool output may take.
+A hit's text is an :func:`excerpt` of its original centred on the query's terms. A model's ``search_archive`` tool
+answers with :func:`render_hits`: one line per hit, the query quoted back at most :data:`QUERY_ECHO_CHARS`
+characters, and (given the per-output limit and a counter) no more tokens than any other tool output may take.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InvalidPolicyError
+from ._text import term_pattern
 
 if TYPE_CHECKING:
     from ..messages.tokens import TokenCounter
 
-__all__ = ["MAX_K", "QUERY_ECHO_CHARS", "ArchiveHit", "check_search_args", "fit_text", "render_hits"]
+__all__ = [
+    "EXCERPT_CHARS",
+    "MAX_K",
+    "QUERY_ECHO_CHARS",
+    "ArchiveHit",
+    "check_search_args",
+    "excerpt",
+    "fit_text",
+    "render_hits",
+]
 
+EXCERPT_CHARS = 300
+"""Most characters in a hit's excerpt, ellipses included."""
+_MAX_MATCHES = 1000
+"""Occurrences of one term scanned when placing an excerpt (a huge log is not scanned to its end for a common word)."""
 MAX_K = 100
 """Most hits one search returns."""
 
@@ -152,3 +169,47 @@ def fit_text(text: str, max_tokens: int | None, counter: TokenCounter | None) ->
     while counter.count_text(cut) > max_tokens and len(cut) > 1:
         cut = text[: int(len(cut) * 0.8)] + "…"
     return cut
+
+
+def _best_span(text: str, weights: dict[str, float], width: int) -> tuple[int, int] | None:
+    """The span (at most ``width`` chars) holding the most query weight (distinct terms); ``None`` if no term occurs."""
+    if not weights:
+        return None
+    lower = text.lower()
+    same = len(lower) == len(text)  # lower-casing kept every offset (it nearly always does)
+    matches: list[tuple[int, int, str]] = []
+    for term in weights:  # per term, so a rare term is found even after thousands of a common one
+        pattern = term_pattern(term, 0 if same else re.IGNORECASE)
+        found = itertools.islice(pattern.finditer(lower if same else text), _MAX_MATCHES)
+        matches.extend((m.start(), m.end(), term) for m in found)
+    matches.sort()
+    best: tuple[float, int, int] | None = None
+    inside: Counter[str] = Counter()
+    weight, left = 0.0, 0
+    for right, (_, end, term) in enumerate(matches):
+        weight += weights.get(term, 0.0) if inside[term] == 0 else 0.0
+        inside[term] += 1
+        while left < right and end - matches[left][0] > width:
+            gone = matches[left][2]
+            inside[gone] -= 1
+            weight -= weights.get(gone, 0.0) if inside[gone] == 0 else 0.0
+            left += 1
+        if best is None or weight > best[0] + 1e-12:
+            best = (weight, matches[left][0], end)
+    return None if best is None else (best[1], best[2])
+
+
+def excerpt(text: str, weights: dict[str, float]) -> str:
+    """At most :data:`EXCERPT_CHARS` of ``text`` centred on its best-matching span, ``…`` marking each cut.
+
+    Costs one scan of ``text`` per weighted term (at most :data:`MAX_QUERY_TERMS`), each stopped after
+    :data:`_MAX_MATCHES` occurrences.
+    """
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    width = EXCERPT_CHARS - 2  # room for an ellipsis at each end
+    span = _best_span(text, weights, width) or (0, 0)
+    start = max(0, (span[0] + span[1] - width) // 2)
+    end = min(len(text), start + width)
+    start = max(0, end - width)
+    return ("…" if start > 0 else "") + text[start:end] + ("…" if end < len(text) else "")

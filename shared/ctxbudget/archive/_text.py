@@ -1,4 +1,4 @@
-"""Text analysis for the archive search: tokens, stopwords, light stemming, status lines, excerpts.
+"""Text analysis for the archive search: tokens, stopwords, light stemming, status lines, term patterns.
 
 :func:`tokenize` splits text into identifier-aware tokens (lower-cased words, compounds such as paths and dotted
 names kept whole, a path's suffixes, snake/camel parts). :func:`analyze` turns those tokens into index terms: function
@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable
 __all__ = [
     "ABBREVIATIONS",
     "COUNT_TERM",
-    "EXCERPT_CHARS",
     "FAILURE_TERM",
     "MAX_PHRASE_WORDS",
     "MAX_QUERY_CHARS",
@@ -30,13 +29,14 @@ __all__ = [
     "Tokenizer",
     "analyze",
     "cap_query",
-    "excerpt",
     "failed",
+    "negation",
     "phrase_pattern",
     "query_terms",
     "split_status",
     "stem",
     "term_counts",
+    "term_pattern",
     "tokenize",
 ]
 
@@ -46,10 +46,6 @@ MAX_QUERY_TERMS = 32
 """Distinct terms of a query that are scored (the first ones): the cap on a search's cost per archived text."""
 MAX_PHRASE_WORDS = 8
 """A query of 2 to this many words also scores as a phrase; longer ones do not (no text is scanned for them)."""
-EXCERPT_CHARS = 300
-"""Most characters in a hit's excerpt, ellipses included."""
-_MAX_MATCHES = 1000
-"""Occurrences of one term scanned when placing an excerpt (a huge log is not scanned to its end for a common word)."""
 _STATUS_WINDOWS = 32
 """Status windows kept from the head of a text, and as many from its tail (a traceback ends with its exception)."""
 _STATUS_REACH = 160
@@ -181,11 +177,11 @@ def _parts(word: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A light English stem of a lower-case word: plural ``-s``/``-es``/``-ies``, ``-ed``, ``-ing``, a final ``-e``.
+    """A light English stem of a lower-case word: plural ``-s``/``-es``/``-ies``, ``-ed``, ``-ing``, ``-er``, an ``-e``.
 
     ``failed``/``fails``/``failing`` -> ``fail``, ``retries`` -> ``retry``, ``created``/``create`` -> ``creat``,
-    ``stopped`` -> ``stop``; words of 3 letters or fewer, and anything not purely alphabetic (ids, paths, numbers),
-    are returned unchanged.
+    ``stopped`` -> ``stop``, ``pointer``/``points`` -> ``point``, ``handler``/``handle`` -> ``handl``; words of 3
+    letters or fewer, and anything not purely alphabetic (ids, paths, numbers), are returned unchanged.
     """
     if len(word) <= 3 or not word.isalpha() or not word.isascii():
         return word
@@ -197,12 +193,27 @@ def stem(word: str) -> str:
         base = word[:-3] if word.endswith("ing") else word[:-2]
         if len(base) < 3 or not _VOWELS.intersection(base):
             return _final_e(word[:-1]) if word.endswith("ed") and len(base) == 2 else word  # used -> use
-        if base[-1] == base[-2] and base[-1] not in "lsz":  # stopped -> stop, but fall, pass, buzz stay
-            base = base[:-1]
-        return _final_e(base)
+        return _final_e(_agent(_undouble(base)))
     if word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
-    return _final_e(word)
+    return _final_e(_agent(word))
+
+
+def _undouble(base: str) -> str:
+    """``stopp`` -> ``stop``; ``fall``, ``pass``, ``buzz`` stay."""
+    return base[:-1] if base[-1] == base[-2] and base[-1] not in "lsz" else base
+
+
+def _agent(word: str) -> str:
+    """An ``-er`` noun as its verb (``pointer`` -> ``point``, ``handler`` -> ``handl``, ``wrapper`` -> ``wrap``).
+
+    A ``.git pointer file`` is found by asking where the file points. Only when at least four letters with a vowel
+    remain, so ``user``, ``order``, ``power`` and ``never`` stay whole.
+    """
+    base = word[:-2]
+    if not word.endswith("er") or len(base) < 4 or not _VOWELS.intersection(base):
+        return word
+    return _undouble(base)
 
 
 def _final_e(word: str) -> str:
@@ -275,6 +286,21 @@ def query_terms(query: str, tokenizer: Tokenizer) -> list[str]:
     return list(itertools.islice(terms, MAX_QUERY_TERMS))
 
 
+def negation(term: str) -> str | None:
+    """The ``un-`` form of a plain-word term, or the word an ``un-`` term negates (``install`` <-> ``uninstall``).
+
+    A question about a state ("is the package still installed", "which files are tracked") is answered as often by
+    the text that reversed it (``Successfully uninstalled``, ``Untracked files:``) as by the one that set it, so a
+    query also asks for the other form, at a lower weight (``ArchiveIndex.search``). ``None`` for ids, numbers and
+    ``un`` words too short to hold a word of their own (``unit``, ``under``, ``union``).
+    """
+    if not term.isalpha() or not term.isascii():
+        return None
+    if term.startswith("un"):
+        return term[2:] if len(term) >= 7 else None
+    return "un" + term
+
+
 def failed(status: str) -> bool:
     """Whether outcome lines (lower-cased or not) report a failure."""
     return _FAILURE.search(status.lower()) is not None
@@ -329,51 +355,7 @@ def phrase_pattern(query: str) -> tuple[tuple[str, ...], re.Pattern[str]] | None
     return tuple(dict.fromkeys(words)), pattern
 
 
-def _term_pattern(term: str, flags: int) -> re.Pattern[str]:
+def term_pattern(term: str, flags: int = 0) -> re.Pattern[str]:
     """Where ``term`` occurs: a stem also matches its inflections (``fail`` matches ``failed``, ``failure``)."""
     inflected = r"[a-z]{0,4}" if term.isalpha() and term.isascii() else ""
     return re.compile(_literal(term) + inflected + _EDGE_AFTER, flags)
-
-
-def _best_span(text: str, weights: dict[str, float], width: int) -> tuple[int, int] | None:
-    """The span (at most ``width`` chars) holding the most query weight (distinct terms); ``None`` if no term occurs."""
-    if not weights:
-        return None
-    lower = text.lower()
-    same = len(lower) == len(text)  # lower-casing kept every offset (it nearly always does)
-    matches: list[tuple[int, int, str]] = []
-    for term in weights:  # per term, so a rare term is found even after thousands of a common one
-        pattern = _term_pattern(term, 0 if same else re.IGNORECASE)
-        found = itertools.islice(pattern.finditer(lower if same else text), _MAX_MATCHES)
-        matches.extend((m.start(), m.end(), term) for m in found)
-    matches.sort()
-    best: tuple[float, int, int] | None = None
-    inside: Counter[str] = Counter()
-    weight, left = 0.0, 0
-    for right, (_, end, term) in enumerate(matches):
-        weight += weights.get(term, 0.0) if inside[term] == 0 else 0.0
-        inside[term] += 1
-        while left < right and end - matches[left][0] > width:
-            gone = matches[left][2]
-            inside[gone] -= 1
-            weight -= weights.get(gone, 0.0) if inside[gone] == 0 else 0.0
-            left += 1
-        if best is None or weight > best[0] + 1e-12:
-            best = (weight, matches[left][0], end)
-    return None if best is None else (best[1], best[2])
-
-
-def excerpt(text: str, weights: dict[str, float]) -> str:
-    """At most :data:`EXCERPT_CHARS` of ``text`` centred on its best-matching span, ``…`` marking each cut.
-
-    Costs one scan of ``text`` per weighted term (at most :data:`MAX_QUERY_TERMS`), each stopped after
-    :data:`_MAX_MATCHES` occurrences.
-    """
-    if len(text) <= EXCERPT_CHARS:
-        return text
-    width = EXCERPT_CHARS - 2  # room for an ellipsis at each end
-    span = _best_span(text, weights, width) or (0, 0)
-    start = max(0, (span[0] + span[1] - width) // 2)
-    end = min(len(text), start + width)
-    start = max(0, end - width)
-    return ("…" if start > 0 else "") + text[start:end] + ("…" if end < len(text) else "")

@@ -13,7 +13,9 @@ How it ranks:
   reasons (``.bounded`` then ``.summarized``) count once, by the fullest.
 * **Terms.** :func:`tokenize` keeps identifiers whole (``src/pkg_3/module_8.py``, ``eu-west-3``, ``v1.2.3``) and
   adds their parts; function and question words are dropped from texts and queries alike, so they neither match
-  nor score; plain words are lightly stemmed (``failed`` -> ``fail``). See :mod:`ctxbudget.archive._text`.
+  nor score; plain words are lightly stemmed (``failed`` -> ``fail``, ``pointer`` -> ``point``). A query also asks,
+  at half weight at most, for each word's ``un-`` form or the word an ``un-`` form negates (``installed`` finds
+  ``uninstalled``). See :mod:`ctxbudget.archive._text`.
 * **Score.** Okapi BM25 (k1=1.2, b=0.35: see :data:`B`) over a unit's terms, where the lines that report an outcome
   (errors, exceptions, exit codes, HTTP status lines, ``"status"`` fields) count twice; a 2-8 word query found as a
   phrase earns a bonus (the summed weight of its words).
@@ -55,15 +57,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ._hits import MAX_K, QUERY_ECHO_CHARS, ArchiveHit, check_search_args, fit_text, render_hits
+from ._hits import EXCERPT_CHARS, MAX_K, QUERY_ECHO_CHARS, ArchiveHit, check_search_args, excerpt, fit_text, render_hits
 from ._text import (
-    EXCERPT_CHARS,
     FAILURE_TERM,
+    MAX_QUERY_TERMS,
     ROLE_TERMS,
     STOPWORDS,
     Tokenizer,
-    excerpt,
     failed,
+    negation,
     phrase_pattern,
     query_terms,
     split_status,
@@ -101,6 +103,9 @@ the request nor in a top-3 hit): 0.25 to 0.4 is one plateau; at 0.35 own questio
 15 at 10%. 0.2 (more misses) and 0.5 (own hit@3 88%) are worse."""
 STATUS_WEIGHT = 2
 """How many times a term on an outcome line counts."""
+NEGATION_WEIGHT = 0.5
+"""The weight of a query term's ``un-`` form (or of the word an ``un-`` term negates) relative to the term's own,
+at most: a related form counts half."""
 CALL_CHARS = 300
 """Most characters of a call shown in :attr:`ArchiveHit.call`."""
 NARRATION_CHARS = 240
@@ -279,9 +284,25 @@ class ArchiveIndex:
             InvalidPolicyError: ``query`` is not a non-empty str, or ``k`` is not an int in 1..100.
         """
         check_search_args(query, k)
-        weights = {term: self._idf(term) for term in query_terms(query, self._tokenizer) if term in self._postings}
+        weights = self._weights(query_terms(query, self._tokenizer))
         ranked = self._rank(self._scores(weights), query, weights, k)
         return [self._hit(unit, score, weights) for score, unit in ranked]
+
+    def _weights(self, terms: list[str]) -> dict[str, float]:
+        """Each indexed query term's idf, then the :func:`~ctxbudget.archive._text.negation` of each term.
+
+        A negation that the query does not hold itself weighs half the lower of its own idf and its term's: it can
+        lift a text about the reversed state (``uninstalled``) but never outweigh the word asked. At most
+        :data:`~ctxbudget.archive._text.MAX_QUERY_TERMS` terms in all.
+        """
+        weights = {term: self._idf(term) for term in terms if term in self._postings}
+        for term in terms:
+            other = negation(term)
+            if len(weights) >= MAX_QUERY_TERMS:
+                break
+            if other is not None and other in self._postings and other not in weights and term in weights:
+                weights[other] = NEGATION_WEIGHT * min(self._idf(other), weights[term])
+        return weights
 
     def _idf(self, term: str) -> float:
         df = len(self._postings[term])
