@@ -1,12 +1,12 @@
-"""What a tool call did and how it ended, read from the call's arguments and the result's structure.
+"""How a tool call ended, read from the result's structure (what a call *is*: :mod:`~ctxbudget.compaction.calls`).
 
-A call is a **command** (a shell string: its exact text matters), a **file operation** (read, write, edit, delete of
-the path in its arguments) or another **call** (a lookup or an action, named with its scalar arguments). Its
-outcome comes from the result's structure, never from words inside file contents: an error flag in the metadata
+An outcome comes from the result's structure, never from words inside file contents: an error flag in the metadata
 (``is_error``, ``status``), a JSON body's ``status``/``error``/``success`` fields, an HTTP status line, a traceback's
 final exception line (with the frame it was raised in), a leading ``Error:`` line, a non-zero exit code or a shell
 error at the output's edges, a test summary with failures. So ``raise RuntimeError`` inside a file that was read is
-not an error, and ``{"status": "error", "code": "PAYMENT_METHOD_INACTIVE"}`` is.
+not an error, and ``{"status": "error", "code": "PAYMENT_METHOD_INACTIVE"}`` is. Two results that look failed are
+not: a call the harness never ran (Claude Code's "Sibling tool call errored"), and a search command (``grep``,
+``rg``, ``git config <key>``) whose exit status 1 says it matched nothing.
 
 Every scan is linear in the output: patterns are searched by the regex engine over the text (C speed), and Python
 looks only at the few lines they find, at the output's first and last lines, and at the JSON body's top level.
@@ -17,46 +17,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ..messages.message import Message, ToolCall
+from .calls import shell_command
 from .textscan import bounded, clip
 
-__all__ = [
-    "CallKind",
-    "FileOp",
-    "call_kind",
-    "call_label",
-    "failure_key",
-    "failure_line",
-    "file_op",
-    "is_file_read",
-    "is_search",
-    "outcome",
-]
-
-CallKind = Literal["command", "file", "call"]
+__all__ = ["call_failure", "failure_key", "failure_line", "not_run", "outcome"]
 
 SCAN_CHARS = 400_000
 """Characters of an output whose structure is read (its head; the tail is read separately)."""
 _EDGE_LINES = 6
-_SHELL_ARGS = ("command", "cmd", "script", "shell", "commands", "code", "bash")
-_PATH_ARGS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target_file", "target", "dest")
-_EDITOR_COMMANDS = {"view": "read", "create": "created", "str_replace": "edited", "insert": "edited"}
-_OPS = (
-    (re.compile(r"(?:^|_)(?:multi)?edit|replace|patch|modify|insert|apply", re.I), "edited"),
-    (re.compile(r"write|create|save|new_file|touch", re.I), "wrote"),
-    (re.compile(r"delete|remove|unlink|(?:^|_)rm(?:$|_)", re.I), "deleted"),
-    (re.compile(r"read|view|open|cat|get_file|show|head|tail|load", re.I), "read"),
-)
-_SEARCH_TOOL = re.compile(r"grep|glob|search|find|(?:^|_)ls(?:$|_)|list_dir|list_files|codebase", re.I)
-_SHELL_READ = re.compile(
-    r"^\s*(?:cd \S+ && )?(?:cat|less|more|head|tail|bat|nl|sed -n|grep|rg|ag|wc|ls|find|tree|open|goto|scroll_\w+|"
-    r"git (?:show|diff|log))\b"
-    r"(?![^|]*(?:>|<<))"
-)
-"""A command that shows a file (or lists files), not one that writes one (``cat > f << EOF`` writes)."""
 _TRACEBACK = "Traceback (most recent call last)"
 _RAISED = re.compile(r"^(?!During handling|The above exception|Traceback)[A-Za-z_][\w.]*(?::\s.*|:?)$")
 _LEADING_ERROR = re.compile(
@@ -65,8 +36,9 @@ _LEADING_ERROR = re.compile(
     re.IGNORECASE,
 )
 _REPORTED_ERROR = re.compile(r"^\W{0,3}(?:[A-Z]\d{3,4}\s+)?[\w.]*(?:Error|Exception):\s")
-_EXIT = re.compile(
-    r"\b(?:exit(?:ed)?(?: with)?(?: code| status)?|return ?code|returncode|exit_code|status code)\s*[:=>]?\s*"
+_EXIT = re.compile(  # a status report ("Exit code 2", "exited with 1"), never a script's own "|| exit 1"
+    r"\b(?:exited(?: with)?(?: code| status)?|exit(?: with)?(?: code| status)|exit with|return ?code|returncode|"
+    r"exit_code|status code)\s*[:=>]?\s*"
     r"([1-9]\d{0,2})\b",
     re.IGNORECASE,
 )
@@ -74,6 +46,15 @@ _CLI_ERROR = re.compile(r"^\s*(?:ERROR|FATAL|fatal|error|Error|npm ERR!)(?:\[[\w
 """The error prefix of command-line tools (pip, git, gcc, cargo, npm): ``ERROR: No matching distribution``."""
 _DIAGNOSTIC = re.compile(r"^\s*[\w./-]+\.\w{1,8}:\d+(?::\d+)?:\s*(?:error:\s*)?[A-Za-z]")
 """A compiler's or linter's diagnostic: ``strategy/manual_commit_test.go:755:53: not enough arguments in call``."""
+_NOT_RUN = re.compile(r"^\s*(?:<tool_use_error>)?\s*Sibling tool call errored\s*(?:</tool_use_error>)?\s*$")
+"""Claude Code's result for a parallel call it cancelled because another call of the turn failed: it never ran."""
+_NOT_RUN_SHOWN = "not run (a parallel call failed first)"
+_MATCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "pgrep"})
+"""Commands whose exit status 1 means they ran and matched nothing (2 and above are their errors)."""
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
+_LAST_COMMAND = re.compile(r"(?<!\|)\|(?!\|)|;|&&|\|\|")
+"""What separates a command line's commands: its exit status is the last one's."""
+_EXIT_ONE = re.compile(r"^\s*(?:exit(?:ed)?(?: with)?(?: code| status)?|returncode|exit_code)\s*[:=]?\s*1\s*$", re.I)
 _WRAPPER = re.compile(r"^\s*</?(?:returncode|output|stdout|stderr|tool_use_error)>\d*(?:</returncode>)?\s*$")
 _HTTP = re.compile(
     r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\s+[A-Z][A-Za-z ]{2,40}$|^\s*HTTP/\d(?:\.\d)?\s+([45]\d\d)\b"
@@ -86,92 +67,8 @@ _FAILED_STATUS = frozenset({"error", "failed", "failure", "fail", "denied", "rej
 _MESSAGE_KEYS = ("code", "error_code", "message", "error", "detail", "reason", "msg", "description")
 
 
-@dataclass(frozen=True)
-class FileOp:
-    """A file operation: ``op`` (read, wrote, edited, created, deleted) on ``path``."""
-
-    op: str
-    path: str
-
-
 def _scalar(value: object) -> bool:
     return isinstance(value, (str, int, float)) and not isinstance(value, bool)
-
-
-def _shell_command(call: ToolCall) -> str | None:
-    for key in _SHELL_ARGS:
-        value = call.args.get(key)
-        if isinstance(value, str) and value.strip() and not _editor_command(call):
-            return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            return " ".join(value)
-    return None
-
-
-def _editor_command(call: ToolCall) -> str | None:
-    """The sub-command of a file-editor tool (``str_replace_editor`` with ``command: view``), else ``None``."""
-    value = call.args.get("command")
-    if isinstance(value, str) and value in _EDITOR_COMMANDS and any(k in call.args for k in _PATH_ARGS):
-        return value
-    return None
-
-
-def _path_arg(call: ToolCall) -> str | None:
-    for key in _PATH_ARGS:
-        value = call.args.get(key)
-        if isinstance(value, str) and value.strip() and len(value) < 500:
-            return value.strip()
-    return None
-
-
-def is_search(call: ToolCall) -> bool:
-    """A search or listing tool (Grep, Glob, LS, find_files): its path is where it looked, not a file it used."""
-    return _SEARCH_TOOL.search(call.name) is not None
-
-
-def file_op(call: ToolCall) -> FileOp | None:
-    """The file operation a call performs, from its name (or editor sub-command) and its path argument."""
-    path = _path_arg(call)
-    if path is None or is_search(call):
-        return None
-    editor = _editor_command(call)
-    if editor is not None:
-        return FileOp(_EDITOR_COMMANDS[editor], path)
-    for pattern, op in _OPS:
-        if pattern.search(call.name):
-            return FileOp(op, path)
-    return None  # a call that takes a path (run_tests(path=...)) is not a file operation
-
-
-def call_kind(call: ToolCall) -> CallKind:
-    """Command, file operation or other call."""
-    if _shell_command(call) is not None:
-        return "command"
-    return "file" if file_op(call) is not None else "call"
-
-
-def call_label(call: ToolCall, limit: int = 160) -> str:
-    """How a call is named in a summary: the command as run, the file and operation, or name(arg=value, ...)."""
-    command = _shell_command(call)
-    if command is not None:
-        return f"{call.name}: {clip(command, min(limit, 140))}"
-    operation = file_op(call)
-    if operation is not None:
-        return f"{call.name} {operation.path}"
-    return clip(f"{call.name} {call.args_json()}", limit)  # a lookup or an action: its arguments, exactly
-
-
-def is_file_read(call: ToolCall | None) -> bool:
-    """The call reads a file (or lists one): values inside its output are the file's, not current facts."""
-    if call is None:
-        return False
-    command = _shell_command(call)
-    if command is not None:
-        return _SHELL_READ.match(command) is not None
-    if is_search(call):
-        return True  # what a search shows is the content of the files it matched
-    operation = file_op(call)
-    return operation is not None and operation.op == "read"
 
 
 # -- failure ----------------------------------------------------------------------------------------------------
@@ -200,6 +97,8 @@ def failure_line(message: Message) -> str | None:
     metadata = message.metadata if isinstance(message.metadata, Mapping) else {}
     flagged = _flagged(metadata)
     text = message.text
+    if not_run(message):
+        return None
     head = text[:SCAN_CHARS]
     found = _json_failure(head) or _traceback_failure(head) or _edge_failure(text)
     if found is not None:
@@ -208,6 +107,39 @@ def failure_line(message: Message) -> str | None:
         first, _ = _edge_lines(text)
         return clip(" ".join(first[:2]), 240) if first else "the tool reported an error"
     return None
+
+
+def not_run(result: Message) -> bool:
+    """The result says its call never ran (a harness cancelled it when a parallel call failed): not a failure."""
+    return len(result.text) < 120 and _NOT_RUN.match(result.text) is not None
+
+
+def _matched_nothing(call: ToolCall, result: Message) -> bool:
+    """A search command (the last stage of its pipeline is grep, rg, pgrep...) that exited 1 with no output."""
+    command = shell_command(call)
+    if command is None or len(result.text) > 200:
+        return False
+    lines = [ln for ln in result.text.splitlines() if any(ch.isalnum() for ch in ln) and not _WRAPPER.match(ln)]
+    if len(lines) != 1 or not _EXIT_ONE.match(lines[0]):  # echoed separators ("---") aside, only the status
+        return False
+    unquoted = _QUOTED.sub('""', command)  # a "|" inside a pattern ("a|b") separates nothing
+    words = [word for word in _LAST_COMMAND.split(unquoted)[-1].split() if "=" not in word]
+    if words[:1] == ["git"]:  # git [-C dir] grep ... / git config <key>: 1 is "no match" / "no such key"
+        rest = words[1:]
+        while rest[:1] in (["-C"], ["-c"]) and len(rest) > 1:
+            rest = rest[2:]
+        return rest[:1] == ["grep"] or (rest[:1] == ["config"] and not any(w.startswith("--list") for w in rest))
+    return bool(words) and words[0].rsplit("/", 1)[-1] in _MATCHERS
+
+
+def call_failure(
+    call: ToolCall | None, result: Message, failure: Callable[[Message], str | None] = failure_line
+) -> str | None:
+    """The failure line of ``call``'s ``result``: ``failure(result)``, except for a search that matched nothing."""
+    failed = failure(result)
+    if failed is not None and call is not None and _matched_nothing(call, result):
+        return None
+    return failed
 
 
 def _edge_lines(text: str) -> tuple[list[str], list[str]]:
@@ -338,19 +270,26 @@ _SHORT_RESULT = 360
 """A result this short (wrapper lines aside) is its own outcome: "ok: gitdir: /path", "ok: Match: True"."""
 
 
-def outcome(result: Message | None, failure: Callable[[Message], str | None] = failure_line) -> tuple[str, str | None]:
-    """A short outcome of a call's result, and its failure line.
+def outcome(
+    result: Message | None, failure: Callable[[Message], str | None] = failure_line, call: ToolCall | None = None
+) -> tuple[str, str | None]:
+    """A short outcome of ``call``'s result, and its failure line.
 
     ``FAILED: <failure line>``; for a short result, ``ok:`` and the result itself (its lines joined); otherwise
     ``ok:`` and its header and summary line (counts, timings, "done") or its last line; ``ok`` for an empty result
-    or a JSON body (its record fields say what it holds). ``failure`` reads the failure line (:func:`failure_line`,
-    or a caller's remembered one).
+    or a JSON body (its record fields say what it holds); ``ok: no match`` for a search command that exited 1 with
+    no output; ``not run`` when a harness cancelled the call. ``failure`` reads the failure line
+    (:func:`failure_line`, or a caller's remembered one).
     """
     if result is None:
         return "no result", None
-    failed = failure(result)
+    if not_run(result):
+        return _NOT_RUN_SHOWN, None
+    failed = call_failure(call, result, failure)
     if failed is not None:
         return f"FAILED: {clip(failed, 200)}", failed
+    if call is not None and _matched_nothing(call, result):
+        return "ok: no match (exit code 1)", None
     return f"ok: {said}" if (said := _success(result.text)) else "ok", None
 
 

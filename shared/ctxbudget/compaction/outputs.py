@@ -47,7 +47,8 @@ _WRITE = re.compile(
     re.IGNORECASE,
 )
 _FIGURE = re.compile(  # matched on lower-cased lines
-    r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?(?:%|\s?(?:ms|µs|us|ns|s|sec|seconds?|minutes?|mins?|kb|mb|gb|tb|"
+    r"[$€£]\s?\d[\d,]*(?:\.\d+)?(?![\d\"'}])"  # not a shell parameter ("$1")
+    r"|\b\d[\d,]*(?:\.\d+)?(?:%|\s?(?:ms|µs|us|ns|s|sec|seconds?|minutes?|mins?|kb|mb|gb|tb|"
     r"kib|mib|gib|rps|qps|req/s|tokens?|passed|failed|errors?|warnings?|skipped|rows?|items?|files?|lines?|bytes|x)\b)"
     r"|\b(?:p\d{2}|latency|throughput|coverage|total|count|duration|accuracy|score)\b[^\n\d]{0,24}\d",
     re.IGNORECASE,
@@ -63,6 +64,8 @@ _PATH = re.compile(
     r"|[\w-]{1,80}\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|md|rst|json|ya?ml|"
     r"toml|cfg|ini|txt|csv|sql|sh|html|css|lock|env|ipynb|proto|tf|xml)\b)"
 )
+_HIT = re.compile(r"^\s*[^\s:]{1,300}[:-]\d+[:-]")
+"""A search hit: ``path:line:`` (or ``path-line-`` for context lines) before the matched text."""
 _REFERENCE = re.compile(r"\.\w{1,8}(?::\d+|::)")
 _WRITE_WORDS = (
     "wrote", "written", "writing", "created", "creating", "modified", "updated", "edited", "changed", "deleted",
@@ -118,7 +121,7 @@ def output_items(
     if search:
         found.listing(_first_paths(head[:20_000]), f"found by {tool}", weight=2)
     if search or file_read:
-        _add_file_lines(found, head, tool)
+        _add_file_lines(found, head, tool, search=search)
         return found.best()
     for position, line in _word_lines(head, _OUTCOME_WORDS):
         path = _PATH.search(line)
@@ -136,7 +139,7 @@ def output_items(
     return found.best()
 
 
-def _add_file_lines(found: _Found, head: str, tool: str) -> None:
+def _add_file_lines(found: _Found, head: str, tool: str, *, search: bool = False) -> None:
     """The items of a file read or a search: its measurements and prose outcome lines, nothing of its values."""
     # What a file holds is the file's: its assignments (PROD_DSN = ...) are not current facts. A measurement it
     # reports (a log's "p95 latency: 212 ms") is a figure of that read, and a prose line saying what happened to
@@ -146,6 +149,8 @@ def _add_file_lines(found: _Found, head: str, tool: str) -> None:
         if path and _prose(line, path.start()) and not _REFERENCE.search(line):
             found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
     for position, line in _figure_lines(head):
+        if search and _HIT.match(line):
+            continue  # a search hit's figure is the matched file's content ("a.py:12: TIMEOUT = 30 s")
         found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
 
 

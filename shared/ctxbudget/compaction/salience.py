@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..messages.message import Message, ToolCall
+from .calls import call_kind, call_label, file_op, is_file_read, is_search
 from .harness import is_continuation_summary, strip_harness
 from .memo import ReadMemo
-from .outcomes import call_kind, call_label, failure_key, failure_line, file_op, is_file_read, is_search, outcome
+from .outcomes import call_failure, failure_key, failure_line, outcome
 from .outputs import output_items
 from .statements import Statement, assistant_statements, user_statements
 from .textscan import clip, informative_tokens
@@ -276,7 +277,7 @@ def _assistant_items(
     for call in message.tool_calls:
         label = call_label(call)
         result = by_call.get(call.id)
-        shown, failed = outcome(result, failure)
+        shown, failed = outcome(result, failure, call)
         kind = call_kind(call)
         if kind == "file":
             operation = file_op(call)
@@ -285,6 +286,8 @@ def _assistant_items(
             yield _item("artifact", f"{operation.path}: {operation.op}{status}", operation.path.lower(), order)
             if failed:
                 continue
+        if failed is not None and kind != "file":
+            continue  # its result's error item names the call and says how it failed: one bullet, in Errors
         if kind != "file" or result is None:
             yield _item(
                 "command" if kind == "command" else "call", clip(f"{label} -> {shown}", 320), label.lower(), order
@@ -298,7 +301,7 @@ def _tool_items(
 ) -> Iterator[Salient]:
     call = calls.get(message.tool_call_id or "")
     label = call_label(call) if call is not None else (message.name or "tool")
-    failed = failure(message)
+    failed = call_failure(call, message, failure)
     if failed is not None:
         yield _item("error", clip(f"{label} -> {failed}", 300), label.lower(), order)
     tool = message.name or (call.name if call is not None else "tool")

@@ -1,0 +1,121 @@
+"""What a tool call is: a **command** (a shell string), a **file operation** or another **call**, and its name.
+
+A command's exact text matters (it is what was run); a file operation is read from the tool's name (or an editor's
+sub-command) and its path argument; anything else is a lookup or an action, named with its arguments. A file read
+(``cat``, ``sed -n``, a ``view``) or a search shows files: the values in its output are the files', not current facts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from ..messages.message import ToolCall
+from .textscan import clip
+
+__all__ = ["CallKind", "FileOp", "call_kind", "call_label", "file_op", "is_file_read", "is_search", "shell_command"]
+
+CallKind = Literal["command", "file", "call"]
+
+_SHELL_ARGS = ("command", "cmd", "script", "shell", "commands", "code", "bash")
+_PATH_ARGS = ("path", "file_path", "filepath", "filename", "file", "notebook_path", "target_file", "target", "dest")
+_EDITOR_COMMANDS = {"view": "read", "create": "created", "str_replace": "edited", "insert": "edited"}
+_OPS = (
+    (re.compile(r"(?:^|_)(?:multi)?edit|replace|patch|modify|insert|apply", re.I), "edited"),
+    (re.compile(r"write|create|save|new_file|touch", re.I), "wrote"),
+    (re.compile(r"delete|remove|unlink|(?:^|_)rm(?:$|_)", re.I), "deleted"),
+    (re.compile(r"read|view|open|cat|get_file|show|head|tail|load", re.I), "read"),
+)
+_SEARCH_TOOL = re.compile(r"grep|glob|search|find|(?:^|_)ls(?:$|_)|list_dir|list_files|codebase", re.I)
+_SHELL_READ = re.compile(
+    r"^\s*(?:cd \S+ && )?(?:cat|less|more|head|tail|bat|nl|sed -n|grep|rg|ag|wc|ls|find|tree|open|goto|scroll_\w+|"
+    r"git (?:show|diff|log))\b"
+    r"(?![^|]*(?:>|<<))"
+)
+"""A command that shows a file (or lists files), not one that writes one (``cat > f << EOF`` writes)."""
+
+
+@dataclass(frozen=True)
+class FileOp:
+    """A file operation: ``op`` (read, wrote, edited, created, deleted) on ``path``."""
+
+    op: str
+    path: str
+
+
+def shell_command(call: ToolCall) -> str | None:
+    """The shell command ``call`` runs (its command argument), or ``None`` when it runs none."""
+    for key in _SHELL_ARGS:
+        value = call.args.get(key)
+        if isinstance(value, str) and value.strip() and not _editor_command(call):
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return " ".join(value)
+    return None
+
+
+def _editor_command(call: ToolCall) -> str | None:
+    """The sub-command of a file-editor tool (``str_replace_editor`` with ``command: view``), else ``None``."""
+    value = call.args.get("command")
+    if isinstance(value, str) and value in _EDITOR_COMMANDS and any(k in call.args for k in _PATH_ARGS):
+        return value
+    return None
+
+
+def _path_arg(call: ToolCall) -> str | None:
+    for key in _PATH_ARGS:
+        value = call.args.get(key)
+        if isinstance(value, str) and value.strip() and len(value) < 500:
+            return value.strip()
+    return None
+
+
+def is_search(call: ToolCall) -> bool:
+    """A search or listing tool (Grep, Glob, LS, find_files): its path is where it looked, not a file it used."""
+    return _SEARCH_TOOL.search(call.name) is not None
+
+
+def file_op(call: ToolCall) -> FileOp | None:
+    """The file operation a call performs, from its name (or editor sub-command) and its path argument."""
+    path = _path_arg(call)
+    if path is None or is_search(call):
+        return None
+    editor = _editor_command(call)
+    if editor is not None:
+        return FileOp(_EDITOR_COMMANDS[editor], path)
+    for pattern, op in _OPS:
+        if pattern.search(call.name):
+            return FileOp(op, path)
+    return None  # a call that takes a path (run_tests(path=...)) is not a file operation
+
+
+def call_kind(call: ToolCall) -> CallKind:
+    """Command, file operation or other call."""
+    if shell_command(call) is not None:
+        return "command"
+    return "file" if file_op(call) is not None else "call"
+
+
+def call_label(call: ToolCall, limit: int = 160) -> str:
+    """How a call is named in a summary: the command as run, the file and operation, or name(arg=value, ...)."""
+    command = shell_command(call)
+    if command is not None:
+        return f"{call.name}: {clip(command, min(limit, 140))}"
+    operation = file_op(call)
+    if operation is not None:
+        return f"{call.name} {operation.path}"
+    return clip(f"{call.name} {call.args_json()}", limit)  # a lookup or an action: its arguments, exactly
+
+
+def is_file_read(call: ToolCall | None) -> bool:
+    """The call reads a file (or lists one): values inside its output are the file's, not current facts."""
+    if call is None:
+        return False
+    command = shell_command(call)
+    if command is not None:
+        return _SHELL_READ.match(command) is not None
+    if is_search(call):
+        return True  # what a search shows is the content of the files it matched
+    operation = file_op(call)
+    return operation is not None and operation.op == "read"

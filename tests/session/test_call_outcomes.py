@@ -1,0 +1,95 @@
+"""How a summary reports what a tool call did: each call once, failures in Errors, and no failure that is not one.
+
+Read from real agent logs: Claude Code cancels a turn's parallel calls when one fails (their results say "Sibling
+tool call errored"); grep and ``git config <key>`` exit 1 when they find nothing; a script that was only read holds
+``|| exit 1``; a shell script's ``"$1"`` is a parameter, not a dollar amount.
+"""
+
+from __future__ import annotations
+
+import pytest
+from ctxbudget import Message, SummaryRequest, ToolCall
+from ctxbudget.compaction.outputs import output_items
+from ctxbudget.compaction.summarize import ExtractiveSummarizer
+from ctxbudget.providers import counter_for_model
+
+COUNTER = counter_for_model("gpt-4o")
+
+
+def bash(call_id: str, command: str) -> ToolCall:
+    return ToolCall(id=call_id, name="Bash", args={"command": command, "description": "check"})
+
+
+def summary_of(*pairs: tuple[ToolCall, str, bool]) -> dict[str, str]:
+    """The extractive summary of one assistant turn per ``(call, result, is_error)``, by section."""
+    messages: list[Message] = []
+    for call, result, is_error in pairs:
+        messages.append(Message(role="assistant", tool_calls=(call,)))
+        messages.append(Message(role="tool", tool_call_id=call.id, content=result, metadata={"is_error": is_error}))
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=tuple(messages)))
+    sections: dict[str, str] = {}
+    for block in summary.split("## ")[1:]:
+        title, _, body = block.partition("\n")
+        sections[title.strip()] = body
+    return sections
+
+
+def test_a_failed_command_is_one_bullet_in_errors_not_also_a_failed_command() -> None:
+    sections = summary_of(
+        (bash("a", "git status 2>&1"), "fatal: unable to read e53647ba\nExit code 128", True),
+        (bash("b", "git log -1 --oneline"), "febabe6 Type consolidation", False),
+    )
+    assert "git status 2>&1 -> fatal: unable to read e53647ba (Exit code 128)" in sections["Errors"]
+    assert "git status" not in sections["Commands and results"]
+    assert "git log -1 --oneline -> ok: febabe6 Type consolidation" in sections["Commands and results"]
+
+
+def test_a_parallel_call_the_harness_cancelled_is_not_run_not_an_error() -> None:
+    cancelled = "<tool_use_error>Sibling tool call errored</tool_use_error>"
+    sections = summary_of(
+        (bash("a", "git status 2>&1"), "fatal: unable to read e53647ba\nExit code 128", True),
+        (bash("b", "git worktree list 2>&1"), cancelled, True),
+    )
+    assert "git worktree list 2>&1 -> not run (a parallel call failed first)" in sections["Commands and results"]
+    assert "worktree" not in sections["Errors"]
+    assert "Sibling" not in "".join(sections.values())
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'pgrep -lf "Sourcetree|GitKraken" 2>&1',
+        "git -C /repo config gc.auto 2>&1",
+        'git config gc.auto 2>&1; echo "---"; git config gc.autoPackLimit 2>&1',
+        "ps aux | grep -i gitify",
+    ],
+)
+def test_a_search_that_exits_1_with_no_output_found_nothing(command: str) -> None:
+    sections = summary_of((bash("a", command), "---\nExit code 1" if "echo" in command else "Exit code 1", True))
+    assert "Errors" not in sections
+    assert f"{command} -> ok: no match (exit code 1)" in sections["Commands and results"]
+
+
+def test_exit_1_from_a_command_that_is_not_a_search_is_still_a_failure() -> None:
+    sections = summary_of((bash("a", "make lint"), "Exit code 1", True))
+    assert "make lint -> Exit code 1" in sections["Errors"]
+
+
+def test_a_script_that_was_read_is_not_failed_by_its_own_exit_statements() -> None:
+    script = '#!/bin/sh\n# Entire CLI hooks\nentire hooks git commit-msg "$1" || exit 1\n'
+    sections = summary_of((bash("a", "cat .git/hooks/commit-msg 2>&1"), script, False))
+    assert "Errors" not in sections
+
+
+def test_a_shell_parameter_is_not_a_dollar_amount_but_a_price_is() -> None:
+    script = '#!/bin/sh\nentire hooks git pre-push "$1" || true\nremote="${1}"\n'
+    assert not [item for item in output_items(script, "Bash", command=True) if item.kind == "figure"]
+    priced = output_items("quote ready\ntotal price: $957.\n", "get_quote")
+    assert any("$957" in item.text for item in priced if item.kind == "figure")
+
+
+def test_a_figure_inside_a_search_hit_is_the_files_and_a_line_the_tool_printed_is_a_figure() -> None:
+    listing = "lib/pool.py:12: TIMEOUT = 30 s\nlib/pool.py:40: retries = 5 items\nmeasured peak memory: 9686 MiB\n"
+    figures = [item.text for item in output_items(listing, "search", file_read=True, search=True)]
+    assert "search: measured peak memory: 9686 MiB" in figures
+    assert not [text for text in figures if "TIMEOUT" in text or "retries" in text]
