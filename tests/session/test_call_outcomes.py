@@ -93,3 +93,21 @@ def test_a_figure_inside_a_search_hit_is_the_files_and_a_line_the_tool_printed_i
     figures = [item.text for item in output_items(listing, "search", file_read=True, search=True)]
     assert "search: measured peak memory: 9686 MiB" in figures
     assert not [text for text in figures if "TIMEOUT" in text or "retries" in text]
+
+
+def test_a_failed_command_that_ran_again_in_another_form_and_worked_is_marked_resolved() -> None:
+    sections = summary_of(
+        (bash("a", "git status 2>&1"), "fatal: unable to read e53647ba\nExit code 128", True),
+        (bash("b", "git read-tree HEAD 2>&1"), "", False),
+        (bash("c", "git status --short 2>&1 | head -20"), " M README.md", False),
+    )
+    assert "git status 2>&1 -> fatal: unable to read e53647ba (Exit code 128) (resolved later)" in sections["Errors"]
+
+
+def test_a_failure_is_not_resolved_by_the_same_tool_on_other_arguments() -> None:
+    sections = summary_of(
+        (bash("a", "pytest tests/test_a.py -x"), "=== 2 failed, 3 passed ===\nExit code 1", True),
+        (bash("b", "pytest tests/test_b.py"), "=== 4 passed ===", False),
+    )
+    assert "test_a.py" in sections["Errors"]
+    assert "resolved" not in sections["Errors"]

@@ -30,6 +30,8 @@ SubjectReader = Callable[[str], tuple[Subject, list[str]]]
 _SPOKEN = frozenset({*STATEMENTS, "request", "question", "decision", "finding", "task"})
 
 _OPS_SPLIT = re.compile(r" -> | — ")
+_NOT_CORE = re.compile(r"^(?:-{1,2}[\w-]+(?:=\S*)?|\d?>>?&?\S*|<\S*)$")
+"""A flag (``--short``, ``-n``) or a redirection (``2>&1``, ``>/dev/null``) of a command line."""
 _COUNT = re.compile(r"^(.*?) x(\d+)$")
 _CONTAINMENT_ITEMS = 600
 """Statements past this many are deduped by exact text only (containment is checked pairwise)."""
@@ -219,17 +221,34 @@ def _detail(text: str) -> str | None:
     return None if _ops(text) else text
 
 
+def _command_core(key: str) -> str:
+    """A command's key without its flags, redirections and later pipeline stages: what was run.
+
+    ``git status --short 2>&1 | head`` and ``git status 2>&1`` are both ``bash: git status``.
+    """
+    first = key.split(" | ", 1)[0]
+    return " ".join(word for word in first.split() if not _NOT_CORE.match(word))
+
+
 def _resolve_errors(items: list[Salient]) -> list[Salient]:
-    """An error whose call (or file) later succeeded is kept, marked resolved (it explains what was tried)."""
+    """An error whose call (or file) later succeeded is kept, marked resolved (it explains what was tried).
+
+    A command counts as succeeding later when the same command ran again with other flags or output plumbing.
+    """
     succeeded: dict[str, int] = {}
     for item in items:
         ok = " -> ok" in item.text or (item.kind == "artifact" and "FAILED" not in item.text)
         if item.kind in ("command", "call", "artifact") and item.key and ok:
-            succeeded[item.key] = max(item.order, succeeded.get(item.key, -(10**9)))
+            for key in {item.key, _command_core(item.key)} if item.kind == "command" else {item.key}:
+                succeeded[key] = max(item.order, succeeded.get(key, -(10**9)))
     out = []
     for item in items:
         key = item.key or ""
-        later = max(succeeded.get(key, -(10**9)), succeeded.get(key.split(" ", 1)[-1], -(10**9)))
+        later = max(
+            succeeded.get(key, -(10**9)),
+            succeeded.get(key.split(" ", 1)[-1], -(10**9)),
+            succeeded.get(_command_core(key), -(10**9)) if " " in key else -(10**9),
+        )
         resolved = item.kind == "error" and later > item.order and RESOLVED not in item.text
         out.append(replace(item, text=item.text + RESOLVED) if resolved else item)
     return out

@@ -288,6 +288,18 @@ def _group(classified: list[tuple[StatementKind, str]]) -> list[Statement]:
     return out
 
 
+def _decides(body: str) -> bool:
+    """A decision phrase ("the fix is", "going with") followed by what was decided (specific, or 3 content words).
+
+    Not a status: "The fix is complete.", "The bug is confirmed."
+    """
+    found = _STRONG_DECISION.search(body)
+    if found is None:
+        return False
+    rest = body[found.end() :]
+    return _SPECIFIC.search(rest) is not None or len(content_words(rest)) >= 3
+
+
 def assistant_statements(text: str) -> list[Statement]:
     """The decisions, findings and open items of an assistant message; narration yields nothing.
 
@@ -316,7 +328,7 @@ def assistant_statements(text: str) -> list[Statement]:
         elif (
             labelled
             or _COMMITMENT.match(body)
-            or (_STRONG_DECISION.search(body) and not (narration and "instead" not in body.lower()))
+            or (_decides(body) and not (narration and "instead" not in body.lower()))
         ):
             inline = _INLINE_DECISION.search(body)  # "... the tests pass Decision: we will ..." (no full stop)
             out.append(Statement("decision", clip(body[inline.start() :] if inline else body, 280)))
