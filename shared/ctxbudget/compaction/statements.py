@@ -49,12 +49,14 @@ _LABEL = re.compile(
     rf"^({_NOT_LABEL}[A-Za-z][\w'-]{{0,30}}(?: {_NOT_LABEL}[A-Za-z][\w'-]{{0,30}}){{0,2}}):\s+(?=\S)",
     re.IGNORECASE,
 )
-_CHITCHAT = re.compile(
-    r"^(?:thanks?(?: you)?(?: so much| a lot)?|thx|ty|great|cool|nice|perfect|awesome|excellent|sounds good|"
+_ASSENT = (
+    r"(?:thanks?(?: you)?(?: so much| a lot)?|thx|ty|great|cool|nice|perfect|awesome|excellent|sounds (?:good|great)|"
     r"looks good|lgtm|yes|yep|yeah|no|nope|sure|ok|okay|k|got it|understood|hi|hello|hey|good morning|"
-    r"go ahead|continue|proceed|done|right|correct|exactly|agreed|fine|alright|all right)"
-    r"(?:[ ,]+(?:thanks?|please|again|then|so|there|now))*[\s.!,:)]*$",
-    re.IGNORECASE,
+    r"go ahead|continue|proceed|done|right|correct|exactly|agreed|fine|alright|all right|makes sense|"
+    r"(?:that|this|it)(?:'s| is)? (?:sounds (?:good|great)|looks good|works|fine|great|perfect|correct|right))"
+)
+_CHITCHAT = re.compile(  # "Yes, that sounds good.", "Okay, thanks again!"
+    rf"^{_ASSENT}(?:[ ,]+(?:{_ASSENT}|thanks?|please|again|then|so|there|now))*[\s.!,:)]*$", re.IGNORECASE
 )
 _SUBJECT_WORD = r"(?:you|we|they|i|he|she|it|there|the|this|that|these|those|any|my|our|your|its|their)"
 _QUESTION_START = re.compile(
@@ -78,6 +80,7 @@ _FINITE = re.compile(
 _POLITE_REQUEST = re.compile(
     r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let'?s|lets)\b", re.I
 )
+_PLEASE = re.compile(r"\b(?:please|pls)\b", re.IGNORECASE)
 _IMPERATIVE = re.compile(
     r"^(?:add|analy[sz]e|apply|audit|benchmark|build|bump|change|check|clean|commit|compare|continue|convert|copy|"
     r"create|debug|delete|deploy|describe|document|do|download|drop|edit|ensure|explain|extract|find|finish|fix|"
@@ -204,7 +207,9 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
     label = _LABEL.match(_LIST_MARKER.sub("", sentence.strip(), count=1))
     labelled = label is not None and label.group(1).isupper()  # "GOAL STATE:" types a statement; "Step 3:" does not
     verb = _LEAD.sub("", body)  # "now also add a replica": the request starts at "add"
-    if _POLITE_REQUEST.match(verb) or (_IMPERATIVE.match(verb) and not labelled and not _FINITE.match(verb)):
+    # "Please proceed with ...", "Yes, please proceed ...": asks, whatever the verb
+    polite = _POLITE_REQUEST.match(body) or _POLITE_REQUEST.match(verb) or _PLEASE.search(body[: len(body) - len(verb)])
+    if polite or (_IMPERATIVE.match(verb) and not labelled and not _FINITE.match(verb)):
         return "request"
     if len(content_words(body)) < 2 and not _HAS_VALUE.search(body):
         return None  # "Yes, that sounds good.": nothing in it a summary could keep

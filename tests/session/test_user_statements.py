@@ -1,0 +1,30 @@
+"""How a user's sentence is read: assent is no statement, a polite request is a request whatever its verb."""
+
+from __future__ import annotations
+
+import pytest
+from ctxbudget.compaction.statements import classify
+
+
+@pytest.mark.parametrize(
+    "sentence", ["Yes, that sounds good.", "Okay, thanks again!", "Sure, that works.", "Great, that's perfect."]
+)
+def test_assent_is_no_statement(sentence: str) -> None:
+    assert classify(sentence) is None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Please proceed with changing to flight HAT052 and upgrade to economy.",
+        "Yes, please proceed with upgrading to economy class.",
+        "Could you proceed with changing my reservation to that flight?",
+    ],
+)
+def test_a_polite_request_is_a_request_whatever_its_verb(sentence: str) -> None:
+    assert classify(sentence) == "request"
+
+
+@pytest.mark.parametrize("sentence", ["Yes, my user ID is james_lee_6136.", "That works for the staging db at 5434."])
+def test_a_statement_after_an_assent_is_still_a_fact(sentence: str) -> None:
+    assert classify(sentence) == "fact"
