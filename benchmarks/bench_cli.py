@@ -4,7 +4,9 @@ The transcripts (seeded, :func:`benchmarks.bench_agent.make_turns`): every turn 
 with 1-2 parallel tool calls, their results (outputs of 100-6,000 words of code/log-like text; one in seven is
 large, 2,000-6,000 words), then a reply; written as OpenAI Chat Completions JSONL of 5k, 20k and 60k messages. Each
 command runs in its own process (``python -m benchmarks.bench_cli --child``), timed there: CPU seconds (user +
-system, steadier than wall time on a shared machine) and the peak resident set (``ru_maxrss``). The process also
+system, steadier than wall time on a shared machine) and the peak resident set (``VmHWM`` of the child's own
+memory; not ``ru_maxrss``, which Linux carries over from the parent across fork and exec: it reported this
+process's peak, which holds every text of the transcript for the floor and so grew with the file). The process also
 times what it spends inside the session's compaction (``ContextSession.build_request`` when it compacts, and
 ``compact``), so the table can say which part is reading, counting and writing and which is compaction.
 
@@ -116,12 +118,24 @@ def child(argv: Sequence[str]) -> int:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     figures = {
         "cpu": usage.ru_utime + usage.ru_stime,
-        "peak_kb": usage.ru_maxrss,
+        "peak_kb": peak_kb(usage.ru_maxrss),
         "compaction_cpu": spent["cpu"],
         "compactions": spent["count"],
     }
     print(json.dumps(figures), file=sys.stderr)
     return code
+
+
+def peak_kb(fallback: int) -> int:
+    """This process's own peak resident set in KiB: ``VmHWM`` (Linux), else ``fallback`` (``ru_maxrss``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return fallback
 
 
 @dataclass

@@ -4,8 +4,9 @@ A transcript streams (:mod:`ctxbudget.transcripts.formats._open`) into a
 :class:`~ctxbudget.session.session.ContextSession`, one message at a time, as the live session that produced it would
 have been fed: its leading system messages are the session's system prompt (never compacted), the rest is the history.
 Whenever the history reaches the policy's threshold the session compacts, as it would have live, and everything it
-evicts goes to the archive, which is written out as it grows (:mod:`ctxbudget.cli._archive`): memory holds the window,
-one message and the ids seen, not the file. At the end a manual compaction runs (what ``/compact`` does); ``inspect``
+evicts goes to the archive, which is written out as it grows (:mod:`ctxbudget.cli._archive`): memory holds the window
+and one message, not the file (what is remembered of every message, its id, add position and archive handles,
+spills to temporary files past a few MiB). At the end a manual compaction runs (what ``/compact`` does); ``inspect``
 reports it, ``compact`` keeps it: the request to send next, the cumulative summary and the archive of every original
 that left it. The result is a :class:`~ctxbudget.cli._run.Run` (whether compacting is worth it:
 :mod:`ctxbudget.cli._run`); its report and document are :mod:`ctxbudget.cli._report`'s (re-exported here).
@@ -169,7 +170,9 @@ class _Feeder:
             policy=settings.policy,
         )
         snapshot = fresh.snapshot().model_copy(update={"summary": self.head.summary, "goal": self.head.goal})
-        return ContextSession.restore(snapshot, counter=self.counter, archive=self.archive)
+        session = ContextSession.restore(snapshot, counter=self.counter, archive=self.archive)
+        session.conversation.keep_order_in(self.sink.index())  # every id added: spilled, not held
+        return session
 
     def _session(self) -> ContextSession:
         if self.session is None:

@@ -8,7 +8,10 @@ dropped from memory. An entry that is asked for again (``get``, ``in``) is read 
 :class:`ArchiveSink` appends each entry to a temporary JSON-lines file (``compact``: the archive of the document it
 writes, copied into it at the end) or only counts it (``inspect``, ``keep=False``). Either way it counts the
 archived originals the CLI reports: distinct message ids, and among them the tool outputs bounded on arrival (those
-archived while :attr:`ArchiveSink.arriving` is set, as messages are added).
+archived while :attr:`ArchiveSink.arriving` is set, as messages are added). What it must remember of every entry
+(its handle and place in the file, its message id) is a
+:class:`~ctxbudget.transcripts.formats._spill.SpillIndex`, which spills to a temporary file past a few MiB: memory
+stays flat however long the transcript.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..archive.search import ArchiveHit
 from ..archive.store import HANDLE_PREFIX, Archive, ArchiveEntry, ArchiveReason
 from ..errors import ArchiveError, InvalidPolicyError
 from ..messages.message import Message
+from ..transcripts.formats._spill import SpillIndex
 
 __all__ = ["ArchiveSink", "SpillArchive"]
 
@@ -41,13 +45,30 @@ class ArchiveSink:
         if keep:
             fd, name = tempfile.mkstemp(prefix=".ctxbudget-archive-", suffix=".tmp", dir=directory)
             self._file, self._path = os.fdopen(fd, "w+b"), Path(name)
-        self._where: dict[str, tuple[int, int]] = {}  # handle -> (offset, length) in the file
-        self._handles: set[str] = set()
-        self.originals: set[str] = set()
-        self.bounded: set[str] = set()
-        self.count = 0
+        # Every handle written, with its entry's offset in the file (-1: only counted), and every message id
+        # archived (1: bounded on arrival): spilled to a temporary file past a few MiB, so memory stays flat.
+        self._where: SpillIndex[int] = SpillIndex()
+        self._originals: SpillIndex[int] = SpillIndex()
+        self._bounded = 0
+        self._counts: tuple[int, int] | None = None  # once closed: (count, archived)
+        self._owned: list[SpillIndex[int]] = [self._where, self._originals]
         self.arriving = False
         """Set while messages are added to the session: a ``bounded`` entry then is bounded on arrival."""
+
+    @property
+    def count(self) -> int:
+        """Entries archived (one per handle)."""
+        return self._counts[0] if self._counts is not None else len(self._where)
+
+    @property
+    def archived(self) -> int:
+        """Distinct messages with an original archived."""
+        return self._counts[1] if self._counts is not None else len(self._originals)
+
+    @property
+    def bounded(self) -> int:
+        """Of them, tool outputs bounded on arrival."""
+        return self._bounded
 
     def __enter__(self) -> ArchiveSink:
         return self
@@ -55,8 +76,21 @@ class ArchiveSink:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
+    def index(self) -> SpillIndex[int]:
+        """A new :class:`~ctxbudget.transcripts.formats._spill.SpillIndex`, closed with this sink.
+
+        The session's add positions go there (:meth:`~ctxbudget.session.conversation.Conversation.keep_order_in`).
+        """
+        owned: SpillIndex[int] = SpillIndex()
+        self._owned.append(owned)
+        return owned
+
     def close(self) -> None:
-        """Remove the temporary file."""
+        """Remove the temporary files (the counts stay)."""
+        if self._counts is None:
+            self._counts = (self.count, self.archived)
+        for owned in self._owned:
+            owned.close()
         if self._file is not None:
             self._file.close()
             self._file = None
@@ -65,32 +99,32 @@ class ArchiveSink:
             self._path = None
 
     def __contains__(self, handle: object) -> bool:
-        return handle in self._handles
+        return handle in self._where
 
     def put(self, entry: ArchiveEntry) -> None:
         """Write ``entry`` out (once per handle) and count it."""
-        if entry.handle in self._handles:
+        if entry.handle in self._where:
             return
-        self._handles.add(entry.handle)
-        self.count += 1
-        if entry.message is not None:
-            self.originals.add(entry.message.id)
-            if entry.reason == "bounded" and self.arriving:
-                self.bounded.add(entry.message.id)
+        offset = -1
         if self._file is not None:
-            data = entry.model_dump_json().encode("utf-8") + b"\n"
-            self._file.seek(0, os.SEEK_END)
-            offset = self._file.tell()
+            data = entry.model_dump_json().encode("utf-8") + b"\n"  # JSON escapes newlines: one line per entry
+            offset = self._file.seek(0, os.SEEK_END)
             self._file.write(data)
-            self._where[entry.handle] = (offset, len(data))
+        self._where[entry.handle] = offset
+        if entry.message is not None:
+            bounded = int(entry.reason == "bounded" and self.arriving)
+            known = self._originals.get(entry.message.id)
+            if known is None or bounded > known:
+                self._originals[entry.message.id] = bounded
+                self._bounded += bounded
 
     def read(self, handle: str) -> ArchiveEntry | None:
         """The entry written under ``handle``, read back (``None`` when it was only counted)."""
-        place = self._where.get(handle)
-        if place is None or self._file is None:
+        offset = self._where.get(handle, -1)
+        if offset < 0 or self._file is None:
             return None
-        self._file.seek(place[0])
-        return ArchiveEntry.model_validate_json(self._file.read(place[1]))
+        self._file.seek(offset)
+        return ArchiveEntry.model_validate_json(self._file.readline().rstrip(b"\n"))
 
     def lines(self) -> Iterator[bytes]:
         """Each entry's JSON, in archiving order (``compact`` copies them into its document)."""

@@ -18,6 +18,7 @@ link stays); a new file gets the mode the umask gives (``0666 & ~umask``), a rep
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import stat
@@ -345,7 +346,7 @@ def stream_document(document: Mapping[str, Any], sink: ArchiveSink, carried: Seq
     def write(handle: IO[bytes]) -> None:
         handle.write(head)
         first = True
-        for line in [*carried, *sink.lines()]:
+        for line in itertools.chain(carried, sink.lines()):  # streamed: the archive is never held whole
             handle.write(b"[\n    " if first else b",\n    ")
             handle.write(line)
             first = False

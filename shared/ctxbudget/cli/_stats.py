@@ -112,7 +112,8 @@ class Tally:
             self._names[call.id] = call.name
         tool = None
         if message.role == "tool":
-            tool = message.name or self._names.pop(message.tool_call_id or "", None) or "unknown"
+            called = self._names.pop(message.tool_call_id or "", None)  # always forgotten once answered
+            tool = message.name or called or "unknown"
             entry = self._results.setdefault(tool, {"results": 0, "result_tokens": 0})
             entry["results"] += 1
             entry["result_tokens"] += tokens

@@ -14,7 +14,7 @@ through its public methods, never on the session's private fields.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 
 from ..archive.store import Archive, ArchiveEntry
 from ..compaction.tiers import ARCHIVE_META, CompactionOutcome
@@ -62,7 +62,7 @@ class Conversation:
         self.live = LiveHistory(counter.count_message)
         self._system_prompt = system_prompt
         self._tools = tuple(tools)
-        self._order: dict[str, int] = {}
+        self._order: MutableMapping[str, int] = {}
         self._summary: str | None = None
         self._goal = Goal(self.lock)
         self._goal_shown: tuple[str, str] | None = None
@@ -134,6 +134,17 @@ class Conversation:
     def order(self) -> dict[str, int]:
         """Add position of every message ever added (a copy)."""
         return dict(self._order)
+
+    def keep_order_in(self, order: MutableMapping[str, int]) -> None:
+        """Keep the add positions in ``order`` from now on (those recorded so far are moved into it).
+
+        A session fed a whole transcript (``ctxbudget inspect``) passes a map that spills to disk, so the position
+        of every message ever added does not grow its memory with the file; the positions are the same.
+        """
+        with self.lock:
+            for message_id, position in self._order.items():
+                order[message_id] = position
+            self._order = order
 
     def knows(self, message_id: str) -> bool:
         """A message with this id was added before (live, compacted away or a system message)."""

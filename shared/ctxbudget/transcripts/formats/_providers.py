@@ -27,6 +27,7 @@ from ...providers._common import extras_of, with_extras
 from ...providers.anthropic import ANTHROPIC
 from ...providers.openai_chat import message_from_openai
 from ._generic import convert_one, is_langchain, tools_from
+from ._spill import SpillIndex
 from ._stream import Rows
 from ._where import MAX_DEPTH, Where, fail_from
 
@@ -55,11 +56,12 @@ class Ids:
     """The ids of the messages read so far: a row's own ``id`` is kept, else ``transcript-<index>``.
 
     Raises (from :meth:`assign`) a :class:`~ctxbudget.errors.TranscriptError` when two messages would share an id,
-    naming both places.
+    naming both places. The ids seen are a :class:`~._spill.SpillIndex`: a long transcript's spill to a temporary
+    file instead of growing memory with it.
     """
 
     def __init__(self) -> None:
-        self._seen: dict[str, str] = {}
+        self._seen: SpillIndex[str] = SpillIndex()
         self.index = 0
 
     def assign(self, message: Message, raw: Any, where: Where) -> Message:
@@ -72,8 +74,9 @@ class Ids:
 
     def check(self, message_id: str, where: Where) -> None:
         """Refuse an id used before."""
-        if message_id in self._seen:
-            where.fail("id", f"id {message_id!r} is already used by {self._seen[message_id]}")
+        seen = self._seen.get(message_id)
+        if seen is not None:
+            where.fail("id", f"id {message_id!r} is already used by {seen}")
         self._seen[message_id] = where.label
 
 
