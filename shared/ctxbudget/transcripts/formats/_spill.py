@@ -47,7 +47,7 @@ class SpillIndex(MutableMapping[str, V]):
             return self._memory[key]
         except KeyError:
             pass
-        if self._db is not None:
+        if self._db is not None and key != self._absent:
             row = self._db.execute("SELECT v FROM spill WHERE k = ?", (key,)).fetchone()
             if row is not None:
                 value: V = row[0]
@@ -60,7 +60,11 @@ class SpillIndex(MutableMapping[str, V]):
             return True
         if not isinstance(key, str):
             return False
-        if self._db is not None and self._db.execute("SELECT 1 FROM spill WHERE k = ?", (key,)).fetchone():
+        if (
+            self._db is not None
+            and key != self._absent  # asked just before: not there (the archive asks, then puts)
+            and self._db.execute("SELECT 1 FROM spill WHERE k = ?", (key,)).fetchone()
+        ):
             return True
         self._absent = key
         return False
