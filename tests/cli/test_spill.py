@@ -7,6 +7,7 @@ sink's counts and read-back, a repeated id found past the spill, and a session's
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from ctxbudget.messages.message import Message
 from ctxbudget.session import ContextSession
 from ctxbudget.transcripts import load_transcript
 from ctxbudget.transcripts.formats import _providers
+from ctxbudget.transcripts.formats import _spill as spill
 from ctxbudget.transcripts.formats._spill import SpillIndex
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -141,3 +143,24 @@ def test_inspect_and_compact_agree_with_everything_spilled(
     spilled = run("spilled", capsys)
     assert json.loads(plain[0])["archive"]
     assert spilled == plain
+
+
+def test_an_index_that_cannot_write_its_temporary_file_keeps_everything_in_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index: SpillIndex[int] = SpillIndex(memory_bytes=2_000)
+    for i in range(100):  # past the limit: spilled to a working database
+        index[f"id-{i}"] = i
+
+    def unwritable() -> object:
+        raise sqlite3.OperationalError("unable to open database file")
+
+    broken: SpillIndex[int] = SpillIndex(memory_bytes=2_000)
+    monkeypatch.setattr(spill, "_open", unwritable)
+    for i in range(5_000):
+        broken[f"id-{i}"] = i
+    assert len(broken) == 5_000
+    assert all(broken[f"id-{i}"] == i for i in range(5_000))
+    assert list(broken) == [f"id-{i}" for i in range(5_000)]
+    assert index["id-0"] == 0
+    assert len(index) == 100

@@ -13,6 +13,7 @@ Not thread-safe on its own: its users hold their own locks.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator, MutableMapping
 from typing import TypeVar
 
@@ -101,12 +102,20 @@ class SpillIndex(MutableMapping[str, V]):
         yield from list(self._memory)
 
     def _spill(self) -> None:
-        """Move the older half of the entries in memory (insertion order) to the database."""
-        if self._db is None:
-            self._db = _open()
+        """Move the older half of the entries in memory (insertion order) to the database.
+
+        Where SQLite cannot write its temporary file (no writable temporary directory, a full disk), the entries
+        stay in memory and no later spill is tried: slower to grow, never wrong.
+        """
         memory = self._memory
         moved = [(key, memory[key]) for _, key in zip(range(max(1, len(memory) // 2)), memory, strict=False)]
-        self._db.executemany("INSERT INTO spill (k, v) VALUES (?, ?)", moved)
+        try:
+            if self._db is None:
+                self._db = _open()
+            self._db.executemany("INSERT INTO spill (k, v) VALUES (?, ?)", moved)
+        except sqlite3.Error:
+            self._limit = sys.maxsize  # what is in memory stays there; what was spilled before is still read
+            return
         for key, value in moved:
             del memory[key]
             self._bytes -= _cost(key, value)
