@@ -285,11 +285,11 @@ def outcome(
         return "no result", None
     if not_run(result):
         return _NOT_RUN_SHOWN, None
-    failed = call_failure(call, result, failure)
+    failed = failure(result)
+    if failed is not None and call is not None and _matched_nothing(call, result):
+        return "ok: no match (exit code 1)", None
     if failed is not None:
         return f"FAILED: {clip(failed, 200)}", failed
-    if call is not None and _matched_nothing(call, result):
-        return "ok: no match (exit code 1)", None
     return f"ok: {said}" if (said := _success(result.text)) else "ok", None
 
 
