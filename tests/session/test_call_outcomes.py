@@ -111,3 +111,13 @@ def test_a_failure_is_not_resolved_by_the_same_tool_on_other_arguments() -> None
     )
     assert "test_a.py" in sections["Errors"]
     assert "resolved" not in sections["Errors"]
+
+
+def test_a_cleared_search_keeps_the_figure_it_printed_before_the_paths_it_only_listed() -> None:
+    listing = "\n".join(f"lib/mod_{i}.py:{i}: the handler keeps the pool" for i in range(12))
+    output = f"{listing}\nmeasured peak memory of the checkout job: 9686 MiB\n"
+    call = ToolCall(id="s", name="search", args={"pattern": "handler"})
+    result = Message(role="tool", tool_call_id="s", name="search", content=output)
+    lines = ExtractiveSummarizer(COUNTER).key_lines(result, 4, {"s": call})
+    assert lines[0] == "measured peak memory of the checkout job: 9686 MiB"
+    assert all(line.endswith("(found by search)") for line in lines[1:])

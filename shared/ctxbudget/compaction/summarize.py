@@ -7,6 +7,7 @@ trimmed away).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Protocol, runtime_checkable
@@ -195,23 +196,29 @@ class ExtractiveSummarizer:
         )
 
     def key_lines(self, message: Message, max_lines: int, calls: Mapping[str, ToolCall] | None = None) -> list[str]:
-        """The key lines of a tool output: its failure, then the paths and figures it reports, at most ``max_lines``.
+        """The key lines of a tool output (at most ``max_lines``): its failure, the paths and figures it reports.
+
+        Then the paths it only listed (a search's matches: running it again shows them).
 
         They come from the same reading its summary uses, so each output is read once. ``calls`` are the session's
         tool calls by id (the call this output answers says how to read it).
         """
         items = salient_items([message], memo=self.memo, calls=calls)
         lines: list[str] = []
+        listed: list[str] = []
         for item in items:
             if item.kind == "error":
                 lines.insert(0, f"FAILED: {item.text.split(' -> ', 1)[-1]}")
             elif item.kind in ("artifact", "figure"):
                 text = item.text.split(": ", 1)[1] if item.kind == "figure" and ": " in item.text else item.text
-                if text not in lines:
-                    lines.append(clip(text, 200))
-        return lines[:max_lines]
+                into = listed if _LISTED.search(text) else lines
+                if text not in into:
+                    into.append(clip(text, 200))
+        return [*lines, *listed][:max_lines]
 
 
+_LISTED = re.compile(r" \((?:found|listed) by [^()]{1,80}\)$")
+"""A path an output only listed (see :mod:`~ctxbudget.compaction.outputs`)."""
 _MUST_KEEP = ("constraint", "preference", "fact", "task", "error", "decision", "artifact")
 _SECTION_FOR = {
     "constraint": "User facts and constraints",
