@@ -54,7 +54,6 @@ _MATCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "pgrep"})
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
 _LAST_COMMAND = re.compile(r"(?<!\|)\|(?!\|)|;|&&|\|\|")
 """What separates a command line's commands: its exit status is the last one's."""
-_EXIT_ONE = re.compile(r"^\s*(?:exit(?:ed)?(?: with)?(?: code| status)?|returncode|exit_code)\s*[:=]?\s*1\s*$", re.I)
 _WRAPPER = re.compile(r"^\s*</?(?:returncode|output|stdout|stderr|tool_use_error)>\d*(?:</returncode>)?\s*$")
 _HTTP = re.compile(
     r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\s+[A-Z][A-Za-z ]{2,40}$|^\s*HTTP/\d(?:\.\d)?\s+([45]\d\d)\b"
@@ -120,7 +119,8 @@ def _matched_nothing(call: ToolCall, result: Message) -> bool:
     if command is None or len(result.text) > 200:
         return False
     lines = [ln for ln in result.text.splitlines() if any(ch.isalnum() for ch in ln) and not _WRAPPER.match(ln)]
-    if len(lines) != 1 or not _EXIT_ONE.match(lines[0]):  # echoed separators ("---") aside, only the status
+    status = _EXIT.fullmatch(lines[0].strip()) if len(lines) == 1 else None  # echoed separators ("---") aside
+    if status is None or status.group(1) != "1":
         return False
     unquoted = _QUOTED.sub('""', command)  # a "|" inside a pattern ("a|b") separates nothing
     words = [word for word in _LAST_COMMAND.split(unquoted)[-1].split() if "=" not in word]

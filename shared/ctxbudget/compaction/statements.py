@@ -208,7 +208,7 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
     labelled = label is not None and label.group(1).isupper()  # "GOAL STATE:" types a statement; "Step 3:" does not
     verb = _LEAD.sub("", body)  # "now also add a replica": the request starts at "add"
     # "Please proceed with ...", "Yes, please proceed ...": asks, whatever the verb
-    polite = _POLITE_REQUEST.match(body) or _POLITE_REQUEST.match(verb) or _PLEASE.search(body[: len(body) - len(verb)])
+    polite = _POLITE_REQUEST.match(verb) or _PLEASE.search(body[: len(body) - len(verb)])
     if polite or (_IMPERATIVE.match(verb) and not labelled and not _FINITE.match(verb)):
         return "request"
     if len(content_words(body)) < 2 and not _HAS_VALUE.search(body):

@@ -100,11 +100,11 @@ class Goal:
         self._read()
         self._live = False
 
-    def set(self, text: str | None, message_id: str | None, *, live: bool, tentative: bool = False) -> None:
+    def set(self, text: str | None, message_id: str | None, *, live: bool) -> None:
         """Take ``text`` as the goal (``message_id``: its message, ``live``: in the live history), or none."""
         with self._lock:
             self._unread = []
-            self._text, self._id, self._live, self._tentative = text, message_id, live, tentative
+            self._text, self._id, self._live, self._tentative = text, message_id, live, False
 
     def _read(self) -> None:
         unread = self._unread
