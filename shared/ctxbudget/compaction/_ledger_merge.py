@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -83,14 +84,28 @@ def _dedupe(items: list[Salient]) -> list[Salient]:
     spoken = [item for item in kept if item.kind in _SPOKEN]
     if len(spoken) > _CONTAINMENT_ITEMS:
         return kept
-    texts = [(SECTION_OF[i.kind], f" {normal(i.text)} ") for i in spoken]
-    inside = {
-        id(item)
-        for item, (section, text) in zip(spoken, texts, strict=True)
-        if any(other != text and section == where and text in other for where, other in texts)
-    }
+    inside = _contained(spoken)
     inside |= _restated([item for item in spoken if item.kind in _NARRATED and id(item) not in inside])
     return [item for item in kept if id(item) not in inside]
+
+
+def _contained(items: list[Salient]) -> set[int]:
+    """The ids of the statements whose words another one of their section holds whole.
+
+    Each section's texts (their normal forms, padded with spaces) are joined by a character no normal form holds,
+    so an occurrence never spans two of them: a text another one holds occurs there twice at least (once as
+    itself), and one C-level count per text replaces a comparison per pair.
+    """
+    by_section: dict[str, list[tuple[int, str]]] = {}
+    for item in items:
+        by_section.setdefault(SECTION_OF[item.kind], []).append((id(item), f" {normal(item.text)} "))
+    inside: set[int] = set()
+    for texts in by_section.values():
+        if len(texts) < 2:
+            continue
+        joined = "\n".join(text for _, text in texts)
+        inside.update(key for key, text in texts if joined.count(text) > 1)
+    return inside
 
 
 _NARRATED = frozenset({"finding", "decision"})
@@ -142,7 +157,7 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
         for position, (_, keys) in enumerate(read):
             # An earlier summary's statements were resolved when it was built: only new ones replace anything.
             fresh = position >= len(pool) or items[pool[position]].order >= 0
-            candidates = {p for key in keys for p in postings.get(key, ())} if fresh else set()
+            candidates = _candidates(index, position, keys, postings) if fresh else set()
             candidates -= {p for p in candidates if p < len(pool) and pool[p] in dead}
             earlier = index.replaced_by(position, sorted(candidates)) if candidates else None
             if earlier is not None and earlier < len(pool):
@@ -150,6 +165,21 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
             for key in keys:
                 postings.setdefault(key, []).append(position)
     return [item for i, item in enumerate(items) if i not in dead]
+
+
+def _candidates(index: SupersessionIndex, position: int, keys: list[str], postings: dict[str, list[int]]) -> set[int]:
+    """The earlier statements ``position`` might replace: those found by one of its ``keys``.
+
+    A statement that can only restate another (:meth:`SupersessionIndex.restatements_only`) meets only those that
+    share enough of its subject words (counted from the postings of its words, the first of its keys).
+    """
+    if not index.may_replace(position):
+        return set()
+    if not index.restatements_only(position):
+        return {p for key in keys for p in postings.get(key, ())}
+    words = len(index.subjects[position].words)  # posting_keys lists the subject words first
+    shared = Counter(p for key in keys[:words] for p in postings.get(key, ()))
+    return {p for p, count in shared.items() if index.could_restate(position, p, count)}
 
 
 def _keyed(items: list[Salient]) -> list[Salient]:

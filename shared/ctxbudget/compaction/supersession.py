@@ -137,6 +137,7 @@ _STRONG = frozenset({"money", "date", "person", "timezone", "identifier", "host"
 PREFIX = 4
 """Two values sharing a prefix this long (``spike/abc-12``, ``spike/xyz-34``) name the same kind of thing."""
 _TEMPLATE = 0.8
+_SLOTTED = frozenset({"timezone", "style"})
 
 
 @dataclass(frozen=True)
@@ -229,6 +230,30 @@ class SupersessionIndex:
             df.update(subject.words)
         total = len(subjects) + 1
         self._idf = {word: math.log(total / count) + 0.5 for word, count in df.items()}
+
+    def may_replace(self, index: int) -> bool:
+        """Statement ``index`` can replace some earlier one at all (a quick test before :meth:`replaced_by`).
+
+        Only a statement with a value, a change cue, a numbered label or a time-zone or style slot ever scores
+        above zero against another (see :meth:`replaced_by`): the rest need not look at candidates.
+        """
+        new = self.subjects[index]
+        return bool(new.values or new.cue or new.label_id is not None or new.slots & _SLOTTED)
+
+    def restatements_only(self, index: int) -> bool:
+        """Statement ``index`` can replace another only by restating it with other values.
+
+        It announces no change and has no numbered label and no time-zone or style slot, so only the template
+        test of :meth:`replaced_by` applies: the earlier statement shares at least :data:`_TEMPLATE` of the words
+        of both (see :meth:`could_restate`).
+        """
+        new = self.subjects[index]
+        return not new.cue and new.label_id is None and not new.slots & _SLOTTED
+
+    def could_restate(self, index: int, earlier: int, shared: int) -> bool:
+        """Statement ``index`` sharing ``shared`` subject words with ``earlier`` passes the template's word test."""
+        union = len(self.subjects[index].words) + len(self.subjects[earlier].words) - shared
+        return shared > 0 and shared / max(1, union) >= _TEMPLATE
 
     def replaced_by(self, index: int, candidates: Sequence[int]) -> int | None:
         """The earlier statement (one of ``candidates``, indexes before ``index``) statement ``index`` replaces."""
