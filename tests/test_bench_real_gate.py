@@ -3,7 +3,7 @@
 A regression gate on the probe set of ``benchmarks/quality/real/`` (written from the transcripts, not from the
 code): ctxbudget's default compaction to 30% and 10% of each transcript keeps at least 85% and 60% of the probes in
 the request, pooled, more than ``trim_messages`` at the same budget, and not less than Claude Code's own summary on
-the transcript that holds one.
+the transcript that holds one; with ``search_archive`` and each probe's natural question (top 3), 99% and 97%.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from functools import cache
 import pytest
 
 from benchmarks.bench_real import Outcome, budget_for, run_claude_code, run_ours, run_trim
-from benchmarks.quality.real import load_set
+from benchmarks.quality.real import RealTranscript, load_set
 
 FLOORS = {0.3: 0.85, 0.1: 0.60}
+SEARCH_FLOORS = {0.3: 0.99, 0.1: 0.97}
+"""Probes in the request or in a top-3 hit of ``search_archive`` with the probe's own question (pooled)."""
 
 
 @cache
@@ -38,6 +40,24 @@ def test_most_probes_stay_in_the_request_and_more_than_trim_keeps(fraction: floa
     trimmed = _share([flag for _, outcome in pairs for flag in outcome.found])
     assert ours >= FLOORS[fraction], f"{ours:.1%} of the probes in the request at {fraction:.0%}"
     assert ours > trimmed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fraction", sorted(SEARCH_FLOORS))
+def test_what_compaction_took_out_a_models_own_question_finds_in_the_top_3(fraction: float) -> None:
+    flags = [flag for ours, _ in outcomes(fraction) for flag in ours.recovered or ()]
+    missed = [
+        (ours.name, probe.question)
+        for ours, _ in outcomes(fraction)
+        for probe, flag in zip(load_set_by_name()[ours.name].probes, ours.recovered or (), strict=True)
+        if not flag
+    ]
+    assert _share(flags) >= SEARCH_FLOORS[fraction], missed
+
+
+@cache
+def load_set_by_name() -> dict[str, RealTranscript]:
+    return {transcript.name: transcript for transcript in load_set()}
 
 
 @pytest.mark.slow

@@ -89,19 +89,19 @@ class _Units:
         self.grouping.add(entry)
 
     def count(self) -> int:
-        return len(self.grouping._units)
+        return len(self.grouping.units)
 
     def text(self, unit: int) -> str:
-        return "\n".join(part.text for part in self.grouping._units[unit].parts.values())
+        return "\n".join(part.text for part in self.grouping.units[unit].parts.values())
 
     def readable(self, unit: int) -> str:
-        primary = self.grouping._primary(unit)
-        call = self.grouping._units[unit].call
+        primary = self.grouping.units[unit].primary(())
+        call = self.grouping.units[unit].call
         named = f"{call.name} {call.args_json()}" if call is not None else ""
         return f"{primary.entry.full_text}\n{named}\n{primary.text}"
 
     def handle(self, unit: int) -> str:
-        return self.grouping._primary(unit).entry.handle
+        return self.grouping.units[unit].primary(()).entry.handle
 
 
 class Bm25s:
@@ -179,7 +179,8 @@ class Tantivy:
         self.units.add(entry)
         touched = set(range(before, self.units.count()))
         key = entry.message.id if entry.message is not None else None
-        touched.update(u for k, u in self.units.grouping._where.items() if key is not None and k.startswith(key))
+        table = self.units.grouping.units
+        touched.update(u for k, u in table.placed() if key is not None and k.startswith(key))
         for unit in touched:
             self.writer.delete_documents("unit", unit)
             self.writer.add_document(self._document(unit))
@@ -251,8 +252,8 @@ class Hybrid:
             self.default.add(entry)
         self.units.add(entry)
         for key in _part_keys(entry):  # embed each part of this entry once, if it became the unit's fullest
-            unit = self.units.grouping._where.get(key)
-            part = self.units.grouping._units[unit].parts.get(key) if unit is not None else None
+            unit = self.units.grouping.units.where(key)
+            part = self.units.grouping.units[unit].parts.get(key) if unit is not None else None
             if unit is None or part is None or part.entry is not entry:
                 continue
             chunks = _chunks(part.text)

@@ -118,8 +118,9 @@ def test_what_a_user_or_assistant_says_about_a_failure_is_not_an_outcome() -> No
     index = ArchiveIndex()
     for entry in archive.entries():
         index.add(entry)
-    assert FAILURE_TERM in index._units[index._where[outcome.id]].counts
-    assert FAILURE_TERM not in index._units[index._where[talk.id]].counts
+    units = index.units
+    assert FAILURE_TERM in units[units.where(outcome.id) or 0].counts
+    assert FAILURE_TERM not in units[units.where(talk.id) or 0].counts
 
 
 def test_a_question_about_what_the_user_asked_prefers_the_users_words() -> None:
@@ -207,3 +208,38 @@ def test_negated_forms_keep_a_query_within_the_term_cap() -> None:
     for entry in archive.entries():
         index.add(entry)
     assert len(index._weights(query_terms(" ".join(words[:20]), tokenize))) == MAX_QUERY_TERMS
+
+
+def test_a_short_reply_reading_out_a_result_is_part_of_the_calls_hit() -> None:
+    """tau-bench: the certificate id is only in the tool's output; the words asked are in the agent's reply to it."""
+    archive = Archive()
+    for n in range(6):
+        _say(archive, "user", f"Passenger {n} would like an aisle seat on the morning departure.")
+    _say(archive, "assistant", "Your delayed flight qualifies for compensation under the policy.")
+    _say(archive, "assistant", "A certificate can be issued once the reservation is confirmed.")
+    call = ToolCall(id="c1", name="send_certificate", args={"user_id": "noah_muller_9847", "amount": 50})
+    archive.put_message(Message(role="assistant", content="", tool_calls=(call,)), "summarized")
+    result = Message(role="tool", content="Certificate certificate_3221322 added.", tool_call_id="c1")
+    archive.put_message(result, "cleared")
+    reply = _say(archive, "assistant", "A certificate worth $50 has been issued to you for the delayed flight.")
+    hits = archive.search("which certificate was issued for the delayed flight", k=5)
+    assert hits[0].message_id == result.id  # alone, its one matching word would rank it below both remarks
+    assert reply.id not in {hit.message_id for hit in hits}  # the reply is part of the result's hit
+    # A reply after a user turn, or a long one, stays a hit of its own.
+    other = Archive()
+    _call(other, "get_user", {"id": "u1"}, '{"name": "Noah"}')
+    _say(other, "user", "Thanks.")
+    after_user = _say(other, "assistant", "You are welcome, Noah.")
+    _call(other, "get_user", {"id": "u2"}, '{"name": "Mia"}')
+    long_reply = _say(other, "assistant", "Here is everything on file for Mia. " * 15)
+    assert other.search("welcome")[0].message_id == after_user.id
+    assert other.search("everything on file")[0].message_id == long_reply.id
+    # After a long output (a file, a log) a short remark is the assistant's own reading: a hit of its own.
+    _call(other, "read_file", {"path": "deploy.yaml"}, "region: us-east-1\nreplicas: 3\n" * 10)
+    decision = _say(other, "assistant", "Decision: deploy to eu-west-3 from now on.")
+    assert decision.id in {hit.message_id for hit in other.search("which region do we deploy to")}
+    # A bare value holds none of the words asked: the hit shows the reply that does, and names the call.
+    _call(other, "calculate", {"expression": "(158 + 161) * 3 + 3 * 30"}, "1047.0")
+    total = _say(other, "assistant", "It seems there was an oversight: the correct total, with fees, is $1,047.")
+    hit = other.search("how is the agent recomputing the total")[0]
+    assert (hit.message_id, hit.call) == (total.id, 'calculate {"expression":"(158 + 161) * 3 + 3 * 30"}')

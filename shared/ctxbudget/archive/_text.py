@@ -20,6 +20,7 @@ __all__ = [
     "ABBREVIATIONS",
     "COUNT_TERM",
     "FAILURE_TERM",
+    "FAILURE_WORDS",
     "MAX_PHRASE_WORDS",
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
@@ -98,8 +99,9 @@ ROLE_TERMS = {"user": "~user", "assistant": "~assistant"}
 """Terms no tokenizer produces, held by what the user said and what the assistant said: a question about what the
 user asked or what the agent decided asks for them (``what did the user ask to add``)."""
 _ROLE_WORDS = {"user": "~user", "users": "~user", "customer": "~user", "agent": "~assistant", "assistant": "~assistant"}
-_FAILURE_WORDS = frozenset({"fail", "failur", "error", "wrong", "broke", "broken", "crash", "reject", "forbidden",
+FAILURE_WORDS = frozenset({"fail", "failur", "error", "wrong", "broke", "broken", "crash", "reject", "forbidden",
                             "deny", "denied", "refus", "exception"})  # fmt: skip
+"""Query terms (stems) that ask about a failure, and so also ask for :data:`FAILURE_TERM`."""
 COUNT_TERM = "count"
 """What a question about a number asks for besides its own words (``how many loose objects`` finds ``count: 4553``
 and ``count-objects``): tools and logs report numbers as counts."""
@@ -275,7 +277,7 @@ def query_terms(query: str, tokenizer: Tokenizer) -> list[str]:
     for left, right in itertools.islice(itertools.pairwise(words), MAX_QUERY_TERMS):
         terms.setdefault(left + right)
         terms.setdefault(_stemmed(left) + right)
-    if _FAILURE_WORDS.intersection(terms):
+    if FAILURE_WORDS.intersection(terms):
         terms.setdefault(FAILURE_TERM)
     if _HOW_MANY.search(lower):
         terms.setdefault(COUNT_TERM)

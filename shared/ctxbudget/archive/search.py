@@ -8,9 +8,11 @@ How it ranks:
 
 * **Units, not messages.** A tool call and its result are one unit (one hit): the call's name and arguments and the
   result's text are scored together, the hit shows the result's text and handle and names the call
-  (:attr:`ArchiveHit.call`). A call whose result was not archived is a unit of its own; so is an assistant
-  message's own text, any other message and any archived text. Versions of one message archived for several
-  reasons (``.bounded`` then ``.summarized``) count once, by the fullest.
+  (:attr:`ArchiveHit.call`). A short assistant line that introduces a call, and a short reply right after a call's
+  result (the model reading it out: "A $50 certificate has been issued"), belong to that call's unit. A call whose
+  result was not archived is a unit of its own; so is a longer assistant text, any other message and any archived
+  text. Versions of one message archived for several reasons (``.bounded`` then ``.summarized``) count once, by
+  the fullest.
 * **Terms.** :func:`tokenize` keeps identifiers whole (``src/pkg_3/module_8.py``, ``eu-west-3``, ``v1.2.3``) and
   adds their parts; function and question words are dropped from texts and queries alike, so they neither match
   nor score; plain words are lightly stemmed (``failed`` -> ``fail``, ``pointer`` -> ``point``). A query also asks,
@@ -18,34 +20,25 @@ How it ranks:
   ``uninstalled``). See :mod:`ctxbudget.archive._text`.
 * **Score.** Okapi BM25 (k1=1.2, b=0.35: see :data:`B`) over a unit's terms, where the lines that report an outcome
   (errors, exceptions, exit codes, HTTP status lines, ``"status"`` fields) count twice; a 2-8 word query found as a
-  phrase earns a bonus (the summed weight of its words).
+  phrase earns a bonus (the summed weight of its words). A question about a failure ("why did django.setup fail")
+  moves most of its failure words' weight to the failed outcome: the word ``FAIL`` in a script that ran cleanly is
+  not the failure asked about.
 * **Cost.** :meth:`ArchiveIndex.add` tokenizes one entry once (O(its text)) and touches no other entry.
   :meth:`ArchiveIndex.search` reads at most :data:`~ctxbudget.archive._text.MAX_QUERY_CHARS` of the query and
   scores at most :data:`~ctxbudget.archive._text.MAX_QUERY_TERMS` distinct terms; phrase matching and excerpts scan
   a text once per term or phrase, so a search costs the same for a 3,000-word query as for a capped one.
 
-Why this is written out here rather than taken from a library: measured by ``benchmarks/bench_search.py``
-(``benchmarks/results/search.md``), 134 natural questions about something compacted out of view in 12 sessions
-(46 written for the benchmark over a natural coding session, Claude Code, tau-bench and SWE-agent transcripts;
-88 written by others for the real-transcript probe set), each answer an exact string, one run::
-
-    ranker                                 hit@3 own  hit@3 probes  MRR   add + query  query    install
-    the index before (main at 43099e1)     52%        31%           0.33  0.9 ms       0.6 ms   0
-    this index                             91%        55%           0.58  0.35 ms      0.25 ms  0
-    bm25s, its stopwords + Snowball stems  74%        49%           0.47  24 ms        0.12 ms  58 MiB
-    bm25s over these terms                 83%        51%           0.54  38 ms        0.09 ms  55 MiB
-    tantivy, en_stem                       72%        44%           0.46  5 ms         0.05 ms  17 MiB
-    wordllama embeddings alone             76%        44%           0.45  1 ms         0.14 ms  120 MiB
-    this index + wordllama (RRF)           93%        53%           0.56  6 ms         8 ms     120 MiB
-
-(medians; "add + query" is one new entry then a query: the archive grows while the model searches it.) bm25s and
-tantivy rank no better than this index on either set and neither indexes incrementally here: bm25s rebuilds its
-whole matrix for each new entry, tantivy commits and reloads a segment; neither knows that a call and its result
-are one unit or keeps identifiers whole by default. wordllama (its 16 MB of weights ship inside the wheel; it
-loads offline with downloads disabled) ranks worse alone, and fused with this index by reciprocal rank it gains
-one of the 46 own questions and loses one of the 88 probes, for 120 MiB of packages and 30x the query time. So no
-optional backend ships: the plain index is the only path, and the ``search-bench`` extra installs the others only
-to rerun the comparison. The core keeps its two dependencies (pydantic and tiktoken).
+Why this is written out here rather than taken from a library: ``benchmarks/bench_search.py`` (results in
+``benchmarks/results/search.md``) asks 121 natural questions about something compacted out of view in 12 sessions
+(43 written for the benchmark, 78 written by others for the real-transcript probe set), each answer an exact
+string, of this index, bm25s (its own stopwords and Snowball stems, or these terms), tantivy (``en_stem``),
+wordllama embeddings alone and fused with this index by reciprocal rank. None ranks better on either set, and
+neither bm25s nor tantivy indexes incrementally here (bm25s rebuilds its matrix for each new entry, tantivy commits
+and reloads a segment; the archive grows while the model searches it); neither knows that a call and its result are
+one unit or keeps identifiers whole by default. wordllama (16 MB of weights inside its wheel, loaded offline) ranks
+worse alone and no better fused, for 120 MiB of packages and several times the query time. So no optional backend
+ships: the plain index is the only path, and the ``search-bench`` extra installs the others only to rerun the
+comparison. The core keeps its two dependencies (pydantic and tiktoken).
 """
 
 from __future__ import annotations
@@ -54,12 +47,12 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ._hits import EXCERPT_CHARS, MAX_K, QUERY_ECHO_CHARS, ArchiveHit, check_search_args, excerpt, fit_text, render_hits
 from ._text import (
     FAILURE_TERM,
+    FAILURE_WORDS,
     MAX_QUERY_TERMS,
     ROLE_TERMS,
     STOPWORDS,
@@ -73,9 +66,9 @@ from ._text import (
     term_counts,
     tokenize,
 )
+from ._units import Part, Unit, UnitTable
 
 if TYPE_CHECKING:  # archive.py imports this module; entries are only read here
-    from ..messages.message import ToolCall
     from .entry import ArchiveEntry
 
 __all__ = [
@@ -106,34 +99,11 @@ STATUS_WEIGHT = 2
 NEGATION_WEIGHT = 0.5
 """The weight of a query term's ``un-`` form (or of the word an ``un-`` term negates) relative to the term's own,
 at most: a related form counts half."""
+FAILURE_SHARE = 0.75
+"""The share of a failure word's weight (``fail``, ``error``) a query moves to
+:data:`~ctxbudget.archive._text.FAILURE_TERM`: the word also occurs in code, logs and talk that report no failure."""
 CALL_CHARS = 300
 """Most characters of a call shown in :attr:`ArchiveHit.call`."""
-NARRATION_CHARS = 240
-"""An assistant text of at most this many characters beside tool calls is part of its first call's hit."""
-
-
-@dataclass
-class _Part:
-    """The fullest archived version of one part of a unit: a message's text, one call, or an archived text."""
-
-    entry: ArchiveEntry
-    text: str
-    counts: Counter[str]
-    size: int
-    digest: int
-
-
-@dataclass
-class _Unit:
-    """What one hit stands for: its parts, their summed term counts, and the call that links them."""
-
-    order: int
-    parts: dict[str, _Part] = field(default_factory=dict)
-    counts: Counter[str] = field(default_factory=Counter)
-    length: int = 0
-    call: ToolCall | None = None
-    result: str | None = None
-    """Part key of the tool result, once archived."""
 
 
 class ArchiveIndex:
@@ -151,10 +121,8 @@ class ArchiveIndex:
     def __init__(self, *, tokenizer: Tokenizer = tokenize) -> None:
         self._tokenizer = tokenizer
         self._entries = 0
-        self._units: list[_Unit] = []
-        self._where: dict[str, int] = {}  # part key -> unit
-        self._open_calls: dict[str, int] = {}  # call id -> unit of a call whose result is not archived yet
-        self._open_results: dict[str, int] = {}  # call id -> unit of a result whose call is not archived yet
+        self._table = UnitTable()
+        self._units = self._table.units
         self._postings: dict[str, dict[int, int]] = {}
         self._total_length = 0
 
@@ -162,59 +130,18 @@ class ArchiveIndex:
         """Entries indexed so far."""
         return self._entries
 
+    @property
+    def units(self) -> UnitTable:
+        """The units hits stand for (read them; :meth:`add` places entries)."""
+        return self._table
+
     # -- adding ------------------------------------------------------------------------------------------------
     def add(self, entry: ArchiveEntry) -> None:
         """Index one entry (appended after every entry already indexed)."""
         self._entries += 1
-        message = entry.message
-        if message is None:
-            self._put(self._unit_of(f"text:{entry.handle}"), entry.handle, entry, entry.full_text, self._terms(entry))
-            return
-        if message.role == "tool" and message.tool_call_id:
-            self._add_result(entry, message.tool_call_id)
-            return
-        units = [self._add_call(entry, call) for call in message.tool_calls]
-        text = entry.full_text
-        if units and not text.strip():
-            return
-        # A line that introduces a call ("Let me check the config.") is part of the call's hit; a longer text is one
-        # of its own (reasoning, a plan, a decision).
-        unit = self._where.get(message.id)
-        if unit is None:
-            unit = units[0] if units and len(text) <= NARRATION_CHARS else self._new_unit()
-        self._put(unit, message.id, entry, text, self._terms(entry))
-
-    def _add_result(self, entry: ArchiveEntry, call_id: str) -> None:
-        key = entry.message.id if entry.message is not None else entry.handle
-        unit = self._where.get(key)
-        if unit is None:
-            unit = self._open_calls.pop(call_id, None)
-            if unit is None:
-                unit = self._new_unit()
-                self._open_results[call_id] = unit
-        self._units[unit].result = key
-        self._put(unit, key, entry, entry.full_text, self._terms(entry))
-
-    def _add_call(self, entry: ArchiveEntry, call: ToolCall) -> int:
-        key = f"{entry.message.id if entry.message is not None else entry.handle}#call:{call.id}"
-        unit = self._where.get(key)
-        if unit is None:
-            unit = self._open_results.pop(call.id, None)
-            if unit is None:
-                unit = self._new_unit()
-                self._open_calls[call.id] = unit
-        self._units[unit].call = call
-        text = f"{call.name} {call.args_json()}"
-        self._put(unit, key, entry, text, term_counts(self._tokenizer(text)))
-        return unit
-
-    def _unit_of(self, key: str) -> int:
-        unit = self._where.get(key)
-        return self._new_unit() if unit is None else unit
-
-    def _new_unit(self) -> int:
-        self._units.append(_Unit(order=len(self._units)))
-        return len(self._units) - 1
+        for placed in self._table.place(entry):
+            counts = self._terms(entry) if placed.call is None else term_counts(self._tokenizer(placed.text))
+            self._put(placed.unit, placed.key, entry, placed.text, counts)
 
     def _terms(self, entry: ArchiveEntry) -> Counter[str]:
         """Term counts of an entry's text and of its labels (source, author or tool name).
@@ -246,8 +173,7 @@ class ArchiveIndex:
         old = unit.parts.get(key)
         if old is not None and old.size >= len(text):
             return
-        self._where[key] = unit_id
-        unit.parts[key] = _Part(entry=entry, text=text, counts=counts, size=len(text), digest=hash(text))
+        unit.parts[key] = Part(entry=entry, text=text, counts=counts, size=len(text), digest=hash(text))
         if old is None:  # the usual case: new terms only add
             unit.counts.update(counts)
             added = sum(counts.values())
@@ -263,7 +189,7 @@ class ArchiveIndex:
             if delta:
                 self._shift(unit_id, unit, term, delta)
 
-    def _shift(self, unit_id: int, unit: _Unit, term: str, delta: int) -> None:
+    def _shift(self, unit_id: int, unit: Unit, term: str, delta: int) -> None:
         unit.counts[term] += delta
         unit.length += delta
         self._total_length += delta
@@ -296,6 +222,11 @@ class ArchiveIndex:
         :data:`~ctxbudget.archive._text.MAX_QUERY_TERMS` terms in all.
         """
         weights = {term: self._idf(term) for term in terms if term in self._postings}
+        if FAILURE_TERM in weights:  # "why did X fail" asks for X's failed outcome more than for the word "fail"
+            for term in FAILURE_WORDS.intersection(weights):
+                moved = FAILURE_SHARE * weights[term]
+                weights[term] -= moved
+                weights[FAILURE_TERM] += moved
         for term in terms:
             other = negation(term)
             if len(weights) >= MAX_QUERY_TERMS:
@@ -334,7 +265,7 @@ class ArchiveIndex:
         for unit, score in ordered:
             if len(floor) == k and score + bonus < floor[0]:
                 break
-            primary = self._primary(unit)
+            primary = self._units[unit].primary(weights)
             # One hit per handle; an archived text that copies a message already shown (the pinned goal) is none.
             if primary.entry.handle in shown or (primary.entry.message is None and primary.digest in shown):
                 continue
@@ -347,17 +278,12 @@ class ArchiveIndex:
         ranked.sort(key=lambda pair: (-pair[0], pair[1]))
         return ranked[:k]
 
-    def _primary(self, unit_id: int) -> _Part:
-        """The part a hit shows and reads back: the tool result when there is one, else the fullest part."""
-        unit = self._units[unit_id]
-        return unit.parts[unit.result] if unit.result is not None else max(unit.parts.values(), key=_size)
-
-    def _parts(self, unit: int) -> Iterable[_Part]:
+    def _parts(self, unit: int) -> Iterable[Part]:
         return self._units[unit].parts.values()
 
     def _hit(self, unit_id: int, score: float, weights: dict[str, float]) -> ArchiveHit:
         unit = self._units[unit_id]
-        part = self._primary(unit_id)
+        part = unit.primary(weights)
         entry = part.entry
         message = entry.message
         # To place the excerpt, a term repeated all over this text says less than one it holds once.
@@ -367,7 +293,7 @@ class ArchiveIndex:
             call_text = f"{unit.call.name} {unit.call.args_json()}"
             call = call_text if len(call_text) <= CALL_CHARS else excerpt(call_text, local)
             if call != call_text:  # cut: name where the whole call is read back, when it is archived
-                call_handle = next((p.entry.handle for k, p in unit.parts.items() if "#call:" in k), None)
+                call_handle = unit.call_handle()
         source = unit.call.name if unit.call is not None else entry.source
         if source is None and message is not None and message.role == "tool":
             source = message.name
@@ -382,7 +308,3 @@ class ArchiveIndex:
             call=call,
             call_handle=call_handle if call_handle != entry.handle else None,
         )
-
-
-def _size(part: _Part) -> int:
-    return part.size

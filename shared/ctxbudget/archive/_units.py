@@ -1,0 +1,195 @@
+"""Which archived entries make one search hit: a tool call, its result, and the short texts that belong to them.
+
+A model asks about what happened, not about messages: "which certificate was issued" is answered by a call
+(``send_certificate``), its result (``Certificate certificate_3221322 added``) and the agent's reply that read it out
+("A certificate worth $50 has been issued"). :class:`UnitTable` groups entries, as they are archived, into
+:class:`Unit` objects, one per hit:
+
+* a tool call and its result, in either archiving order (matched by call id);
+* with them, the assistant's line that introduced the call (at most :data:`NARRATION_CHARS`), and a short reply
+  (at most :data:`REPLY_CHARS`) archived right after a call whose result is a value (at most :data:`VALUE_CHARS`);
+* every other message, and every archived text, alone.
+
+Versions of one part archived for several reasons (``.bounded`` then ``.summarized``) share its key, so they stay one
+part. The table decides placement only; :class:`~ctxbudget.archive.search.ArchiveIndex` counts the terms.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, ItemsView
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..messages.message import ToolCall
+    from .entry import ArchiveEntry
+
+__all__ = ["NARRATION_CHARS", "REPLY_CHARS", "VALUE_CHARS", "Part", "Placement", "Unit", "UnitTable"]
+
+NARRATION_CHARS = 240
+"""An assistant text of at most this many characters beside tool calls is part of its first call's hit."""
+REPLY_CHARS = 400
+"""An assistant text of at most this many characters, with no calls, archived right after a call whose result is a
+value (:data:`VALUE_CHARS`), is part of that call's hit: the reply that reads the value out."""
+VALUE_CHARS = 120
+"""A tool result of at most this many characters is a value (``1047.0``, ``Certificate certificate_3221322 added``):
+the words a question asks are in the reply that reads it out. A longer output is a document of its own, and what the
+assistant says after it is a hit of its own (its reading, a decision)."""
+
+
+@dataclass
+class Part:
+    """The fullest archived version of one part of a unit: a message's text, one call, or an archived text."""
+
+    entry: ArchiveEntry
+    text: str
+    counts: Counter[str]
+    size: int
+    digest: int
+
+
+@dataclass
+class Unit:
+    """What one hit stands for: its parts, their summed term counts, and the call that links them."""
+
+    order: int
+    parts: dict[str, Part] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)
+    length: int = 0
+    call: ToolCall | None = None
+    result: str | None = None
+    """Part key of the tool result, once archived."""
+    replies: set[str] = field(default_factory=set)
+    """Part keys of the short replies that read the result out."""
+
+    def primary(self, terms: Collection[str]) -> Part:
+        """The part a hit shows and reads back: the tool result when there is one, else the fullest part.
+
+        A result that holds none of ``terms`` (the query's) gives way to a reply in the unit that does (the agent's
+        reading of a bare ``1047.0``): the hit shows where the query matched.
+        """
+        if self.result is None:
+            return max(self.parts.values(), key=_size)
+        result = self.parts[self.result]
+        if any(term in result.counts for term in terms):
+            return result
+        replies = [part for key in self.replies if any(term in (part := self.parts[key]).counts for term in terms)]
+        return max(replies, key=_size) if replies else result
+
+    def call_handle(self) -> str | None:
+        """Handle of the archived message that made this unit's call, if it is archived."""
+        return next((part.entry.handle for key, part in self.parts.items() if "#call:" in key), None)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one part of an entry goes: the unit, the part's key, its text, and the call when the part is one."""
+
+    unit: int
+    key: str
+    text: str
+    call: ToolCall | None = None
+
+
+class UnitTable:
+    """Units in archiving order, and the placement of each new entry's parts among them (see the module)."""
+
+    def __init__(self) -> None:
+        self.units: list[Unit] = []
+        self._where: dict[str, int] = {}  # part key -> unit
+        self._open_calls: dict[str, int] = {}  # call id -> unit of a call whose result is not archived yet
+        self._open_results: dict[str, int] = {}  # call id -> unit of a result whose call is not archived yet
+        self._last_call: int | None = None  # unit of the call (or result) archived last, while no text followed
+
+    def __len__(self) -> int:
+        """Units so far."""
+        return len(self.units)
+
+    def __getitem__(self, unit: int) -> Unit:
+        return self.units[unit]
+
+    def where(self, key: str) -> int | None:
+        """The unit that holds the part ``key`` (a message id, ``<message id>#call:<call id>``, a text's handle)."""
+        return self._where.get(key)
+
+    def placed(self) -> ItemsView[str, int]:
+        """Every part key placed so far, with its unit (a live, read-only view)."""
+        return self._where.items()
+
+    def place(self, entry: ArchiveEntry) -> list[Placement]:
+        """The parts of ``entry`` and their units (new units are made here); called once per entry, in order."""
+        message = entry.message
+        after_call, self._last_call = self._last_call, None
+        if message is None:
+            return [self._at(self._unit_of(f"text:{entry.handle}"), entry.handle, entry.full_text)]
+        if message.role == "tool" and message.tool_call_id:
+            return [self._result(entry, message.tool_call_id)]
+        placed = [self._call(entry, call) for call in message.tool_calls]
+        text = entry.full_text
+        if placed:
+            self._last_call = placed[-1].unit
+            if not text.strip():
+                return placed
+        # A line that introduces a call ("Let me check the config.") is part of the call's hit, and so is a short
+        # reply that reads out the value the call just before it returned ("A $50 certificate has been issued."); a
+        # longer text is one of its own (reasoning, a plan, a decision).
+        unit = self._where.get(message.id)
+        if unit is None:
+            if placed:
+                unit = placed[0].unit if len(text) <= NARRATION_CHARS else self._new_unit()
+            elif (
+                after_call is not None
+                and message.role == "assistant"
+                and len(text) <= REPLY_CHARS
+                and (self._returned_value(after_call))
+            ):
+                unit = after_call
+                self.units[unit].replies.add(message.id)
+            else:
+                unit = self._new_unit()
+        return [*placed, self._at(unit, message.id, text)]
+
+    def _returned_value(self, unit_id: int) -> bool:
+        """Whether ``unit_id`` is a call whose archived result is a value (an id, a number, a one-line status)."""
+        unit = self.units[unit_id]
+        return unit.result is not None and unit.result in unit.parts and unit.parts[unit.result].size <= VALUE_CHARS
+
+    def _result(self, entry: ArchiveEntry, call_id: str) -> Placement:
+        key = entry.message.id if entry.message is not None else entry.handle
+        unit = self._where.get(key)
+        if unit is None:
+            unit = self._open_calls.pop(call_id, None)
+            if unit is None:
+                unit = self._new_unit()
+                self._open_results[call_id] = unit
+        self.units[unit].result = key
+        self._last_call = unit
+        return self._at(unit, key, entry.full_text)
+
+    def _call(self, entry: ArchiveEntry, call: ToolCall) -> Placement:
+        key = f"{entry.message.id if entry.message is not None else entry.handle}#call:{call.id}"
+        unit = self._where.get(key)
+        if unit is None:
+            unit = self._open_results.pop(call.id, None)
+            if unit is None:
+                unit = self._new_unit()
+                self._open_calls[call.id] = unit
+        self.units[unit].call = call
+        return self._at(unit, key, f"{call.name} {call.args_json()}", call)
+
+    def _at(self, unit: int, key: str, text: str, call: ToolCall | None = None) -> Placement:
+        self._where[key] = unit
+        return Placement(unit=unit, key=key, text=text, call=call)
+
+    def _unit_of(self, key: str) -> int:
+        unit = self._where.get(key)
+        return self._new_unit() if unit is None else unit
+
+    def _new_unit(self) -> int:
+        self.units.append(Unit(order=len(self.units)))
+        return len(self.units) - 1
+
+
+def _size(part: Part) -> int:
+    return part.size
