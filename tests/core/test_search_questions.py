@@ -243,3 +243,36 @@ def test_a_short_reply_reading_out_a_result_is_part_of_the_calls_hit() -> None:
     total = _say(other, "assistant", "It seems there was an oversight: the correct total, with fees, is $1,047.")
     hit = other.search("how is the agent recomputing the total")[0]
     assert (hit.message_id, hit.call) == (total.id, 'calculate {"expression":"(158 + 161) * 3 + 3 * 30"}')
+
+
+def test_a_call_that_never_ran_is_answered_by_its_retry() -> None:
+    """Claude Code: a parallel call cancelled ("Sibling tool call errored") and re-run with other words next turn."""
+    archive = Archive()
+    for n in range(8):
+        _call(archive, "Bash", {"command": f"git -C repo log -n {n}"}, f"commit {n:07x} on main")
+    failed = ToolCall(id="f1", name="Bash", args={"command": "git -C repo config gc.auto"})
+    unrun = ToolCall(id="u1", name="Bash", args={"command": 'pgrep -lf "Sourcetree|GitKraken|Tower|vscode.*git"',
+                                                 "description": "Check for running git GUI clients"})  # fmt: skip
+    archive.put_message(Message(role="assistant", content="", tool_calls=(failed, unrun)), "summarized")
+    archive.put_message(Message(role="tool", content="Exit code 1", tool_call_id="f1"), "cleared")
+    cancelled = "<tool_use_error>Sibling tool call errored</tool_use_error>"
+    archive.put_message(Message(role="tool", content=cancelled, tool_call_id="u1"), "cleared")
+    answer = _call(archive, "Bash", {"command": 'pgrep -lf "Sourcetree|GitKraken|Tower|git" | head -20',
+                                     "description": "Check for git-related processes"},
+                   "681 /Applications/Sourcetree.app/Contents/MacOS/Sourcetree\n1138 /usr/bin/ssh-agent")  # fmt: skip
+    top = archive.search("which git GUI is running", k=3)[0]
+    assert (top.message_id, top.call) == (answer.id, f"Bash {answer_call_args(archive, answer)}")
+    assert "Sourcetree.app" in top.text
+    # Another call of the same tool with other words is not a retry, and a user turn in between ends the wait.
+    other = Archive()
+    other.put_message(Message(role="assistant", content="", tool_calls=(failed, unrun)), "summarized")
+    other.put_message(Message(role="tool", content=cancelled, tool_call_id="u1"), "cleared")
+    _say(other, "user", "Never mind that, just list the processes.")
+    _call(other, "Bash", {"command": 'pgrep -lf "Sourcetree|GitKraken|Tower|git" | head -20'}, "681 Sourcetree")
+    assert other.search("which git GUI is running", k=1)[0].text == cancelled
+
+
+def answer_call_args(archive: Archive, result: Message) -> str:
+    """The JSON arguments of the call ``result`` answers (found in the archive by call id)."""
+    call = next(c for m in archive.messages() for c in m.tool_calls if c.id == result.tool_call_id)
+    return call.args_json()

@@ -10,6 +10,10 @@ A model asks about what happened, not about messages: "which certificate was iss
   (at most :data:`REPLY_CHARS`) archived right after a call whose result is a value (at most :data:`VALUE_CHARS`);
 * every other message, and every archived text, alone.
 
+A call the harness never ran (Claude Code's "Sibling tool call errored") says nothing of its own: when the agent
+re-runs it (the same tool, most of the same argument words: :data:`RETRY_OVERLAP`) before the user speaks again,
+the unit names the retry (:attr:`Unit.retry`), and a search that finds the call shows what the retry returned.
+
 Versions of one part archived for several reasons (``.bounded`` then ``.summarized``) share its key, so they stay one
 part. The table decides placement only; :class:`~ctxbudget.archive.search.ArchiveIndex` counts the terms.
 """
@@ -21,11 +25,14 @@ from collections.abc import Collection, ItemsView
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..messages.toolpairs import not_run
+from ._text import tokenize
+
 if TYPE_CHECKING:
     from ..messages.message import ToolCall
     from .entry import ArchiveEntry
 
-__all__ = ["NARRATION_CHARS", "REPLY_CHARS", "VALUE_CHARS", "Part", "Placement", "Unit", "UnitTable"]
+__all__ = ["NARRATION_CHARS", "REPLY_CHARS", "RETRY_OVERLAP", "VALUE_CHARS", "Part", "Placement", "Unit", "UnitTable"]
 
 NARRATION_CHARS = 240
 """An assistant text of at most this many characters beside tool calls is part of its first call's hit."""
@@ -36,6 +43,10 @@ VALUE_CHARS = 120
 """A tool result of at most this many characters is a value (``1047.0``, ``Certificate certificate_3221322 added``):
 the words a question asks are in the reply that reads it out. A longer output is a document of its own, and what the
 assistant says after it is a hit of its own (its reading, a decision)."""
+RETRY_OVERLAP = 0.5
+"""A call re-runs one that never ran when it uses the same tool and the two calls' argument words overlap this much
+(shared words over all words): ``pgrep -lf "Sourcetree|GitKraken|Tower|git"`` re-runs
+``pgrep -lf "Sourcetree|GitKraken|Tower|vscode.*git"``."""
 
 
 @dataclass
@@ -62,6 +73,8 @@ class Unit:
     """Part key of the tool result, once archived."""
     replies: set[str] = field(default_factory=set)
     """Part keys of the short replies that read the result out."""
+    retry: int | None = None
+    """The unit of the call that re-ran this one, when this call never ran (its hits are the retry's)."""
 
     def primary(self, terms: Collection[str]) -> Part:
         """The part a hit shows and reads back: the tool result when there is one, else the fullest part.
@@ -101,6 +114,7 @@ class UnitTable:
         self._open_calls: dict[str, int] = {}  # call id -> unit of a call whose result is not archived yet
         self._open_results: dict[str, int] = {}  # call id -> unit of a result whose call is not archived yet
         self._last_call: int | None = None  # unit of the call (or result) archived last, while no text followed
+        self._unrun: dict[str, dict[int, frozenset[str]]] = {}  # tool -> calls that never ran -> their words
 
     def __len__(self) -> int:
         """Units so far."""
@@ -125,6 +139,8 @@ class UnitTable:
             return [self._at(self._unit_of(f"text:{entry.handle}"), entry.handle, entry.full_text)]
         if message.role == "tool" and message.tool_call_id:
             return [self._result(entry, message.tool_call_id)]
+        if message.role == "user":
+            self._unrun.clear()  # a retry comes before the user speaks again
         placed = [self._call(entry, call) for call in message.tool_calls]
         text = entry.full_text
         if placed:
@@ -165,6 +181,7 @@ class UnitTable:
                 self._open_results[call_id] = unit
         self.units[unit].result = key
         self._last_call = unit
+        self._note_unrun(unit, entry)
         return self._at(unit, key, entry.full_text)
 
     def _call(self, entry: ArchiveEntry, call: ToolCall) -> Placement:
@@ -176,7 +193,24 @@ class UnitTable:
                 unit = self._new_unit()
                 self._open_calls[call.id] = unit
         self.units[unit].call = call
-        return self._at(unit, key, f"{call.name} {call.args_json()}", call)
+        text = f"{call.name} {call.args_json()}"
+        words = frozenset(tokenize(text))
+        waiting = self._unrun.get(call.name, {})
+        overlap, earlier = max(((_overlap(w, words), u) for u, w in waiting.items() if u != unit), default=(0.0, -1))
+        if overlap >= RETRY_OVERLAP:
+            self.units[earlier].retry = unit
+            del waiting[earlier]
+        result = self.units[unit].result
+        if result is not None and result in self.units[unit].parts:
+            self._note_unrun(unit, self.units[unit].parts[result].entry, words)
+        return self._at(unit, key, text, call)
+
+    def _note_unrun(self, unit_id: int, result: ArchiveEntry, words: frozenset[str] | None = None) -> None:
+        """Remember ``unit_id`` as awaiting a retry when its call is known and ``result`` says it never ran."""
+        call = self.units[unit_id].call
+        if call is not None and result.message is not None and not_run(result.message):
+            words = words or frozenset(tokenize(f"{call.name} {call.args_json()}"))
+            self._unrun.setdefault(call.name, {})[unit_id] = words
 
     def _at(self, unit: int, key: str, text: str, call: ToolCall | None = None) -> Placement:
         self._where[key] = unit
@@ -189,6 +223,10 @@ class UnitTable:
     def _new_unit(self) -> int:
         self.units.append(Unit(order=len(self.units)))
         return len(self.units) - 1
+
+
+def _overlap(one: frozenset[str], other: frozenset[str]) -> float:
+    return len(one & other) / len(one | other) if one or other else 0.0
 
 
 def _size(part: Part) -> int:

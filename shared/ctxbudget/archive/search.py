@@ -262,9 +262,10 @@ class ArchiveIndex:
         ranked: list[tuple[float, int]] = []
         floor: list[float] = []  # min-heap of the k best final scores so far
         shown: set[str | int] = set()  # handles and texts already ranked
-        for unit, score in ordered:
+        for found, score in ordered:
             if len(floor) == k and score + bonus < floor[0]:
                 break
+            unit = self._ran(found)
             primary = self._units[unit].primary(weights)
             # One hit per handle; an archived text that copies a message already shown (the pinned goal) is none.
             if primary.entry.handle in shown or (primary.entry.message is None and primary.digest in shown):
@@ -277,6 +278,15 @@ class ArchiveIndex:
             (heapq.heappushpop if len(floor) == k else heapq.heappush)(floor, final)
         ranked.sort(key=lambda pair: (-pair[0], pair[1]))
         return ranked[:k]
+
+    def _ran(self, unit_id: int) -> int:
+        """The unit whose call ran in place of ``unit_id``'s (itself, unless its call never ran and was re-run)."""
+        for _ in range(len(self._units)):  # a chain of retries, each later than the last
+            retry = self._units[unit_id].retry
+            if retry is None:
+                break
+            unit_id = retry
+        return unit_id
 
     def _parts(self, unit: int) -> Iterable[Part]:
         return self._units[unit].parts.values()

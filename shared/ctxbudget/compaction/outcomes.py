@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..messages.message import Message, ToolCall
+from ..messages.toolpairs import not_run
 from .calls import shell_command
 from .textscan import bounded, clip
 
@@ -46,8 +47,6 @@ _CLI_ERROR = re.compile(r"^\s*(?:ERROR|FATAL|fatal|error|Error|npm ERR!)(?:\[[\w
 """The error prefix of command-line tools (pip, git, gcc, cargo, npm): ``ERROR: No matching distribution``."""
 _DIAGNOSTIC = re.compile(r"^\s*[\w./-]+\.\w{1,8}:\d+(?::\d+)?:\s*(?:error:\s*)?[A-Za-z]")
 """A compiler's or linter's diagnostic: ``strategy/manual_commit_test.go:755:53: not enough arguments in call``."""
-_NOT_RUN = re.compile(r"^\s*(?:<tool_use_error>)?\s*Sibling tool call errored\s*(?:</tool_use_error>)?\s*$")
-"""Claude Code's result for a parallel call it cancelled because another call of the turn failed: it never ran."""
 _NOT_RUN_SHOWN = "not run (a parallel call failed first)"
 _MATCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "pgrep"})
 """Commands whose exit status 1 means they ran and matched nothing (2 and above are their errors)."""
@@ -106,11 +105,6 @@ def failure_line(message: Message) -> str | None:
         first, _ = _edge_lines(text)
         return clip(" ".join(first[:2]), 240) if first else "the tool reported an error"
     return None
-
-
-def not_run(result: Message) -> bool:
-    """The result says its call never ran (a harness cancelled it when a parallel call failed): not a failure."""
-    return len(result.text) < 120 and _NOT_RUN.match(result.text) is not None
 
 
 def _matched_nothing(call: ToolCall, result: Message) -> bool:

@@ -8,6 +8,7 @@ the places a history may be cut without separating a call from its result (paral
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -20,6 +21,7 @@ __all__ = [
     "MISSING_RESULT_TEXT",
     "ToolPairProblem",
     "find_tool_pair_problems",
+    "not_run",
     "repair_tool_pairs",
     "safe_cut_points",
     "validate_tool_sequence",
@@ -27,6 +29,13 @@ __all__ = [
 
 MISSING_RESULT_TEXT = "[no result: this tool call was interrupted or its result was lost]"
 """Content of the synthetic result :func:`repair_tool_pairs` adds for a call that was never answered."""
+_NOT_RUN = re.compile(r"^\s*(?:<tool_use_error>)?\s*Sibling tool call errored\s*(?:</tool_use_error>)?\s*$")
+"""Claude Code's result for a parallel call it cancelled because another call of the turn failed: it never ran."""
+
+
+def not_run(result: Message) -> bool:
+    """The result says its call never ran (a harness cancelled it when a parallel call failed): not a failure."""
+    return len(result.text) < 120 and _NOT_RUN.match(result.text) is not None
 
 
 class ToolPairProblem(BaseModel):
