@@ -3,7 +3,7 @@
 A regression gate on the probe set of ``benchmarks/quality/real/`` (written from the transcripts, not from the
 code): ctxbudget's default compaction to 30% and 10% of each transcript keeps at least 85% and 60% of the probes in
 the request, pooled, more than ``trim_messages`` at the same budget, and not less than Claude Code's own summary on
-the transcript that holds one; with ``search_archive`` and each probe's natural question (top 3), all and 98%.
+the transcript that holds one; with ``search_archive`` and each probe's natural question (top 3), all and 97%.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from benchmarks.bench_real import Outcome, budget_for, run_claude_code, run_ours
 from benchmarks.quality.real import RealTranscript, load_set
 
 FLOORS = {0.3: 0.85, 0.1: 0.60}
-SEARCH_FLOORS = {0.3: 1.0, 0.1: 0.98}
+SEARCH_FLOORS = {0.3: 1.0, 0.1: 0.97}
 """Probes in the request or in a top-3 hit of ``search_archive`` with the probe's own question (pooled)."""
 
 

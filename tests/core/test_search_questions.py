@@ -239,8 +239,14 @@ def test_a_short_reply_reading_out_a_result_is_part_of_the_calls_hit() -> None:
     decision = _say(other, "assistant", "Decision: deploy to eu-west-3 from now on.")
     assert decision.id in {hit.message_id for hit in other.search("which region do we deploy to")}
     # A bare value holds none of the words asked: the hit shows the reply that does, and names the call.
-    _call(other, "calculate", {"expression": "(158 + 161) * 3 + 3 * 30"}, "1047.0")
+    calc = _call(other, "calculate", {"expression": "(158 + 161) * 3 + 3 * 30"}, "1047.0")
     total = _say(other, "assistant", "It seems there was an oversight: the correct total, with fees, is $1,047.")
+    # A short remark after a value that names nothing of the call or the value is not its reading: its own hit.
+    value = _call(other, "get_order", {"order_id": "#W8899412"}, '{"status": "ok", "confirmation": "CNF-777803"}')
+    remark = _say(other, "assistant", "The queue views need a schema change before the worker pool moves.")
+    units = _indexed(other).units
+    assert units.where(remark.id) != units.where(value.id)
+    assert units.where(total.id) == units.where(calc.id)  # "$1,047" reads out "1047.0"
     hit = other.search("how is the agent recomputing the total")[0]
     assert (hit.message_id, hit.call) == (total.id, 'calculate {"expression":"(158 + 161) * 3 + 3 * 30"}')
 
@@ -276,3 +282,19 @@ def answer_call_args(archive: Archive, result: Message) -> str:
     """The JSON arguments of the call ``result`` answers (found in the archive by call id)."""
     call = next(c for m in archive.messages() for c in m.tool_calls if c.id == result.tool_call_id)
     return call.args_json()
+
+
+def test_a_number_with_thousands_separators_is_one_term() -> None:
+    """``$1,047`` in a reply and ``1047.0`` from the calculator it reads out are the same number."""
+    assert "1047" in tokenize("The correct total is $1,047.")
+    assert "1047" in tokenize("1047.0")
+    assert "1234567" in tokenize("1,234,567 rows")
+    assert "047" not in tokenize("$1,047")
+    assert tokenize("f(1,2)") == ["f", "1", "2"]  # arguments, not thousands
+
+
+def _indexed(archive: Archive) -> ArchiveIndex:
+    index = ArchiveIndex()
+    for entry in archive.entries():
+        index.add(entry)
+    return index

@@ -251,6 +251,13 @@ def test_every_message_that_leaves_the_prompt_is_covered_by_the_summary(seed: in
             {},
             "ValueError: bad (at line 1563, in _convert)",
         ),
+        (  # astropy (mini-swe-agent): a message over several lines is named by its first, not its last word
+            'Traceback (most recent call last):\n  File "/testbed/astropy/__init__.py", line 146, in _initialize\n'
+            "    raise ImportError(\nImportError: You appear to be trying to import astropy from a source checkout."
+            " Either run:\n\n  pip install -e .\n\nor\n\n  python setup.py build_ext --inplace\n\nto build them\n",
+            {},
+            "ImportError: You appear to be trying to import astropy from a source checkout. Either run: (at line 146",
+        ),
     ],
 )
 def test_a_tool_result_failed_only_when_its_structure_says_so(text: str, metadata: dict, expected: str | None) -> None:

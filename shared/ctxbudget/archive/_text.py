@@ -116,8 +116,9 @@ Tokenizer = Callable[[str], list[str]]
 """Text -> tokens; :func:`tokenize` is the default."""
 
 _WORD = re.compile(r"\w+")
-_RUN = re.compile(r"\w+(?:[./@\-]+\w+)*")
-"""A word, or an identifier-like compound of words joined by ``. / @ -`` (a path, a dotted name, ``eu-west-3``)."""
+_RUN = re.compile(r"\d{1,3}(?:,\d{3})+(?![\d,])|\w+(?:[./@\-]+\w+)*")
+"""A number written with thousands separators (``1,047``: read as ``1047``), a word, or an identifier-like compound of
+words joined by ``. / @ -`` (a path, a dotted name, ``eu-west-3``)."""
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _EDGE_AFTER = r"(?![^\W_])"
 _STATUS = re.compile(
@@ -139,6 +140,8 @@ def tokenize(text: str) -> list[str]:
     and stems.
     """
     runs = _RUN.findall(text)
+    if "," in text:
+        runs = [run.replace(",", "") if "," in run else run for run in runs]
     tokens = "\n".join(runs).lower().split("\n") if runs else []  # one C-level lower() for every run
     for run, count in Counter(runs).items():  # each distinct run is expanded once, its tokens repeated
         if not run.isalnum() or not (run.islower() or run.isupper() or run.isdigit()):  # plain words: nothing more

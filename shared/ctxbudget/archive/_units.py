@@ -7,7 +7,8 @@ A model asks about what happened, not about messages: "which certificate was iss
 
 * a tool call and its result, in either archiving order (matched by call id);
 * with them, the assistant's line that introduced the call (at most :data:`NARRATION_CHARS`), and a short reply
-  (at most :data:`REPLY_CHARS`) archived right after a call whose result is a value (at most :data:`VALUE_CHARS`);
+  (at most :data:`REPLY_CHARS`) archived right after a call whose result is a value (at most :data:`VALUE_CHARS`)
+  that names a term of the call or the result (it reads the value out);
 * every other message, and every archived text, alone.
 
 A call the harness never ran (Claude Code's "Sibling tool call errored") says nothing of its own: when the agent
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..messages.toolpairs import not_run
-from ._text import tokenize
+from ._text import Tokenizer, analyze, tokenize
 
 if TYPE_CHECKING:
     from ..messages.message import ToolCall
@@ -108,7 +109,8 @@ class Placement:
 class UnitTable:
     """Units in archiving order, and the placement of each new entry's parts among them (see the module)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tokenizer: Tokenizer = tokenize) -> None:
+        self._tokenizer = tokenizer
         self.units: list[Unit] = []
         self._where: dict[str, int] = {}  # part key -> unit
         self._open_calls: dict[str, int] = {}  # call id -> unit of a call whose result is not archived yet
@@ -154,22 +156,25 @@ class UnitTable:
         if unit is None:
             if placed:
                 unit = placed[0].unit if len(text) <= NARRATION_CHARS else self._new_unit()
-            elif (
-                after_call is not None
-                and message.role == "assistant"
-                and len(text) <= REPLY_CHARS
-                and (self._returned_value(after_call))
-            ):
+            elif after_call is not None and message.role == "assistant" and self._reads_out(after_call, text):
                 unit = after_call
                 self.units[unit].replies.add(message.id)
             else:
                 unit = self._new_unit()
         return [*placed, self._at(unit, message.id, text)]
 
-    def _returned_value(self, unit_id: int) -> bool:
-        """Whether ``unit_id`` is a call whose archived result is a value (an id, a number, a one-line status)."""
+    def _reads_out(self, unit_id: int, text: str) -> bool:
+        """Whether ``text`` reads out the value ``unit_id``'s call returned.
+
+        A short reply that names a term of the call or of its result (``$1,047`` for ``1047.0``, ``certificate`` for
+        ``send_certificate``), the result being a value (an id, a number, a one-line status).
+        """
         unit = self.units[unit_id]
-        return unit.result is not None and unit.result in unit.parts and unit.parts[unit.result].size <= VALUE_CHARS
+        if len(text) > REPLY_CHARS or unit.result is None or unit.result not in unit.parts:
+            return False
+        if unit.parts[unit.result].size > VALUE_CHARS:
+            return False
+        return any(term in unit.counts for term in analyze(self._tokenizer(text)))
 
     def _result(self, entry: ArchiveEntry, call_id: str) -> Placement:
         key = entry.message.id if entry.message is not None else entry.handle

@@ -121,7 +121,7 @@ class ArchiveIndex:
     def __init__(self, *, tokenizer: Tokenizer = tokenize) -> None:
         self._tokenizer = tokenizer
         self._entries = 0
-        self._table = UnitTable()
+        self._table = UnitTable(tokenizer)
         self._units = self._table.units
         self._postings: dict[str, dict[int, int]] = {}
         self._total_length = 0

@@ -58,6 +58,9 @@ _STRONG_VALUES = frozenset(
 )
 _SAMPLED = re.compile(r" \(1 of \d+\)$")
 _UPPER_LABEL = re.compile(r"^[A-Z][A-Z0-9 _-]{2,30}:")
+_CAUSE = re.compile(r"(?:error|exception)\b", re.IGNORECASE)
+"""A failure line that names its cause (``ModuleNotFoundError: ...``, ``ERROR: No matching distribution``), not only
+an exit status."""
 _PROGRESS = re.compile(r"^[A-Z][a-z]{2,}ing\b(?<!\b[Tt]hing)(?<!\b[Ss]tring)(?<!\b[Nn]othing)(?<!\b[Ee]verything)")
 
 
@@ -94,7 +97,7 @@ class Selection:
             return []
         budget = self.max_tokens - self.frame_tokens(task, request)
         cap = max(24, budget // 2)
-        scored = [self._scored(item, weights, cap) for item, weights in with_rarity(items)]
+        scored = _diminished([self._scored(item, weights, cap) for item, weights in with_rarity(items)])
         if sum(entry.tokens for entry in scored) > budget:
             # Over budget: a label written in capitals ("SAFETY RULE:", "FACT:") is dropped from statements first.
             # The section already says what they are, and the words after it are the statement itself.
@@ -166,6 +169,33 @@ class Selection:
         if self.counter.count_text(text) > self.max_tokens:
             text = _render(kept, None, None)
         return text
+
+
+def _diminished(scored: list[Scored]) -> list[Scored]:
+    """Repeats worth less after the first: the n-th of a group keeps 1/n of its value.
+
+    The groups: the findings of one message (ranked by value), and the errors that failed the same way (the same
+    failure line naming a cause, an exception or an error message, from other commands; the newest first). An agent
+    thinking aloud states a dozen specifics in one message ("So `_cstack` is called with ..."), and tries five ways
+    round one missing module; each bullet alone reads as worth keeping, and short ones rank high per token, so one
+    monologue or one failure would fill the ledger while the other errors and outcomes around them drop out.
+    Nothing is dropped here: with room, repeats stay.
+    """
+    groups: dict[tuple[str, object], list[int]] = {}
+    for index, entry in enumerate(scored):
+        item = entry.item
+        if item.kind == "finding" and item.order >= 0:
+            groups.setdefault(("finding", item.order), []).append(index)
+        elif item.kind == "error" and " -> " in item.text:
+            failure = item.text.removesuffix(RESOLVED).split(" -> ", 1)[1]
+            if _CAUSE.search(failure):  # "exit code 1" says only that a command failed: it is told by the command
+                groups.setdefault(("error", failure.lower()), []).append(index)
+    out = list(scored)
+    for (kind, _), indices in groups.items():
+        first = (lambda i: -scored[i].value) if kind == "finding" else (lambda i: -scored[i].item.order)
+        for rank, index in enumerate(sorted(indices, key=first)[1:], start=2):
+            out[index] = replace(scored[index], value=scored[index].value / rank)
+    return out
 
 
 def bullet_size(counter: TokenCounter, text: str, cap: int) -> tuple[str, int]:

@@ -184,17 +184,22 @@ def _edge_failure(text: str) -> str | None:
 def _traceback_failure(text: str) -> str | None:
     """A Python traceback's final exception line (with its message) and the frame it was raised in.
 
-    The exception line is the last unindented ``Name`` or ``Name: message`` line after the last traceback header
-    (chained tracebacks end with the one that propagated): ``ImproperlyConfigured: The SECRET_KEY setting must not
-    be empty.`` as much as ``KeyError: 'user_id'``.
+    The exception line is the first unindented ``Name`` or ``Name: message`` line after the last frame of the last
+    traceback (chained tracebacks end with the one that propagated): ``ImproperlyConfigured: The SECRET_KEY setting
+    must not be empty.`` as much as ``KeyError: 'user_id'``, and the first line of a message that runs on over
+    several lines (``ImportError: You appear to be trying to import astropy ... Either run:``, not its ``or``).
     """
     start = text.rfind(_TRACEBACK, 0, SCAN_CHARS)
     if start < 0:
         return None
     piece = bounded(text[start : start + 40_000])
     lines = [line for line in piece.splitlines() if line.strip() and not _WRAPPER.match(line)]
-    last = next((line for line in reversed(lines[1:]) if _RAISED.match(line)), lines[0])
-    frame = next((line.strip() for line in reversed(lines) if line.lstrip().startswith('File "')), None)
+    at = max((i for i, line in enumerate(lines) if line.lstrip().startswith('File "')), default=None)
+    frame = lines[at].strip() if at is not None else None
+    after = lines[at + 1 :] if at is not None else []
+    last = next((line for line in after if not line[:1].isspace() and _RAISED.match(line)), None)
+    if last is None:
+        last = next((line for line in reversed(lines[1:]) if _RAISED.match(line)), lines[0])
     where = f" (at {frame.split(chr(34) + ', ', 1)[-1]})" if frame else ""
     return last.strip() + where
 
