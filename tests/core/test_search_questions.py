@@ -298,3 +298,21 @@ def _indexed(archive: Archive) -> ArchiveIndex:
     for entry in archive.entries():
         index.add(entry)
     return index
+
+
+def test_calls_that_never_ran_wait_for_a_retry_a_bounded_few_at_a_time() -> None:
+    """A model may cancel thousands of calls in a row; only the newest few wait, so no call meets them all."""
+    archive = Archive()
+    cancelled: list[Message] = []
+    for n in range(2_000):
+        call = ToolCall(id=f"u{n}", name="Bash", args={"command": f"probe --target host-{n} --deep"})
+        archive.put_message(Message(role="assistant", content="", tool_calls=(call,)), "summarized")
+        result = Message(role="tool", content="<tool_use_error>Sibling tool call errored</tool_use_error>",
+                         tool_call_id=call.id)  # fmt: skip
+        archive.put_message(result, "cleared")
+        cancelled.append(result)
+    newest = _call(archive, "Bash", {"command": "probe --target host-1999 --deep --retry"}, "host-1999: up")
+    _call(archive, "Bash", {"command": "probe --target host-0 --deep --retry"}, "host-0: up")
+    units = _indexed(archive).units
+    assert units[units.where(cancelled[-1].id) or 0].retry == units.where(newest.id)
+    assert units[units.where(cancelled[0].id) or 0].retry is None  # past the newest MAX_WAITING: no longer waiting

@@ -33,7 +33,18 @@ if TYPE_CHECKING:
     from ..messages.message import ToolCall
     from .entry import ArchiveEntry
 
-__all__ = ["NARRATION_CHARS", "REPLY_CHARS", "RETRY_OVERLAP", "VALUE_CHARS", "Part", "Placement", "Unit", "UnitTable"]
+__all__ = [
+    "MAX_WAITING",
+    "NARRATION_CHARS",
+    "REPLY_CHARS",
+    "RETRY_OVERLAP",
+    "VALUE_CHARS",
+    "WORDS_CHARS",
+    "Part",
+    "Placement",
+    "Unit",
+    "UnitTable",
+]
 
 NARRATION_CHARS = 240
 """An assistant text of at most this many characters beside tool calls is part of its first call's hit."""
@@ -48,6 +59,10 @@ RETRY_OVERLAP = 0.5
 """A call re-runs one that never ran when it uses the same tool and the two calls' argument words overlap this much
 (shared words over all words): ``pgrep -lf "Sourcetree|GitKraken|Tower|git"`` re-runs
 ``pgrep -lf "Sourcetree|GitKraken|Tower|vscode.*git"``."""
+MAX_WAITING = 8
+"""Calls of one tool that never ran and wait for a retry, at most (the newest)."""
+WORDS_CHARS = 2_000
+"""Characters of a call's text compared with another's to tell a retry."""
 
 
 @dataclass
@@ -117,6 +132,7 @@ class UnitTable:
         self._open_results: dict[str, int] = {}  # call id -> unit of a result whose call is not archived yet
         self._last_call: int | None = None  # unit of the call (or result) archived last, while no text followed
         self._unrun: dict[str, dict[int, frozenset[str]]] = {}  # tool -> calls that never ran -> their words
+        self._retry_of: dict[int, int] = {}  # a retry whose result is not archived yet -> the call it re-runs
 
     def __len__(self) -> int:
         """Units so far."""
@@ -186,7 +202,12 @@ class UnitTable:
                 self._open_results[call_id] = unit
         self.units[unit].result = key
         self._last_call = unit
-        self._note_unrun(unit, entry)
+        earlier = self._retry_of.pop(unit, None)  # a call taken for a retry before its result came
+        if self._wait(unit, entry) and earlier is not None:  # it never ran either: no retry
+            self.units[earlier].retry = None
+            unrun = self.units[earlier].parts.get(self.units[earlier].result or "")
+            if unrun is not None:
+                self._wait(earlier, unrun.entry)
         return self._at(unit, key, entry.full_text)
 
     def _call(self, entry: ArchiveEntry, call: ToolCall) -> Placement:
@@ -199,23 +220,35 @@ class UnitTable:
                 self._open_calls[call.id] = unit
         self.units[unit].call = call
         text = f"{call.name} {call.args_json()}"
-        words = frozenset(tokenize(text))
-        waiting = self._unrun.get(call.name, {})
-        overlap, earlier = max(((_overlap(w, words), u) for u, w in waiting.items() if u != unit), default=(0.0, -1))
-        if overlap >= RETRY_OVERLAP:
-            self.units[earlier].retry = unit
-            del waiting[earlier]
         result = self.units[unit].result
-        if result is not None and result in self.units[unit].parts:
-            self._note_unrun(unit, self.units[unit].parts[result].entry, words)
+        known = self.units[unit].parts.get(result) if result is not None else None
+        if known is not None and self._wait(unit, known.entry):
+            return self._at(unit, key, text, call)  # it never ran either: it waits, and is no retry
+        waiting = self._unrun.get(call.name)
+        if waiting:  # calls of this tool that never ran wait for a retry: is this one?
+            words = _words(text)
+            overlap, earlier = max(((_overlap(w, words), u) for u, w in waiting.items() if u != unit), default=(0, -1))
+            if overlap >= RETRY_OVERLAP:
+                self.units[earlier].retry = unit
+                del waiting[earlier]
+                if known is None:
+                    self._retry_of[unit] = earlier  # undone if its result says it never ran
         return self._at(unit, key, text, call)
 
-    def _note_unrun(self, unit_id: int, result: ArchiveEntry, words: frozenset[str] | None = None) -> None:
-        """Remember ``unit_id`` as awaiting a retry when its call is known and ``result`` says it never ran."""
+    def _wait(self, unit_id: int, result: ArchiveEntry) -> bool:
+        """Whether ``result`` says ``unit_id``'s call never ran; if so (and the call is known) it waits for a retry.
+
+        At most :data:`MAX_WAITING` calls of one tool wait (the newest): a retry follows the call it repeats.
+        """
+        if result.message is None or not not_run(result.message):
+            return False
         call = self.units[unit_id].call
-        if call is not None and result.message is not None and not_run(result.message):
-            words = words or frozenset(tokenize(f"{call.name} {call.args_json()}"))
-            self._unrun.setdefault(call.name, {})[unit_id] = words
+        if call is not None:
+            waiting = self._unrun.setdefault(call.name, {})
+            waiting[unit_id] = _words(f"{call.name} {call.args_json()}")
+            if len(waiting) > MAX_WAITING:
+                del waiting[next(iter(waiting))]
+        return True
 
     def _at(self, unit: int, key: str, text: str, call: ToolCall | None = None) -> Placement:
         self._where[key] = unit
@@ -228,6 +261,11 @@ class UnitTable:
     def _new_unit(self) -> int:
         self.units.append(Unit(order=len(self.units)))
         return len(self.units) - 1
+
+
+def _words(call_text: str) -> frozenset[str]:
+    """The distinct words of a call's text (its first :data:`WORDS_CHARS`: a heredoc's body is not read whole)."""
+    return frozenset(tokenize(call_text[:WORDS_CHARS]))
 
 
 def _overlap(one: frozenset[str], other: frozenset[str]) -> float:
