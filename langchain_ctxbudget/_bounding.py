@@ -7,7 +7,7 @@ whose thread has no view yet is left whole: the session bounds it on arrival at 
 
 from __future__ import annotations
 
-import uuid
+import hashlib
 from typing import Any
 
 from ctxbudget.archive import HANDLE_PREFIX
@@ -34,7 +34,7 @@ def bound_output(result: Any, view: ThreadView | None, counter: TokenCounter) ->
     before = counter.count_text(result.content)
     if before <= limit:
         return result
-    message_id = result.id or f"lc_{uuid.uuid4().hex}"
+    message_id = result.id or _result_id(result.tool_call_id, result.content)
     handle = f"{HANDLE_PREFIX}{message_id}.bounded"
     text = excerpt(result.content, max_tokens=limit, counter=counter, handle=handle)
     marks = {"handle": handle, "original": result.content}
@@ -55,6 +55,18 @@ def bound_output(result: Any, view: ThreadView | None, counter: TokenCounter) ->
     )
     session.events.emit(event)
     return bounded
+
+
+def _result_id(call_id: str, content: str) -> str:
+    """An id for a tool result that has none: a digest of the call it answers and of its text, in 30 digits.
+
+    Not a random one, and always as many tokens: the handle naming it is in the bounded text the model is sent, and
+    a random (or hex) id's tokens vary, so where a later compaction cut changed from one run to the next (parallel
+    calls drew ids in any order). A tokenizer reads a run of digits in fixed groups.
+    """
+    digest = hashlib.blake2b(call_id.encode("utf-8", "surrogatepass"), digest_size=12)
+    digest.update(content.encode("utf-8", "surrogatepass"))
+    return f"lc_{int.from_bytes(digest.digest(), 'big'):030d}"
 
 
 def _surely_within(counter: TokenCounter, text: str, limit: int) -> bool:

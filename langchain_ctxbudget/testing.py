@@ -16,7 +16,7 @@ user message and answers once the results are in: hundreds of turns need no scri
 
 from __future__ import annotations
 
-import uuid
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -70,6 +70,13 @@ def _missing_ids(messages: Sequence[BaseMessage]) -> list[str]:
         elif isinstance(message, ToolMessage) and not message.tool_call_id:
             problems.append(f"messages[{index}]: tool result has no tool_call_id")
     return problems
+
+
+_REPLIES = itertools.count()
+"""Numbers every reply a :class:`StrictFakeChatModel` gives without an id of its own."""
+_LOOPS = itertools.count()
+"""Numbers each :class:`ToolLoop`: call ids unique in a process, and of one token count in every run (a random id's
+tokens vary, and with them where a compaction cuts: two runs of one test compacted differently)."""
 
 
 class StrictFakeChatModel(BaseChatModel):
@@ -144,7 +151,10 @@ class StrictFakeChatModel(BaseChatModel):
             reply = self.respond(messages)
         else:
             reply = f"ok ({len(messages)} messages)"
-        return AIMessage(content=reply) if isinstance(reply, str) else reply.model_copy()
+        message = AIMessage(content=reply) if isinstance(reply, str) else reply.model_copy()
+        if message.id is None:  # as a provider names its replies ("msg_..."): unique, and one token count every run
+            message.id = f"msg_{next(_REPLIES):012d}"
+        return message
 
     def _generate(
         self,
@@ -194,6 +204,7 @@ class ToolLoop:
         self.args = args or (lambda turn, index: {"query": f"turn {turn} item {index}"})
         self.rounds = rounds
         self.calls = 0
+        self._prefix = f"{next(_LOOPS):012d}"
 
     def __call__(self, messages: list[BaseMessage]) -> AIMessage:
         """The next reply for ``messages``."""
@@ -211,7 +222,7 @@ class ToolLoop:
         self.calls += 1
         calls = [
             {
-                "id": f"call_{uuid.uuid4().hex[:12]}_{turn}_{i}",
+                "id": f"call_{self._prefix}_{turn}_{i}",
                 "name": self.tool,
                 "args": self.args(turn, i),
                 "type": "tool_call",

@@ -66,10 +66,11 @@ def test_request_carries_summary_and_state_messages_without_recompaction(policy:
     middleware = ContextBudgetMiddleware(policy=policy)
     agent = agent_with(model, middleware, checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
-    for i in range(12):
+    for i in range(16):
         agent.invoke(_turn(i), config)
     state = agent.get_state(config).values
     summary = state[SUMMARY_KEY]
+    assert summary  # sixteen turns of two ~600-line results compact in a 6,000-token window
     last = model.requests[-1].messages
     assert last[1].text.startswith("[Context Summary]")
     assert summary in last[1].text
