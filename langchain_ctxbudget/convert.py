@@ -66,9 +66,13 @@ _ROLES: dict[str, MessageRole] = {
 
 
 def ensure_id(message: BaseMessage) -> str:
-    """Return ``message.id``, assigning a fresh one in place when it has none."""
+    """Return ``message.id``, assigning a fresh one in place when it has none (``lc_`` + 39 random digits).
+
+    Digits, as :func:`ctxbudget.messages.message.new_message_id`: a handle naming the message may be sent to the
+    model, and every such id takes as many tokens.
+    """
     if not message.id:
-        message.id = f"lc_{uuid.uuid4().hex}"
+        message.id = f"lc_{uuid.uuid4().int:039d}"
     return message.id
 
 
