@@ -88,6 +88,16 @@ def test_a_shell_parameter_is_not_a_dollar_amount_but_a_price_is() -> None:
     assert any("$957" in item.text for item in priced if item.kind == "figure")
 
 
+def test_a_line_is_read_once_and_a_failure_is_not_a_record() -> None:
+    """tau-bench: ``Error: ... paid 1047`` was a figure and a ``field = value`` record; ``Error: flight HAT030 not
+    available`` a record beside the Errors bullet that reads the same failure."""
+    paid = "Error: payment amount does not add up, total price is 1002, but paid 1047"
+    assert [item.text for item in output_items(paid, "book_reservation")] == [f"book_reservation: {paid}"]
+    assert output_items("Error: flight HAT030 not available on date 2024-05-13", "update_reservation_flights") == []
+    record = [item.text for item in output_items("order: W4706969\nrefund: 57.20 USD\nstatus: ok\n", "get_order")]
+    assert record == ["get_order: order = W4706969", "get_order: refund = 57.20 USD"]
+
+
 def test_a_figure_inside_a_search_hit_is_the_files_and_a_line_the_tool_printed_is_a_figure() -> None:
     listing = "lib/pool.py:12: TIMEOUT = 30 s\nlib/pool.py:40: retries = 5 items\nmeasured peak memory: 9686 MiB\n"
     figures = [item.text for item in output_items(listing, "search", file_read=True, search=True)]

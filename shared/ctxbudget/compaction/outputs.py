@@ -84,6 +84,8 @@ _FIGURE_WORDS = (
 """Words a figure line holds (a unit, a measure): what candidate lines are found by."""
 _RESULT_WORDS = re.compile(r"\b(?:failed|error|passed|ok|success|succeeded|missing|conflict|not found|skipped)\b", re.I)
 _RECORD = re.compile(r"^\s*[\"']?([A-Za-z][\w .-]{0,40}?)[\"']?\s*[:=]\s*[\"']?([^\"'{}\[\]]{1,100}?)[\"']?,?\s*$")
+_FAILED_FIELDS = frozenset({"error", "errors", "exception", "fatal", "failure"})
+"""A ``field: value`` line naming a failure is the output's outcome (the Errors section reads it), not a record."""
 _DIGIT_OR_AT = re.compile(r"[\d@]")
 MAX_IDS = 8
 """Most values of one id column (``"id"`` of every payment method) a JSON output's item lists."""
@@ -127,15 +129,18 @@ def output_items(
         path = _PATH.search(line)
         if path and not _REFERENCE.search(line):
             found.add(2, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
-    for position, line in _figure_lines(head):
+    figures = _figure_lines(head)
+    for position, line in figures:
         found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
     if short:
         listed = [m.group(0) for m in itertools.islice(_PATH.finditer(head), MAX_LISTED + 1)]
         if len(listed) <= MAX_LISTED:
             found.listing(listed, f"listed by {tool}", weight=1)
         if not command:
+            read = {position for position, _ in figures}  # a figure's line is not read again as a record
             for position, line in _record_lines(head):
-                found.add(1, position, OutputItem("figure", f"{tool}: {line}", None))
+                if position not in read:
+                    found.add(1, position, OutputItem("figure", f"{tool}: {line}", None))
     return found.best()
 
 
@@ -329,7 +334,11 @@ def _record_lines(text: str) -> list[tuple[int, str]]:
     position = 0
     for line in text.splitlines():
         match = _RECORD.match(line) if len(line) < 160 else None
-        if match and any(ch.isdigit() for ch in match.group(2)):
+        if (
+            match
+            and any(ch.isdigit() for ch in match.group(2))
+            and match.group(1).strip().lower() not in _FAILED_FIELDS
+        ):
             out.append((position, f"{match.group(1).strip()} = {match.group(2).strip()}"))
         position += len(line) + 1
     return out
