@@ -316,3 +316,18 @@ def test_calls_that_never_ran_wait_for_a_retry_a_bounded_few_at_a_time() -> None
     units = _indexed(archive).units
     assert units[units.where(cancelled[-1].id) or 0].retry == units.where(newest.id)
     assert units[units.where(cancelled[0].id) or 0].retry is None  # past the newest MAX_WAITING: no longer waiting
+
+
+def test_a_cancelled_call_archived_again_keeps_the_retry_it_had() -> None:
+    """Compaction archives a result again (``.cleared``, then ``.summarized``): that is not a second wait."""
+    archive = Archive()
+    call = ToolCall(id="u1", name="Bash", args={"command": "pgrep -lf Sourcetree"})
+    archive.put_message(Message(role="assistant", content="", tool_calls=(call,)), "summarized")
+    cancelled = Message(role="tool", content="<tool_use_error>Sibling tool call errored</tool_use_error>",
+                        tool_call_id="u1")  # fmt: skip
+    archive.put_message(cancelled, "cleared")
+    retry = _call(archive, "Bash", {"command": "pgrep -lf Sourcetree | head"}, "681 Sourcetree")
+    archive.put_message(cancelled, "summarized")
+    _call(archive, "Bash", {"command": "pgrep -lf Sourcetree | head -5"}, "681 Sourcetree")
+    units = _indexed(archive).units
+    assert units[units.where(cancelled.id) or 0].retry == units.where(retry.id)

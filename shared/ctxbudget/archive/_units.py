@@ -243,7 +243,7 @@ class UnitTable:
         if result.message is None or not not_run(result.message):
             return False
         call = self.units[unit_id].call
-        if call is not None:
+        if call is not None and self.units[unit_id].retry is None:  # a re-archived version of one already retried
             waiting = self._unrun.setdefault(call.name, {})
             waiting[unit_id] = _words(f"{call.name} {call.args_json()}")
             if len(waiting) > MAX_WAITING:
