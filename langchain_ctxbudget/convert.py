@@ -17,7 +17,6 @@ is persisted in the archive, the full original under ``"original"``; neither is 
 from __future__ import annotations
 
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -25,7 +24,7 @@ from typing import Any
 from ctxbudget.compaction import ARCHIVE_META
 from ctxbudget.compaction.tiers import CLEARED_META
 from ctxbudget.errors import InvalidMessageError
-from ctxbudget.messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema
+from ctxbudget.messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema, new_message_id
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -66,13 +65,9 @@ _ROLES: dict[str, MessageRole] = {
 
 
 def ensure_id(message: BaseMessage) -> str:
-    """Return ``message.id``, assigning a fresh one in place when it has none (``lc_`` + 39 random digits).
-
-    Digits, as :func:`ctxbudget.messages.message.new_message_id`: a handle naming the message may be sent to the
-    model, and every such id takes as many tokens.
-    """
+    """Return ``message.id``, assigning a fresh one in place when it has none (:func:`new_message_id`, ``lc_``)."""
     if not message.id:
-        message.id = f"lc_{uuid.uuid4().int:039d}"
+        message.id = new_message_id("lc_")
     return message.id
 
 

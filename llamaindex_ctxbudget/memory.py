@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import uuid
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -42,7 +41,7 @@ from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.compaction.summarize import AsyncSummarizer, Summarizer
 from ctxbudget.context.evidence import excerpt
 from ctxbudget.errors import InvalidPolicyError, SnapshotError
-from ctxbudget.messages import Message, ToolSchema
+from ctxbudget.messages import Message, ToolSchema, new_message_id
 from ctxbudget.messages.registry import DEFAULT_REGISTRY
 from ctxbudget.messages.tokens import TokenCounter
 from ctxbudget.session._args import resolve_window
@@ -357,7 +356,7 @@ class BudgetedMemory(MemoryHistory, MemoryWrites, MemoryPersistence, BaseMemory)
         if session.counter.count_text(text) <= limit:
             return text
         with self._lock:
-            key = _output_key()
+            key = new_message_id("tool-output-")  # digits: its handle, in the excerpt, takes one token count
             handle = session.archive.put_text(key, text, source=source, reason="bounded")
             self._dirty = True
         return excerpt(text, max_tokens=limit, counter=session.counter, handle=handle)
@@ -365,13 +364,3 @@ class BudgetedMemory(MemoryHistory, MemoryWrites, MemoryPersistence, BaseMemory)
     def record_usage(self, prompt_tokens: int, completion_tokens: int | None = None) -> None:
         """Record the provider-reported usage of the last request (calibrates the counter)."""
         self._live().record_usage(prompt_tokens, completion_tokens)
-
-
-def _output_key() -> str:
-    """The archive key of a bounded tool output: unique, in 39 digits.
-
-    Digits, not hex: the handle is in the excerpt the model is sent, and a tokenizer reads digits in fixed groups,
-    so every key takes as many tokens; a hex key's tokens vary, and with them where a later compaction cut, from one
-    run to the next.
-    """
-    return f"tool-output-{uuid.uuid4().int:039d}"

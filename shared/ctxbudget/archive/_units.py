@@ -44,6 +44,7 @@ __all__ = [
     "Placement",
     "Unit",
     "UnitTable",
+    "call_text",
 ]
 
 NARRATION_CHARS = 240
@@ -219,14 +220,14 @@ class UnitTable:
                 unit = self._new_unit()
                 self._open_calls[call.id] = unit
         self.units[unit].call = call
-        text = f"{call.name} {call.args_json()}"
+        text = call_text(call)
         result = self.units[unit].result
         known = self.units[unit].parts.get(result) if result is not None else None
         if known is not None and self._wait(unit, known.entry):
             return self._at(unit, key, text, call)  # it never ran either: it waits, and is no retry
         waiting = self._unrun.get(call.name)
         if waiting:  # calls of this tool that never ran wait for a retry: is this one?
-            words = _words(text)
+            words = self._words(text)
             overlap, earlier = max(((_overlap(w, words), u) for u, w in waiting.items() if u != unit), default=(0, -1))
             if overlap >= RETRY_OVERLAP:
                 self.units[earlier].retry = unit
@@ -245,10 +246,14 @@ class UnitTable:
         call = self.units[unit_id].call
         if call is not None and self.units[unit_id].retry is None:  # a re-archived version of one already retried
             waiting = self._unrun.setdefault(call.name, {})
-            waiting[unit_id] = _words(f"{call.name} {call.args_json()}")
+            waiting[unit_id] = self._words(call_text(call))
             if len(waiting) > MAX_WAITING:
                 del waiting[next(iter(waiting))]
         return True
+
+    def _words(self, text: str) -> frozenset[str]:
+        """The distinct words of a call's text (its first :data:`WORDS_CHARS`: a heredoc's body is not read whole)."""
+        return frozenset(self._tokenizer(text[:WORDS_CHARS]))
 
     def _at(self, unit: int, key: str, text: str, call: ToolCall | None = None) -> Placement:
         self._where[key] = unit
@@ -263,9 +268,9 @@ class UnitTable:
         return len(self.units) - 1
 
 
-def _words(call_text: str) -> frozenset[str]:
-    """The distinct words of a call's text (its first :data:`WORDS_CHARS`: a heredoc's body is not read whole)."""
-    return frozenset(tokenize(call_text[:WORDS_CHARS]))
+def call_text(call: ToolCall) -> str:
+    """A call as it is indexed and shown in a hit: its name and JSON arguments."""
+    return f"{call.name} {call.args_json()}"
 
 
 def _overlap(one: frozenset[str], other: frozenset[str]) -> float:

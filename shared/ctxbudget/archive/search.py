@@ -66,7 +66,7 @@ from ._text import (
     term_counts,
     tokenize,
 )
-from ._units import Part, Unit, UnitTable
+from ._units import Part, Unit, UnitTable, call_text
 
 if TYPE_CHECKING:  # archive.py imports this module; entries are only read here
     from .entry import ArchiveEntry
@@ -300,9 +300,9 @@ class ArchiveIndex:
         local = {term: idf / (1.0 + math.log(max(1, part.counts.get(term, 1)))) for term, idf in weights.items()}
         call = call_handle = None
         if unit.call is not None:
-            call_text = f"{unit.call.name} {unit.call.args_json()}"
-            call = call_text if len(call_text) <= CALL_CHARS else excerpt(call_text, local)
-            if call != call_text:  # cut: name where the whole call is read back, when it is archived
+            whole = call_text(unit.call)
+            call = whole if len(whole) <= CALL_CHARS else excerpt(whole, local)
+            if call != whole:  # cut: name where the whole call is read back, when it is archived
                 call_handle = unit.call_handle()
         source = unit.call.name if unit.call is not None else entry.source
         if source is None and message is not None and message.role == "tool":

@@ -37,14 +37,14 @@ MessageState = Literal["complete", "interrupted"]
 """``interrupted`` marks a reply the user aborted; the next request tells the model it was cut off."""
 
 
-def new_message_id() -> str:
-    """Return a fresh, unique message id (``msg_`` + a random 128-bit number in 39 decimal digits).
+def new_message_id(prefix: str = "msg_") -> str:
+    """Return a fresh, unique id: ``prefix`` + a random 128-bit number in 39 decimal digits (``msg_`` by default).
 
     Digits, not hex: archive handles name messages by id, and the model is sent them (a cleared output's marker, a
     paste's bullet). A tokenizer reads digits in fixed groups, so every id takes as many tokens; a hex id took 20 to
     35, and where a compaction cut moved with them from one run to the next.
     """
-    return f"msg_{uuid.uuid4().int:039d}"
+    return f"{prefix}{uuid.uuid4().int:039d}"
 
 
 def _check_keys(field: str, value: Any) -> Any:
