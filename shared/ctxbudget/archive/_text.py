@@ -21,6 +21,7 @@ __all__ = [
     "COUNT_TERM",
     "FAILURE_TERM",
     "FAILURE_WORDS",
+    "FIX_WORDS",
     "MAX_PHRASE_WORDS",
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
@@ -102,6 +103,8 @@ _ROLE_WORDS = {"user": "~user", "users": "~user", "customer": "~user", "agent": 
 FAILURE_WORDS = frozenset({"fail", "failur", "error", "wrong", "broke", "broken", "crash", "reject", "forbidden",
                             "deny", "denied", "refus", "exception"})  # fmt: skip
 """Query terms (stems) that ask about a failure, and so also ask for :data:`FAILURE_TERM`."""
+FIX_WORDS = frozenset({"fix", "resolv", "solv", "repair", "workaround"})
+"""Query terms (stems) that ask what fixed something: the calls that fixed a failure answer them."""
 COUNT_TERM = "count"
 """What a question about a number asks for besides its own words (``how many loose objects`` finds ``count: 4553``
 and ``count-objects``): tools and logs report numbers as counts."""

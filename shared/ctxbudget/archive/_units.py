@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..messages.toolpairs import not_run
+from ._fixes import Fixes
 from ._text import Tokenizer, analyze, tokenize
 
 if TYPE_CHECKING:
@@ -134,6 +135,8 @@ class UnitTable:
         self._last_call: int | None = None  # unit of the call (or result) archived last, while no text followed
         self._unrun: dict[str, dict[int, frozenset[str]]] = {}  # tool -> calls that never ran -> their words
         self._retry_of: dict[int, int] = {}  # a retry whose result is not archived yet -> the call it re-runs
+        self.fixes = Fixes(RETRY_OVERLAP)
+        """Which calls fixed a failed call (:mod:`ctxbudget.archive._fixes`)."""
 
     def __len__(self) -> int:
         """Units so far."""
@@ -180,6 +183,17 @@ class UnitTable:
                 unit = self._new_unit()
         return [*placed, self._at(unit, message.id, text)]
 
+    def indexed(self, unit_id: int) -> None:
+        """The index counted a new part of ``unit_id``: once it holds its call and its result, settle its fix links.
+
+        The call's words are its part's terms, as counted (nothing is tokenized again).
+        """
+        unit = self.units[unit_id]
+        result = unit.parts.get(unit.result) if unit.result is not None else None
+        said = next((part for key, part in unit.parts.items() if "#call:" in key), None)
+        if unit.call is not None and result is not None and said is not None:
+            self.fixes.settle(unit_id, unit.call.name, frozenset(said.counts), result.entry)
+
     def _reads_out(self, unit_id: int, text: str) -> bool:
         """Whether ``text`` reads out the value ``unit_id``'s call returned.
 
@@ -223,6 +237,7 @@ class UnitTable:
         text = call_text(call)
         result = self.units[unit].result
         known = self.units[unit].parts.get(result) if result is not None else None
+        self.fixes.called(unit)
         if known is not None and self._wait(unit, known.entry):
             return self._at(unit, key, text, call)  # it never ran either: it waits, and is no retry
         waiting = self._unrun.get(call.name)

@@ -23,6 +23,12 @@ How it ranks:
   phrase earns a bonus (the summed weight of its words). A question about a failure ("why did django.setup fail")
   moves most of its failure words' weight to the failed outcome: the word ``FAIL`` in a script that ran cleanly is
   not the failure asked about.
+* **Links** (:mod:`ctxbudget.archive._phrases`, :mod:`ctxbudget.archive._fixes`): a run of query words joined by
+  operators or quoted in backticks (``_separable = True``) earns the summed weight of its terms where it occurs as
+  written. A long form an archived text defined an abbreviation for (``Dallas/Fort Worth (DFW)``) also asks for the
+  short form, and a unit scores the better of the two forms, not both. A question about a fix ("what was installed
+  to fix django.setup") credits each call that fixed a failure (between the failed call and a re-run that got past
+  it) with the failure's score.
 * **Cost.** :meth:`ArchiveIndex.add` tokenizes one entry once (O(its text)) and touches no other entry.
   :meth:`ArchiveIndex.search` reads at most :data:`~ctxbudget.archive._text.MAX_QUERY_CHARS` of the query and
   scores at most :data:`~ctxbudget.archive._text.MAX_QUERY_TERMS` distinct terms; phrase matching and excerpts scan
@@ -46,17 +52,21 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ._hits import EXCERPT_CHARS, MAX_K, QUERY_ECHO_CHARS, ArchiveHit, check_search_args, excerpt, fit_text, render_hits
+from ._phrases import Abbreviation, Abbreviations, add_best_forms, code_phrases
 from ._text import (
     FAILURE_TERM,
     FAILURE_WORDS,
+    FIX_WORDS,
     MAX_QUERY_TERMS,
     ROLE_TERMS,
     STOPWORDS,
     Tokenizer,
+    analyze,
+    cap_query,
     failed,
     negation,
     phrase_pattern,
@@ -102,6 +112,8 @@ at most: a related form counts half."""
 FAILURE_SHARE = 0.75
 """The share of a failure word's weight (``fail``, ``error``) a query moves to
 :data:`~ctxbudget.archive._text.FAILURE_TERM`: the word also occurs in code, logs and talk that report no failure."""
+FIX_LINK = 1.0
+"""The share of a failure's score that a call which fixed it adds, for a question about a fix."""
 CALL_CHARS = 300
 """Most characters of a call shown in :attr:`ArchiveHit.call`."""
 
@@ -125,6 +137,7 @@ class ArchiveIndex:
         self._units = self._table.units
         self._postings: dict[str, dict[int, int]] = {}
         self._total_length = 0
+        self._abbreviations = Abbreviations(tokenizer)
 
     def __len__(self) -> int:
         """Entries indexed so far."""
@@ -142,6 +155,8 @@ class ArchiveIndex:
         for placed in self._table.place(entry):
             counts = self._terms(entry) if placed.call is None else term_counts(self._tokenizer(placed.text))
             self._put(placed.unit, placed.key, entry, placed.text, counts)
+            self._table.indexed(placed.unit)
+            self._abbreviations.learn(placed.text)
 
     def _terms(self, entry: ArchiveEntry) -> Counter[str]:
         """Term counts of an entry's text and of its labels (source, author or tool name).
@@ -210,8 +225,13 @@ class ArchiveIndex:
             InvalidPolicyError: ``query`` is not a non-empty str, or ``k`` is not an int in 1..100.
         """
         check_search_args(query, k)
-        weights = self._weights(query_terms(query, self._tokenizer))
-        ranked = self._rank(self._scores(weights), query, weights, k)
+        terms = query_terms(query, self._tokenizer)
+        weights = self._weights(terms)
+        groups = self._abbreviated(terms, weights)
+        scores = self._scores(weights, groups)
+        if FIX_WORDS.intersection(terms):
+            self._credit_fixes(scores)
+        ranked = self._rank(scores, query, weights, k)
         return [self._hit(unit, score, weights) for score, unit in ranked]
 
     def _weights(self, terms: list[str]) -> dict[str, float]:
@@ -239,13 +259,49 @@ class ArchiveIndex:
         df = len(self._postings[term])
         return math.log(1.0 + (len(self._units) - df + 0.5) / (df + 0.5))
 
-    def _scores(self, weights: dict[str, float]) -> dict[int, float]:
+    def _credit_fixes(self, scores: dict[int, float]) -> None:
+        """Credit each call that fixed a failure with :data:`FIX_LINK` of the failure's score.
+
+        A question about a fix ("what was installed to fix django.setup") names the failure, not the fix, which
+        shares no word with it (:mod:`ctxbudget.archive._fixes` links the two).
+        """
+        fixed_by = self._table.fixes.fixed_by
+        credit: dict[int, float] = {}
+        for failure in fixed_by.keys() & scores.keys():
+            for fix in fixed_by[failure]:
+                credit[fix] = max(credit.get(fix, 0.0), FIX_LINK * scores[failure])
+        for fix, score in credit.items():
+            scores[fix] = scores.get(fix, 0.0) + score
+
+    def _abbreviated(self, terms: list[str], weights: dict[str, float]) -> list[Abbreviation]:
+        """Each abbreviation the archive defined whose long form the query holds (see :class:`Abbreviations`).
+
+        The short form joins ``weights`` (unless the query names it itself) at its own idf, at most the long form's
+        weight: ``from Dallas`` asks for ``DFW`` no more than for the name asked. Within the cap on query terms.
+        """
+        groups = []
+        for long, short in self._abbreviations.asked(terms):
+            if short not in self._postings:
+                continue
+            if short not in weights:
+                if len(weights) >= MAX_QUERY_TERMS:
+                    continue
+                weights[short] = min(self._idf(short), sum(weights.get(word, 0.0) for word in long))
+            groups.append((long, short))
+        return groups
+
+    def _scores(self, weights: dict[str, float], groups: Sequence[Abbreviation] = ()) -> dict[int, float]:
+        """BM25 per unit; a long form and its short form are one concept: a unit scores the better of the two."""
         average = (self._total_length / len(self._units) if self._units else 1.0) or 1.0
+        grouped = {term for long, short in groups for term in (*long, short)}
         scores: dict[int, float] = {}
+        apart: dict[str, dict[int, float]] = {}
         for term, idf in weights.items():
+            into = apart.setdefault(term, {}) if term in grouped else scores
             for unit, tf in self._postings[term].items():
                 norm = K1 * (1.0 - B + B * self._units[unit].length / average)
-                scores[unit] = scores.get(unit, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm)
+                into[unit] = into.get(unit, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm)
+        add_best_forms(scores, apart, groups)
         return scores
 
     def _rank(self, scores: dict[int, float], query: str, weights: dict[str, float], k: int) -> list[tuple[float, int]]:
@@ -258,12 +314,15 @@ class ArchiveIndex:
         bonus = 0.0
         if phrase is not None:
             bonus = sum(weights.get(stem(word), 0.0) for word in phrase[0] if word not in STOPWORDS)
+        codes = [(self._phrase_weight(span, weights), pattern) for span, pattern in code_phrases(cap_query(query))]
+        codes = [(weight, pattern) for weight, pattern in codes if weight > 0]
+        most = bonus + sum(weight for weight, _ in codes)
         ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
         ranked: list[tuple[float, int]] = []
         floor: list[float] = []  # min-heap of the k best final scores so far
         shown: set[str | int] = set()  # handles and texts already ranked
         for found, score in ordered:
-            if len(floor) == k and score + bonus < floor[0]:
+            if len(floor) == k and score + most < floor[0]:
                 break
             unit = self._ran(found)
             primary = self._units[unit].primary(weights)
@@ -272,12 +331,18 @@ class ArchiveIndex:
                 continue
             shown.update((primary.entry.handle, primary.digest))
             final = score
-            if bonus and phrase is not None and any(phrase[1].search(p.text.lower()) for p in self._parts(unit)):
+            texts = [part.text.lower() for part in self._parts(unit)] if most else []
+            if bonus and phrase is not None and any(phrase[1].search(text) for text in texts):
                 final += bonus
+            final += sum(weight for weight, pattern in codes if any(pattern.search(text) for text in texts))
             ranked.append((final, unit))
             (heapq.heappushpop if len(floor) == k else heapq.heappush)(floor, final)
         ranked.sort(key=lambda pair: (-pair[0], pair[1]))
         return ranked[:k]
+
+    def _phrase_weight(self, span: str, weights: dict[str, float]) -> float:
+        """A code phrase's bonus: the summed weight of its distinct terms (``_separable = True``: both words')."""
+        return sum(weights.get(term, 0.0) for term in dict.fromkeys(analyze(self._tokenizer(span))))
 
     def _ran(self, unit_id: int) -> int:
         """The unit whose call ran in place of ``unit_id``'s (itself, unless its call never ran and was re-run)."""
