@@ -19,6 +19,8 @@ the failures still waiting (at most the last :data:`MAX_FIX_CALLS` + 1 calls), n
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..messages.toolpairs import not_run
@@ -44,17 +46,18 @@ def failure_signature(text: str) -> str | None:
     1`` first; a traceback's exception last); a failure word inside it (a file's ``return fmt.Errorf(...)``, a
     log line) is content, not the call failing.
     """
-    lines = [line.strip() for line in _edges(text) if line.strip()]
-    lines = lines[:EDGE_LINES] + lines[max(EDGE_LINES, len(lines) - EDGE_LINES) :]
-    failing = [line for line in lines if failed(line)]
+    head = _edge(text[:EDGE_CHARS].split("\n"))
+    tail = _edge(reversed(text[-EDGE_CHARS:].split("\n")))[::-1]
+    if len(text) <= EDGE_CHARS:  # one piece: its edges may overlap
+        lines = [line.strip() for line in text.split("\n") if line.strip()]
+        head, tail = lines[:EDGE_LINES], lines[max(EDGE_LINES, len(lines) - EDGE_LINES) :]
+    failing = [line for line in (*head, *tail) if failed(line)]
     return failing[-1] if failing else None
 
 
-def _edges(text: str) -> list[str]:
-    """The first and last :data:`EDGE_LINES` non-blank lines' worth of ``text`` (a huge output is not split whole)."""
-    if len(text) <= 2 * EDGE_CHARS:
-        return text.split("\n")
-    return [*text[:EDGE_CHARS].split("\n")[:-1], *text[-EDGE_CHARS:].split("\n")[1:]]
+def _edge(lines: Iterable[str]) -> list[str]:
+    """The first :data:`EDGE_LINES` non-blank ``lines``, stripped."""
+    return list(itertools.islice((line.strip() for line in lines if line.strip()), EDGE_LINES))
 
 
 class Fixes:

@@ -36,8 +36,12 @@ _BACKTICKS = re.compile(r"`([^`\n]{3,120})`")
 _WORDY = re.compile(r"\w")
 _EDGE_BEFORE = r"(?<![^\W_])"
 _EDGE_AFTER = r"(?![^\W_])"
-_DEFINED = re.compile(rf"((?:[A-Z][\w'.-]*[ /]){{1,{MAX_ABBREVIATION_WORDS}}})\(([A-Z][A-Z0-9]{{1,5}})\)")
-"""Up to four capitalized words, a space, and an upper-case short form in parentheses: ``Los Angeles (LAX)``."""
+_DEFINED = re.compile(rf"(?<![\w'.-])((?:[A-Z][\w'.-]*[ /]){{1,{MAX_ABBREVIATION_WORDS}}})\(([A-Z][A-Z0-9]{{1,5}})\)\Z")
+"""Up to four capitalized words, a space, and an upper-case short form in parentheses: ``Los Angeles (LAX)``, at the
+end of the text searched (the look-back before one code)."""
+_CODE = re.compile(r"\([A-Z][A-Z0-9]{1,5}\)")
+_LOOKBACK = 160
+"""Characters before a code in parentheses searched for its long form."""
 
 
 def code_phrases(query: str) -> list[tuple[str, re.Pattern[str]]]:
@@ -72,7 +76,10 @@ def abbreviations(text: str) -> list[tuple[str, str]]:
     ``fort worth``.
     """
     found = []
-    for match in _DEFINED.finditer(text):
+    for code in _CODE.finditer(text):  # a code in parentheses is rare: look back from each one only
+        match = _DEFINED.search(text, max(0, code.start() - _LOOKBACK), code.end())
+        if match is None:
+            continue
         short = match.group(2)
         words = match.group(1).split()
         start = next((i for i in range(len(words) - 1, -1, -1) if words[i][0] == short[0]), None)
