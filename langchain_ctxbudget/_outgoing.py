@@ -9,6 +9,7 @@ request-time tool edits (``exclude_tools``, ``clear_tool_inputs``, ``placeholder
 from __future__ import annotations
 
 from ctxbudget import BuiltRequest
+from ctxbudget.messages import Message, MessageSequence
 from ctxbudget.messages.tokens import TokenCounter
 from langchain_core.messages import BaseMessage
 
@@ -20,7 +21,33 @@ from .convert import MessageConverter
 __all__ = ["outgoing_messages"]
 
 
+def _unchanged(view: ThreadView, built: BuiltRequest) -> tuple[Message, ...] | None:
+    """The messages ``built`` sends before the view's history, when it sends that history as it is, else ``None``.
+
+    O(those messages): the request's history window is the list and length the view knows it mirrors (see
+    :attr:`ThreadView.synced`), with nothing after it (no synthetic result or notice).
+    """
+    sent, synced = built.messages, view.synced
+    if synced is None or not isinstance(sent, MessageSequence) or sent.tail:
+        return None
+    history, length = sent.history_window()
+    if history is not synced[0] or length != synced[1] or length != len(view.msgs):
+        return None
+    return sent.prefix
+
+
 def _messages(view: ThreadView, built: BuiltRequest, converter: MessageConverter) -> list[BaseMessage]:
+    prefix_messages = _unchanged(view, built)
+    if prefix_messages is not None:
+        if view.session.system_prompt:  # the session's copy of the agent's system prompt (see below)
+            prefix_messages = prefix_messages[1:]
+        if not prefix_messages and not view.system_at:
+            return list(view.lc)
+        head = [sent_summary(m) or converter.to_langchain(m) for m in prefix_messages]
+        if not any(is_summary(m) for m in head):
+            return [*head, *view.body()]
+        body = view.body()
+        return [*fold_summary([*head, *body[:1]]), *body[1:]]
     sent = built.messages
     if view.session.system_prompt:
         # The session's copy of the agent's system prompt, always first when it has one: the agent sends its own

@@ -116,6 +116,13 @@ class ThreadView:
         self.tool_key: tuple[int, ...] = ()
         self.changed = False
         """Whether the session's history ever differed from the state's messages (compaction, bounding)."""
+        self.synced: tuple[list[Message], int] | None = None
+        """``(list, n)``: ``msgs`` is, object for object, the first ``n`` messages of that list of the session's live
+        history. The session only ever appends to such a list or swaps it for a new one, so while a request reads
+        the same list and length, ``msgs`` is its history without comparing them (``None``: not known)."""
+        live = session.conversation.live.messages
+        if not live:
+            self.synced = (live, 0)
         forwarder.attach(session)
 
     def extends(self, messages: Sequence[BaseMessage]) -> bool:
@@ -172,10 +179,17 @@ class ThreadView:
             self.ids.append(slim.id)
             converted.append(message)
         self.msgs.extend(body)
+        live = self.session.conversation.live.messages  # the list itself: its tail is read, never a copy of it
+        synced, before = self.synced, len(live)
         self.session.add(*converted)
-        history = self.session.history
-        if any(a is not b for a, b in zip(history[len(history) - len(body) :], body, strict=True)):
+        live = self.session.conversation.live.messages
+        tail = live[len(live) - len(body) :]
+        if len(tail) != len(body) or any(a is not b for a, b in zip(tail, body, strict=True)):
             self.absorb()  # the session bounded an oversized output on arrival: persist the bounded version
+        elif synced is not None and synced[0] is live and synced[1] == before == len(live) - len(body):
+            self.synced = (live, len(live))
+        else:
+            self.synced = None
 
     def absorb(self) -> None:
         """Diff the session's history against the state view and queue the removals and replacements."""
@@ -193,6 +207,8 @@ class ThreadView:
                 self.pending.replaced[message.id] = self.converter.to_langchain(message)
         body = [self.pending.replaced.get(m.id) or self.converter.to_langchain(m) for m in history]
         self.msgs = history
+        current = self.session.conversation.live.messages  # ``history`` is a copy of it
+        self.synced = (current, len(current))
         self.cleared = cleared_results(history)
         self._apply(body)
         session = self.session

@@ -50,8 +50,18 @@ class EventForwarder:
         self._lock = threading.Lock()
 
     def attach(self, session: ContextSession) -> Callable[[], None]:
-        """Start buffering ``session``'s events; returns the unsubscribe function."""
-        return session.subscribe(self.record)
+        """Start buffering ``session``'s events of the forwarded types; returns the unsubscribe function.
+
+        One subscription per forwarded type, not one for every event: a type nobody forwards (``context_update``,
+        by default) is then not even built by the session, which skips it on the per-message path.
+        """
+        unsubscribes = [session.subscribe(self.record, event_type) for event_type in sorted(self.types)]
+
+        def unsubscribe() -> None:
+            for undo in unsubscribes:
+                undo()
+
+        return unsubscribe
 
     def record(self, event: Event) -> None:
         """Buffer one event (a session listener)."""
@@ -66,6 +76,8 @@ class EventForwarder:
 
     def flush(self, config: RunnableConfig | None = None) -> list[Event]:
         """Dispatch buffered events into the current run (sync); returns them."""
+        if not self._buffer:  # the common case: nothing to dispatch, so no config to look up
+            return []
         events = self._take()
         active = ensure_config(config)
         if events and _in_run(active):
@@ -75,6 +87,8 @@ class EventForwarder:
 
     async def aflush(self, config: RunnableConfig | None = None) -> list[Event]:
         """Dispatch buffered events into the current run (async); returns them."""
+        if not self._buffer:
+            return []
         events = self._take()
         active = ensure_config(config)
         if events and _in_run(active):

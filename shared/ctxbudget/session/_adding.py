@@ -133,11 +133,13 @@ class MessageIntake(SessionCore):
             # leading system block, in the order it arrived, and is never compacted away.
             self.conversation.add_system(message)
             return
+        size = None
         if message.role == "tool" and self.policy.bound_tool_outputs_on_add:
-            message = self._bound_on_arrival(message)
-        self.conversation.append(message)
+            message, size = self._bound_on_arrival(message)
+        self.conversation.append(message, size)
 
-    def _bound_on_arrival(self, message: Message) -> Message:
+    def _bound_on_arrival(self, message: Message) -> tuple[Message, int]:
+        """``message``, bounded when over the tool-output limit, and its count (the history takes it as counted)."""
         limit = self.policy.tool_output_limit(self.max_tokens)
         before = self.counter.count_message(message)
         if (
@@ -145,7 +147,7 @@ class MessageIntake(SessionCore):
             or message.metadata.get("pinned") is True
             or self.conversation.original_of(message) is not None
         ):
-            return message
+            return message, before
         handle = self.archive.put_message(message, "bounded")
         text = excerpt(message.text, max_tokens=limit, counter=self.counter, handle=handle)
         bounded = message.model_copy(update={"content": text, "metadata": {**message.metadata, ARCHIVE_META: handle}})
@@ -160,7 +162,7 @@ class MessageIntake(SessionCore):
                 tokens_after=after,
             )
         )
-        return bounded
+        return bounded, after
 
     def sync(self, messages: Sequence[Message]) -> None:
         """Make the live history equal ``messages`` (a framework's view of the conversation).

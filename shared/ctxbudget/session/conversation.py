@@ -185,21 +185,21 @@ class Conversation:
         self._system_extras.append(message)
         self._invalidate_prefix()
 
-    def append(self, message: Message) -> None:
+    def append(self, message: Message, size: int | None = None) -> None:
         """Append a registered (and, for tool outputs, already bounded) message to the live history.
 
         Takes the goal from the first user message that asks for something (until one does, from the first user
-        message) and remembers messages added pinned.
+        message) and remembers messages added pinned. ``size``: its count, when the caller has it (else counted).
         """
         if message.metadata.get("pinned") is True:
             self._pinned_ids.add(message.id)
         self._goal.arrived(message)
-        self.append_known(message)
+        self.append_known(message, size)
 
-    def append_known(self, message: Message) -> None:
-        """Append a message the conversation already knows (re-appended after a rebuild)."""
+    def append_known(self, message: Message, size: int | None = None) -> None:
+        """Append a message the conversation already knows (re-appended after a rebuild); ``size``: its count."""
         self._goal.appended(message)
-        unsent = self.live.append(message)
+        unsent = self.live.append(message, size)
         if unsent is not None and unsent.message.id not in self._unsent_ids:
             self._unsent_ids.add(unsent.message.id)
             self._on_unsent(unsent)

@@ -1,0 +1,106 @@
+"""The per-model-call path with nothing to compact: what it builds, counts and sends (behaviour, not speed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxbudget.compaction.policy import CompactionPolicy
+from ctxbudget.messages import Message, ToolCall
+from ctxbudget.messages.tokens import TiktokenCounter
+from ctxbudget.session import ContextSession
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langchain_ctxbudget import ContextBudgetMiddleware, StrictFakeChatModel, ToolLoop, from_langchain
+from langchain_ctxbudget.events import EventForwarder
+
+from .conftest import agent_with
+
+
+class CountingCounter(TiktokenCounter):
+    """Exact counts, and how many times each message id was counted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counted: dict[str, int] = {}
+
+    def count_message(self, message: Message) -> int:
+        self.counted[message.id] = self.counted.get(message.id, 0) + 1
+        return super().count_message(message)
+
+
+def _sent(model: StrictFakeChatModel, index: int) -> list[Any]:
+    """The request's messages after the agent's system message, as (id, type, text) triples."""
+    return [(m.id, m.type, m.text) for m in model.requests[index].messages[1:]]
+
+
+def test_a_tool_output_is_counted_once_on_arrival_and_its_size_is_exact() -> None:
+    counter = CountingCounter()
+    session = ContextSession(max_tokens=100_000, counter=counter)
+    session.add(Message(role="user", content="find it", id="u"))
+    session.add(Message(role="assistant", tool_calls=(ToolCall(id="c1", name="grep", args={"q": "x"}),), id="a"))
+    session.add(Message(role="tool", tool_call_id="c1", name="grep", content="line\n" * 2_000, id="t"))
+    assert counter.counted["t"] == 1  # bounding on arrival counts it; the history takes that count
+    live = session.conversation.live
+    assert live.sizes[-1] == TiktokenCounter().count_message(live.messages[-1])
+
+
+def test_a_bounded_tool_output_is_sized_as_bounded() -> None:
+    policy = CompactionPolicy(max_tool_output_tokens=200)
+    session = ContextSession(max_tokens=100_000, policy=policy)
+    session.add(Message(role="user", content="find it", id="u"))
+    session.add(Message(role="assistant", tool_calls=(ToolCall(id="c1", name="grep", args={}),), id="a"))
+    session.add(Message(role="tool", tool_call_id="c1", content="word " * 5_000, id="t"))
+    live = session.conversation.live
+    bounded = live.messages[-1]
+    assert bounded.text != "word " * 5_000
+    assert live.sizes[-1] == TiktokenCounter().count_message(bounded)
+    assert live.tokens == sum(TiktokenCounter().count_message(m) for m in live.messages)
+
+
+def test_the_forwarder_subscribes_only_to_the_types_it_forwards() -> None:
+    session = ContextSession(max_tokens=10_000)
+    forwarder = EventForwarder()
+    unsubscribe = forwarder.attach(session)
+    assert not session.events.wants("context_update")  # so the session does not build it on every message
+    assert session.events.wants("context_compacted")
+    unsubscribe()
+    assert not session.events.wants("context_compacted")
+
+    chatty = EventForwarder(frozenset({"context_update"}))
+    chatty.attach(session)
+    session.add(Message(role="user", content="hello", id="u"))
+    assert [event.type for event in chatty.flush()] == ["context_update"]
+    assert chatty.flush() == []
+
+
+def test_every_call_sends_the_state_as_it_is_when_nothing_is_compacted() -> None:
+    model = StrictFakeChatModel(max_input_tokens=1_000_000, respond=ToolLoop("lookup", parallel=2))
+    middleware = ContextBudgetMiddleware()
+    agent = agent_with(model, middleware, checkpointer=InMemorySaver())
+    config: dict[str, Any] = {"configurable": {"thread_id": "plain"}}
+    for turn in range(4):
+        agent.invoke({"messages": [HumanMessage(f"question {turn}")]}, config)
+        state = agent.get_state(config).values["messages"]
+        # the last request carried every state message but the final reply, in order, as the state holds them
+        assert _sent(model, -1) == [(m.id, m.type, m.text) for m in state[:-1]]
+    view = middleware._views.get("plain")
+    assert view is not None
+    assert view.synced is not None  # the view knows its messages are the session's history, list and length
+
+
+def test_a_history_changed_behind_the_view_is_compared_again_not_assumed() -> None:
+    model = StrictFakeChatModel(max_input_tokens=1_000_000, respond=ToolLoop("lookup"))
+    middleware = ContextBudgetMiddleware()
+    agent = agent_with(model, middleware, checkpointer=InMemorySaver())
+    config: dict[str, Any] = {"configurable": {"thread_id": "behind"}}
+    agent.invoke({"messages": [HumanMessage("first question")]}, config)
+    session = middleware.session("behind")
+    assert session is not None
+    session.add(Message(role="user", content="added to the session directly", id="direct"))
+    agent.invoke({"messages": [HumanMessage("second question")]}, config)
+    view = middleware._views.get("behind")
+    assert view is not None
+    assert view.synced is None  # the session's list grew behind it: the next request is compared, not assumed
+    sent = [from_langchain(m.model_copy()).text for m in model.requests[-1].messages]
+    assert "added to the session directly" in sent  # what the session holds is what is sent, as before
