@@ -86,7 +86,7 @@ TAU_BENCH_PROBES: tuple[tuple[ProbeKind, str, str, Where], ...] = (
     ("constraint", "refund to the original payment method", "refund original payment", "user"),
     ("artifact", "281 Spruce Street", "user address", "tool"),
     ("artifact", "omar.davis7857@example.com", "user email", "tool"),
-    ("artifact", '"last_four": "7803"', "credit card last four", "tool"),
+    ("artifact", "7803", "credit card last four", "tool"),  # the value, however a summary writes its field
     ("artifact", "LQ940Q", "reservation LQ940Q", "tool"),
     ("command", '"expression":"(1859 - 140) * 2', "calculate savings", "assistant"),
     (
@@ -96,7 +96,7 @@ TAU_BENCH_PROBES: tuple[tuple[ProbeKind, str, str, Where], ...] = (
         "assistant",
     ),
     ("figure", "23553.0", "total savings", "tool"),
-    ("figure", '"price": 1859', "business price", "tool"),
+    ("figure", "1859", "business price", "tool"),
     ("decision", "I will proceed with downgrading all your reservations", "downgrade all reservations", "assistant"),
     ("decision", "processing the refunds to the original payment methods", "refunds plan", "assistant"),
 )

@@ -23,6 +23,8 @@ from ctxbudget import (
     find_tool_pair_problems,
 )
 from ctxbudget.compaction import ARCHIVE_META
+from ctxbudget.compaction._json_fields import MAX_FIELDS
+from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.salience import failure_line
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
 from ctxbudget.errors import InvalidMessageError
@@ -270,26 +272,50 @@ def test_a_tool_result_failed_only_when_its_structure_says_so(text: str, metadat
         assert expected in line
 
 
-def test_ids_amounts_and_emails_in_a_json_tool_record_reach_the_ledger() -> None:
-    call = ToolCall(id="u", name="get_user_details", args={"user_id": "omar_davis_3817"})
-    record = {
-        "name": {"first": "Omar", "last": "Davis"},
-        "email": "omar.davis7857@example.com",
-        "address": {"address1": "281 Spruce Street", "city": "Los Angeles"},
-        "payment_methods": [{"source": "credit_card", "last_four": "7803"}],
-        "membership": "gold",
-    }
+def _one_lookup(call: ToolCall, record: object) -> str:
     messages = (
         Message(role="assistant", tool_calls=(call,)),
-        Message(role="tool", tool_call_id="u", content=json.dumps(record)),
+        Message(role="tool", tool_call_id=call.id, content=json.dumps(record)),
     )
-    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
-    for expected in ('"last_four": "7803"', "omar.davis7857@example.com", "281 Spruce Street"):
-        assert expected in summary
-    assert "Los Angeles" not in summary  # a plain word value carries no id, amount or number
+    return ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
 
 
-def test_a_column_of_a_json_list_is_one_item_so_the_records_own_fields_reach_the_ledger() -> None:
+def _bullets_naming(summary: str, text: str) -> list[str]:
+    return [line for line in summary.splitlines() if line.startswith("- ") and text in line]
+
+
+def test_a_json_record_is_one_bullet_beside_its_call_with_its_ids_amounts_emails_and_title() -> None:
+    call = ToolCall(id="u", name="get_issue", args={"id": "ENT-212"})
+    record = {
+        "identifier": "ENT-212",
+        "title": "Entire explain improvements",
+        "assignee": {"email": "alex@entire.io", "name": "Alex Ong"},
+        "address": {"address1": "281 Spruce Street", "city": "Los Angeles"},
+        "payment_methods": {"credit_card_7803": {"id": "credit_card_7803", "last_four": "7803"}},
+        "labels": [{"name": "cli"}, {"name": "ux"}],
+        "createdAt": "2026-02-04T00:08:10.616Z",
+        "estimate": 3,
+    }
+    summary = _one_lookup(call, record)
+    bullets = _bullets_naming(summary, "get_issue")
+    assert len(bullets) == 1, summary  # one lookup, one bullet: not a bullet per field
+    (bullet,) = bullets
+    for expected in (
+        "identifier=ENT-212",
+        "title=Entire explain improvements",  # the record's own title, though it holds no digit
+        "email=alex@entire.io",
+        "address1=281 Spruce Street",  # a nested record's field by its own name
+        "credit_card_7803.last_four=7803",  # a map keyed by ids names each record; its id is not repeated
+        "estimate=3",
+    ):
+        assert expected in bullet
+    assert "credit_card_7803.id" not in bullet
+    for plain in ("Los Angeles", "Alex Ong", "name=cli"):  # plain words of nested records and lists
+        assert plain not in summary
+    assert bullet.index("estimate") < bullet.index("createdAt")  # timestamps last
+
+
+def test_a_column_of_a_json_list_lists_its_ids_and_samples_its_numbers() -> None:
     call = ToolCall(id="o", name="get_order_details", args={"order_id": "#W2611340"})
     record = {
         "order_id": "#W2611340",
@@ -299,15 +325,24 @@ def test_a_column_of_a_json_list_is_one_item_so_the_records_own_fields_reach_the
         "payment_history": [{"amount": 331.25, "method": "gift_card_1234"}, {"amount": -40.5, "method": "refund"}],
         "fulfillments": {"tracking_id": "1Z6682230637", "carrier": "UPS"},
     }
-    messages = (
-        Message(role="assistant", tool_calls=(call,)),
-        Message(role="tool", tool_call_id="o", content=json.dumps(record)),
-    )
-    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
-    for expected in ('"order_id": "#W2611340"', '"tracking_id": "1Z6682230637"', '"amount": 331.25', '"amount": -40.5'):
-        assert expected in summary  # a key with a few values keeps each
-    assert '"price": 10.5 (1 of 30)' in summary  # 30 line-item prices: the first, and how many there are
-    assert '"price": 17.75' not in summary
+    (bullet,) = _bullets_naming(_one_lookup(call, record), "get_order_details")
+    for expected in ("order_id=#W2611340", "tracking_id=1Z6682230637", "amount=[331.25, -40.5]"):
+        assert expected in bullet  # a key with a few values keeps each
+    assert "price=10.5 (1 of 30)" in bullet  # 30 line-item prices: the first, and how many there are
+    assert "17.75" not in bullet
+    assert "item_id=[9000, 9001, 9002, 9003, 9004, 9005, 9006, 9007] (+22 more)" in bullet  # ids name things
+    assert len(bullet) < 600
+
+
+def test_a_wide_record_shows_its_first_fields_and_a_line_of_it_says_how_many_it_left_out() -> None:
+    call = ToolCall(id="w", name="get_wide", args={})
+    record = {f"field_{i}": f"value-{i:04d}-{'x' * 20}" for i in range(60)}
+    (bullet,) = _bullets_naming(_one_lookup(call, record), "get_wide")
+    assert 0 < bullet.count("=value-") <= MAX_FIELDS  # the archived original holds them all
+    (line,) = output_items(json.dumps(record), "get_wide")  # a record without its call: one line, counted
+    shown = line.text.count("=value-")
+    assert 0 < shown < 60
+    assert line.text.endswith(f"(+{60 - shown} more fields)")
 
 
 def test_a_later_value_of_the_same_fact_supersedes_the_earlier_one() -> None:

@@ -28,6 +28,10 @@ HARNESS = (
     "[request interrupted by user",
     "this session is being continued from a previous conversation",
 )
+WRAPPERS = ("<persisted-output>", "<tool_use_error>", "file created successfully at", "output too large (")
+"""Harness text that must not appear anywhere in a bullet (a tool's wrapper or confirmation, not a fact)."""
+JSON_FIELD = re.compile(r'^[\w.-]+: "[^"]+": ')
+"""A bullet that is one field of a tool's JSON result (``get_user_details: "zip": "80243"``): a record is one bullet."""
 PREFIXES = ("Now: ", "Asked: ", "Origin: ")
 VALUE = re.compile(r"\d|[/._@:]\w|`")
 
@@ -74,7 +78,29 @@ def test_no_fragment_duplicate_or_harness_bullet(name: str) -> None:
     duplicates = sorted({b for b in normal if normal.count(b) > 1})
     assert not duplicates, f"{name}: duplicate bullets {duplicates}"
     harness = [b for b in listed if b.lower().lstrip("*_`\"' ").startswith(HARNESS)]
+    harness += [b for b in listed if any(wrapper in b.lower() for wrapper in WRAPPERS)]
     assert not harness, f"{name}: harness text {harness}"
+    fields = [b for b in listed if JSON_FIELD.match(b)]
+    assert not fields, f"{name}: a JSON record's fields as bullets of their own {fields}"
+    same_file = same_files(files_of(summaries()[name]))
+    assert not same_file, f"{name}: one file in two bullets {same_file}"
+
+
+def files_of(summary: str) -> list[str]:
+    """The paths the Files and artifacts section's bullets start with."""
+    section = summary.split("## Files and artifacts\n", 1)[1].split("\n## ", 1)[0] if "## Files" in summary else ""
+    return [re.split(r": | \(", line[2:], maxsplit=1)[0] for line in section.splitlines() if line.startswith("- ")]
+
+
+def same_files(paths: list[str]) -> list[tuple[str, str]]:
+    """Pairs of bullets naming one file: the same path, or a relative path only one other path ends with."""
+    lowered = [p.lower() for p in paths]
+    pairs = [(p, q) for i, p in enumerate(lowered) for q in lowered[i + 1 :] if p == q]
+    for p in lowered:
+        if "/" in p and not p.startswith(("/", "~")):
+            longer = [q for q in lowered if q != p and q.endswith("/" + p)]
+            pairs += [(p, longer[0])] if len(longer) == 1 else []
+    return pairs
 
 
 def test_the_checks_themselves_catch_what_they_describe() -> None:
@@ -85,3 +111,9 @@ def test_the_checks_themselves_catch_what_they_describe() -> None:
     assert not is_fragment("ENTIRE_LOG_LEVEL=DEBUG git commit")
     assert not is_fragment("Marta from finance signs off on every invoice run.")
     assert bullets("## Task\n- Now: Fix the parser\n- Asked: why?") == ["Fix the parser", "why?"]
+    assert JSON_FIELD.match('get_user_details: "zip": "80243"')
+    assert not JSON_FIELD.match("get_user_details {} -> ok: zip=80243")
+    assert same_files(["cmd/a.go", "/u/x/cmd/a.go", "/u/x/b.go"]) == [("cmd/a.go", "/u/x/cmd/a.go")]
+    assert same_files(["src/u.py", "/a/src/u.py", "/b/src/u.py"]) == []
+    summary = "## Files and artifacts\n- /u/x/cmd/a.go: read\n- cmd/a.go (found by Grep)\n## Errors\n- e"
+    assert files_of(summary) == ["/u/x/cmd/a.go", "cmd/a.go"]

@@ -17,11 +17,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from ._artifacts import canonical_paths, merge_artifact
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS
 from .salience import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
 from .supersession import Subject, SupersessionIndex
-from .textscan import clip, informative_tokens
 
 __all__ = ["SubjectReader", "merge", "normal", "posting_keys"]
 
@@ -30,10 +30,8 @@ SubjectReader = Callable[[str], tuple[Subject, list[str]]]
 
 _SPOKEN = frozenset({*STATEMENTS, "request", "question", "decision", "finding", "task"})
 
-_OPS_SPLIT = re.compile(r" -> | — ")
 _NOT_CORE = re.compile(r"^(?:-{1,2}[\w-]+(?:=\S*)?|\d?>>?&?\S*|<\S*)$")
 """A flag (``--short``, ``-n``) or a redirection (``2>&1``, ``>/dev/null``) of a command line."""
-_COUNT = re.compile(r"^(.*?) x(\d+)$")
 _CONTAINMENT_ITEMS = 600
 """Statements past this many are deduped by exact text only (containment is checked pairwise)."""
 
@@ -186,16 +184,18 @@ def _keyed(items: list[Salient]) -> list[Salient]:
     """One bullet per key: a file's operations aggregated, a command's or call's latest outcome."""
     latest: dict[tuple[str, str], int] = {}
     out: list[Salient | None] = []
+    same_file = canonical_paths(item.key for item in items if item.kind == "artifact" and item.key)
     for item in items:
         if item.key is None or item.kind not in ("artifact", "command", "call", "error"):
             out.append(item)
             continue
-        slot = (SECTION_OF[item.kind], item.key)
+        key = same_file.get(item.key, item.key) if item.kind == "artifact" else item.key
+        slot = (SECTION_OF[item.kind], key)
         if slot in latest:
             earlier = out[latest[slot]]
             out[latest[slot]] = None
             if item.kind == "artifact" and earlier is not None:
-                item = _merge_artifact(earlier, item)  # noqa: PLW2901  # the merged bullet takes its place
+                item = merge_artifact(earlier, item, key)  # noqa: PLW2901  # the merged bullet takes its place
         latest[slot] = len(out)
         out.append(item)
     return [item for item in out if item is not None]
@@ -213,42 +213,6 @@ def posting_keys(subject: Subject) -> list[str]:
     prefixes = {f"value:{value[:_VALUE_PREFIX]}" for value in subject.values if len(value) > _VALUE_PREFIX}
     label = [f"label:{subject.label_id}"] if subject.label_id else []
     return [*subject.words, *(f"slot:{slot}" for slot in subject.slots), *prefixes, *label]
-
-
-def _merge_artifact(earlier: Salient, later: Salient) -> Salient:
-    """One bullet for a file: its operations in order (``read, edited x2``), the latest result line or failure."""
-    path = later.text.split(": ", 1)[0] if ": " in later.text else later.key or ""
-    ops = _ops(earlier.text) + _ops(later.text)
-    detail = _detail(later.text) if " -> " in later.text or not _ops(later.text) else None  # the latest state
-    counted: dict[str, int] = {}
-    for op, count in ops:
-        counted[op] = counted.get(op, 0) + count
-    shown = ", ".join(op if n == 1 else f"{op} x{n}" for op, n in counted.items())
-    text = f"{path}: {shown}" if shown else later.text
-    if detail:
-        text = f"{text} -> {detail}"
-    return replace(later, text=clip(text, 280), tokens=informative_tokens(text))
-
-
-def _ops(text: str) -> list[tuple[str, int]]:
-    """The operations of an artifact bullet ``path: read, edited x2 -> ...``; ``[]`` for an output line."""
-    if ": " not in text:
-        return []
-    head = _OPS_SPLIT.split(text.split(": ", 1)[1], maxsplit=1)[0]
-    out = []
-    for part in head.split(", "):
-        match = _COUNT.match(part)
-        op, count = (match.group(1), int(match.group(2))) if match else (part, 1)
-        if op.isalpha() and len(op) <= 10:
-            out.append((op, count))
-    return out if len(out) == len(head.split(", ")) else []
-
-
-def _detail(text: str) -> str | None:
-    """What an artifact bullet says beyond its operations: a failure, or an output line that named the file."""
-    if " -> " in text:
-        return text.split(" -> ", 1)[1]
-    return None if _ops(text) else text
 
 
 def _command_core(key: str) -> str:

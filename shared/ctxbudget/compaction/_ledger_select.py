@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from ..messages.tokens import TokenCounter
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, render_ledger
+from ._records import RECORD_CALL, record_field, tool_name
 from .salience import SalienceKind, Salient
 from .textscan import clip, scan
 
@@ -57,6 +58,8 @@ _STRONG_VALUES = frozenset(
     {"path", "money", "date", "person", "email", "url", "hostport", "host", "version", "timezone"}
 )
 _SAMPLED = re.compile(r" \(1 of \d+\)$")
+_RECORD = re.compile(r" -> ok: [\w.]+=")
+"""A call's bullet showing the record it returned (``-> ok: reservation_id=4OG6T3, ...``)."""
 _UPPER_LABEL = re.compile(r"^[A-Z][A-Z0-9 _-]{2,30}:")
 _CAUSE = re.compile(r"(?:error|exception)\b", re.IGNORECASE)
 """A failure line that names its cause (``ModuleNotFoundError: ...``, ``ERROR: No matching distribution``), not only
@@ -103,27 +106,47 @@ class Selection:
             # The section already says what they are, and the words after it are the statement itself.
             scored = [self._unlabelled(entry) for entry in scored]
         ranked = sorted(scored, key=lambda s: (-s.value / math.sqrt(max(1, s.tokens)), -s.item.order))
+        alone = self._field_costs(ranked, cap)
         kept: list[Scored] = []
         taken: set[int] = set()
+        taken_calls: set[str] = set()
         per_section: Counter[str] = Counter()
         spent: Counter[str] = Counter()
         used = 0
         # Three passes: each section first gets its share of the budget (so one kind never crowds out the others),
-        # then the best remaining items while no section holds more than half, then whatever still fits.
+        # then the best remaining items while no section holds more than half, then whatever still fits. A record's
+        # field is shown in its call's bullet when that is kept (it costs the field alone), else under the tool's
+        # name (``get_order: tracking_id=1Z66``).
         for shares in (_SHARES, _HALF, None):
             for index, entry in enumerate(ranked):
                 section = SECTION_OF[entry.item.kind]
                 if index in taken or (self.max_items is not None and per_section[section] >= self.max_items):
                     continue
-                if shares is not None and spent[section] + entry.tokens > shares.get(section, 0.0) * budget:
+                field = alone.get(index)
+                cost = field[1] if field is not None and field[0] in taken_calls else entry.tokens
+                if shares is not None and spent[section] + cost > shares.get(section, 0.0) * budget:
                     continue
-                if used + entry.tokens <= budget:
+                if used + cost <= budget:
                     kept.append(entry)
                     taken.add(index)
-                    used += entry.tokens
-                    spent[section] += entry.tokens
+                    if entry.item.kind == "call" and entry.item.text.endswith(RECORD_CALL):
+                        taken_calls.add(entry.item.text.removesuffix(RECORD_CALL))
+                    used += cost
+                    spent[section] += cost
                     per_section[section] += 1
         return kept
+
+    def _field_costs(self, ranked: list[Scored], cap: int) -> dict[int, tuple[str, int]]:
+        """The record fields among ``ranked`` (``<call> -> ok: key=value``): each one's call, and its tokens alone.
+
+        A field's own tokens (:func:`_scored`) are those of its fallback bullet, ``<tool>: key=value``.
+        """
+        out: dict[int, tuple[str, int]] = {}
+        for index, entry in enumerate(ranked):
+            field = record_field(entry.item.text) if entry.item.kind == "figure" else None
+            if field is not None:
+                out[index] = (field[0], self._size(field[1], cap)[1])
+        return out
 
     def _scored(self, given: Salient, rarity: tuple[float, float], cap: int) -> Scored:
         item = given
@@ -133,14 +156,21 @@ class Selection:
             value *= 0.5
         elif item.kind in ("command", "call") and " -> FAILED" in item.text:
             value *= 1.3
+        elif item.kind == "call" and _RECORD.search(item.text):
+            value *= 2.5  # a lookup's record (ids, amounts, names): what the next step uses, worth a command
         elif item.kind == "figure" and _SAMPLED.search(item.text):
             value *= 0.5  # one value of a column ("price": 216.03 (1 of 14)) says little about the other thirteen
-        shown, tokens = (
-            self.size(item.text, cap) if self.size is not None else bullet_size(self.counter, item.text, cap)
-        )
+        field = record_field(item.text) if item.kind == "figure" else None
+        if field is not None:  # a record's field: without its call's bullet it is shown under the tool's name
+            _, tokens = self._size(f"{tool_name(field[0])}: {field[1]}", cap)
+            return Scored(item, value, tokens)
+        shown, tokens = self._size(item.text, cap)
         if shown != item.text:
             item = replace(item, text=shown)
         return Scored(item, value, tokens)
+
+    def _size(self, text: str, cap: int) -> tuple[str, int]:
+        return self.size(text, cap) if self.size is not None else bullet_size(self.counter, text, cap)
 
     def _unlabelled(self, entry: Scored) -> Scored:
         label = _UPPER_LABEL.match(entry.item.text)

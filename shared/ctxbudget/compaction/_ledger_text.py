@@ -11,12 +11,19 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ._records import item_tokens, join_fields, split_fields
 from .memo import ReadMemo
 from .salience import SalienceKind, Salient, item_key
 from .statements import classify
-from .textscan import informative_tokens
 
-__all__ = ["LEDGER_SECTIONS", "RESOLVED", "SECTION_OF", "STATEMENTS", "parse_ledger", "render_ledger"]
+__all__ = [
+    "LEDGER_SECTIONS",
+    "RESOLVED",
+    "SECTION_OF",
+    "STATEMENTS",
+    "parse_ledger",
+    "render_ledger",
+]
 
 LEDGER_SECTIONS = (
     "Task",
@@ -115,7 +122,7 @@ def parse_ledger(summary: str | None, *, memo: ReadMemo | None = None) -> list[S
 def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
     parsed: list[tuple[SalienceKind, str]] = []
     section: str | None = None
-    for line in summary.splitlines():
+    for number, line in enumerate(summary.splitlines()):
         heading = _HEADING.match(line)
         if heading:
             name = heading.group(1).strip().rstrip(":").strip()
@@ -130,12 +137,18 @@ def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
             kind = _remembered_kind(memo, section, text)
         else:
             kind = _kind_for(section, text)
-        if kind is not None:
+        if kind in (
+            "call",
+            "command",
+            "figure",
+        ):  # a record's bullet: its fields are items again, each kept or not on its own
+            parsed.extend(split_fields(kind, text, number))
+        elif kind is not None:
             parsed.append((kind, text.removeprefix(_NOW).removeprefix(_ASKED)))
     total = len(parsed)
-    tokens_of = informative_tokens
+    tokens_of = item_tokens
     if memo is not None:  # a bullet usually stood in the summary before this one too: its tokens are known
-        tokens_of = lambda text: memo.get(("tokens", text), lambda: informative_tokens(text), len)  # noqa: E731
+        tokens_of = lambda text: memo.get(("tokens", text), lambda: item_tokens(text), len)  # noqa: E731
     return [
         Salient(kind, text, item_key(kind, text), index - total, tokens_of(text))
         for index, (kind, text) in enumerate(parsed)
@@ -152,5 +165,6 @@ def render_ledger(items: Sequence[Salient], task: Salient | None, request: Salie
         by_section[SECTION_OF[item.kind]].append(_ASKED + item.text if asked else item.text)
     if request is not None:
         by_section["Latest request"] = [request.text]
+    by_section["Commands and results"] = join_fields(by_section["Commands and results"])
     blocks = [f"## {name}\n" + "\n".join(f"- {b}" for b in bullets) for name, bullets in by_section.items() if bullets]
     return "\n".join(blocks) if blocks else "## Open items\n- (none)"

@@ -248,19 +248,22 @@ class SummaryPlanner:
             size += tokens
         return [chunk for chunk in chunks if chunk]
 
+    def saves(self, step: SummaryStep, summary: str) -> bool:
+        """``summary`` costs less than the span of ``step`` and the old summary it replaces together."""
+        goal_evicted = any(m.id == self.work.goal_id for m in self.work.out.history[: step.cut])
+        message = self.work.render_summary(summary, self.work.goal_live and not goal_evicted)
+        new_summary = self.work.counter.count_message(message) if message is not None else 0
+        old_message = self.work.render_summary(self.work.out.summary, self.work.goal_live)
+        old_summary = self.work.counter.count_message(old_message) if old_message is not None else 0
+        return new_summary < old_summary + sum(self.work.sizes[: step.cut])
+
     def apply_summary(self, step: SummaryStep, summary: str, tier: str) -> bool:
         """Replace the span of ``step`` with ``summary`` in the working copy, if that makes the request smaller.
 
         A summary that costs at least as much as the span and the old summary together is not applied (a short
         history is better kept verbatim); the tier is then recorded as ``<tier>-skipped`` and False returned.
         """
-        before = self.work.total()
-        goal_evicted = any(m.id == self.work.goal_id for m in self.work.out.history[: step.cut])
-        message = self.work.render_summary(summary, self.work.goal_live and not goal_evicted)
-        new_summary = self.work.counter.count_message(message) if message is not None else 0
-        old_message = self.work.render_summary(self.work.out.summary, self.work.goal_live)
-        old_summary = self.work.counter.count_message(old_message) if old_message is not None else 0
-        if before - old_summary - sum(self.work.sizes[: step.cut]) + new_summary >= before:
+        if not self.saves(step, summary):
             self.work.out.tiers.append(f"{tier}-skipped")
             return False
         self.work.archive_span(0, step.cut, "summarized", summarized=True)

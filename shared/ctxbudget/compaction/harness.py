@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONTINUATION_PREFIXES", "HARNESS_PREFIXES", "is_continuation_summary", "strip_harness"]
+__all__ = [
+    "CONTINUATION_PREFIXES",
+    "HARNESS_PREFIXES",
+    "is_continuation_summary",
+    "persisted_output",
+    "strip_harness",
+]
 
 _BLOCK_TAGS = (
     "system-reminder",
@@ -52,6 +58,26 @@ CONTINUATION_PREFIXES = (
 """How a harness's own continuation summary (Claude Code's, after its compaction) starts."""
 
 
+_PERSISTED = re.compile(
+    r"\A\s*<persisted-output>\s*\n(?:Output too large \(([^)\n]{1,40})\)\. )?Full output saved to: ([^\n]{1,500})\n"
+    r"(?:\s*Preview[^\n]{0,80}:\n)?"
+)
+
+
+def persisted_output(text: str) -> tuple[str, str] | None:
+    """A result the harness saved to a file (Claude Code's ``<persisted-output>``): what it says, and its preview.
+
+    ``("output (20.5KB) saved to /path", "<the preview's text>")``; ``None`` for any other text.
+    """
+    match = _PERSISTED.match(text) if text.lstrip().startswith("<persisted-output>") else None
+    if match is None:
+        return None
+    size = f" ({match.group(1)})" if match.group(1) else ""
+    preview = text[match.end() :]
+    end = preview.rfind("</persisted-output>")
+    return f"output{size} saved to {match.group(2).strip()}", preview[:end] if end >= 0 else preview
+
+
 def strip_harness(text: str) -> str:
     """``text`` without harness tags and their contents, markers and caveats (linear in its length).
 
@@ -61,6 +87,9 @@ def strip_harness(text: str) -> str:
     """
     if text.lstrip().startswith(HARNESS_PREFIXES):
         return ""
+    persisted = persisted_output(text)
+    if persisted is not None:
+        text = persisted[1]  # what the harness saved: the preview is the output's text the model saw
     if "<" not in text and "[" not in text and "Caveat" not in text:
         return text
     out: list[str] = []

@@ -22,6 +22,7 @@ from typing import Any
 from ..messages.message import Message, ToolCall
 from ..messages.toolpairs import not_run
 from .calls import shell_command
+from .harness import persisted_output
 from .textscan import bounded, clip
 
 __all__ = ["call_failure", "failure_key", "failure_line", "not_run", "outcome"]
@@ -54,6 +55,7 @@ _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
 _LAST_COMMAND = re.compile(r"(?<!\|)\|(?!\|)|;|&&|\|\|")
 """What separates a command line's commands: its exit status is the last one's."""
 _WRAPPER = re.compile(r"^\s*</?(?:returncode|output|stdout|stderr|tool_use_error)>\d*(?:</returncode>)?\s*$")
+_WRAPPER_TAG = re.compile(r"</?(?:tool_use_error|error|stderr|stdout|output)>")
 _HTTP = re.compile(
     r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\s+[A-Z][A-Za-z ]{2,40}$|^\s*HTTP/\d(?:\.\d)?\s+([45]\d\d)\b"
 )
@@ -99,12 +101,14 @@ def failure_line(message: Message) -> str | None:
         return None
     head = text[:SCAN_CHARS]
     found = _json_failure(head) or _traceback_failure(head) or _edge_failure(text)
-    if found is not None:
-        return clip(found, 240)
-    if flagged:
+    if found is None and flagged:
         first, _ = _edge_lines(text)
-        return clip(" ".join(first[:2]), 240) if first else "the tool reported an error"
-    return None
+        found = " ".join(first[:2]) if first else "the tool reported an error"
+    if found is None:
+        return None
+    if "<" in found:  # a harness's wrapper around the message (Claude Code's <tool_use_error>) is not its text
+        found = _WRAPPER_TAG.sub("", found).strip() or found
+    return clip(found, 240)
 
 
 def _matched_nothing(call: ToolCall, result: Message) -> bool:
@@ -231,22 +235,6 @@ def _json_failure(text: str) -> str | None:
     return "JSON " + ", ".join(parts) if parts else "JSON body reports failure"
 
 
-def _json_said(body: Any) -> str | None:
-    """What a JSON result says at its top level: up to four fields whose values are ids or amounts (``key=value``).
-
-    A plain word value ("city": "Los Angeles") says nothing a summary needs; the record's fields are read in full
-    by the output's items.
-    """
-    if not isinstance(body, dict):
-        return None
-    said = [
-        f"{key}={clip(str(value), 60)}"
-        for key, value in body.items()
-        if _scalar(value) and any(ch.isdigit() or ch == "@" for ch in str(value)[:80])
-    ]
-    return ", ".join(said[:4]) or None
-
-
 def _json_body(text: str) -> Any:
     stripped = text.strip()
     if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]" or len(stripped) >= SCAN_CHARS:
@@ -276,8 +264,9 @@ def outcome(
 
     ``FAILED: <failure line>``; for a short result, ``ok:`` and the result itself (its lines joined); otherwise
     ``ok:`` and its header and summary line (counts, timings, "done") or its last line; ``ok`` for an empty result
-    or a JSON body (its record fields say what it holds); ``ok: no match`` for a search command that exited 1 with
-    no output; ``not run`` when a harness cancelled the call. ``failure`` reads the failure line
+    or a JSON body (its record's fields are items of their own: :mod:`~ctxbudget.compaction._json_fields`);
+    ``ok: no match`` for a search command that exited 1 with no output; ``not run`` when a harness cancelled the
+    call. ``failure`` reads the failure line
     (:func:`failure_line`, or a caller's remembered one).
     """
     if result is None:
@@ -297,9 +286,12 @@ def _success(text: str) -> str | None:
     first, last = _edge_lines(text)
     if not first:
         return None
+    persisted = persisted_output(text)
+    if persisted is not None:
+        return persisted[0]  # "output (20.5KB) saved to /path": where the whole output is
     body = _json_body(text[: SCAN_CHARS - 1]) if text.lstrip()[:1] in ("{", "[") else None
     if body is not None:
-        return _json_said(body)
+        return None  # a record: its fields are items of their own (the ledger shows them in this bullet)
     short = bounded(text) if len(text) <= _SHORT_RESULT * 2 else ""
     lines = [ln.strip() for ln in short.splitlines() if ln.strip() and not _WRAPPER.match(ln)]
     if lines and sum(len(ln) + 3 for ln in lines) <= _SHORT_RESULT:

@@ -2,9 +2,8 @@
 
 Read from an output's structure, in time linear in its length:
 
-* a JSON body: the fields whose values are ids, amounts, numbers, emails or addresses (breadth first, so a record's
-  own fields come before those of the lists it holds; a column of a list, as every line item's ``price``, is one
-  item: its first value and how many there are);
+* a JSON body: the fields that name, count or price something (:mod:`~ctxbudget.compaction._json_fields`),
+  each an item the ledger shows in its call's bullet (or in one line when the call is not known);
 * otherwise the lines the regex engine finds: a path on a line that says it was written (``wrote``, ``created``,
   ``modified`` ...) or on a result line, the summary line at the end (``3 failed, 40 passed in 2.1s``), and figures
   (a number with its unit) in outputs that report something;
@@ -19,10 +18,10 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections import deque
 from dataclasses import dataclass
 from typing import Literal
 
+from ._json_fields import fields_line, record_fields
 from .outcomes import SCAN_CHARS
 from .textscan import bounded, clip
 
@@ -30,11 +29,6 @@ __all__ = ["OutputItem", "output_items"]
 
 MAX_ITEMS = 12
 """Most items one output yields (the most informative first)."""
-MAX_RECORDS = 24
-MAX_LEAVES = 2_000
-"""Leaves read from one JSON output (bounds a huge listing's cost)."""
-MAX_PER_KEY = 3
-"""A key with more values than this in one JSON output (a column of a list) is one item: its first value."""
 _SHORT_OUTPUT_LINES = 40
 MAX_LISTED = 8
 """A listing with more paths than this names none of them (search finds them; the command names the listing)."""
@@ -84,41 +78,47 @@ _FIGURE_WORDS = (
 """Words a figure line holds (a unit, a measure): what candidate lines are found by."""
 _RESULT_WORDS = re.compile(r"\b(?:failed|error|passed|ok|success|succeeded|missing|conflict|not found|skipped)\b", re.I)
 _RECORD = re.compile(r"^\s*[\"']?([A-Za-z][\w .-]{0,40}?)[\"']?\s*[:=]\s*[\"']?([^\"'{}\[\]]{1,100}?)[\"']?,?\s*$")
+_FUNCTION_WORDS = frozenset({"at", "to", "in", "of", "for", "from", "on", "by", "with", "is", "are", "was", "the", "a"})
+"""Words a field's name never ends with: a line ending so before its colon is a sentence going on."""
 _FAILED_FIELDS = frozenset({"error", "errors", "exception", "fatal", "failure"})
 """A ``field: value`` line naming a failure is the output's outcome (the Errors section reads it), not a record."""
-_DIGIT_OR_AT = re.compile(r"[\d@]")
-MAX_IDS = 8
-"""Most values of one id column (``"id"`` of every payment method) a JSON output's item lists."""
-
-
-def _is_id(value: object) -> bool:
-    return isinstance(value, str) and len(value) <= 40 and any(c.isalpha() for c in value) and " " not in value
 
 
 @dataclass(frozen=True)
 class OutputItem:
-    """One thing an output reports: ``artifact`` (a path, keyed by it) or ``figure``, with its bullet text."""
+    """One thing an output reports: ``artifact`` (a path, keyed by it), ``figure`` or a record's ``field``.
 
-    kind: Literal["artifact", "figure"]
+    A ``field`` (``key=value``) is one field of the JSON record a known call returned: shown in the call's bullet.
+    """
+
+    kind: Literal["artifact", "figure", "field"]
     text: str
     key: str | None
 
 
 def output_items(
-    text: str, tool: str, *, file_read: bool = False, command: bool = False, search: bool = False
+    text: str,
+    tool: str,
+    *,
+    file_read: bool = False,
+    command: bool = False,
+    search: bool = False,
+    in_call: bool = False,
 ) -> list[OutputItem]:
     """The items of one tool output (see the module docstring), most informative first, at most :data:`MAX_ITEMS`.
 
     A search yields the files its matches are in; a file read only the paths it says were written (the rest is the
     file's content); a command or another call the paths it wrote or reports an outcome for, its figures, and, for
-    a short output, the paths it lists (and, for a lookup, its ``field: value`` lines).
+    a short output, the paths it lists (and, for a lookup, its ``field: value`` lines). A JSON output is one item,
+    its fields in a line (:func:`~ctxbudget.compaction._json_fields.fields_line`), or, ``in_call`` (its call is
+    known), one item per field (``key=value``), which the ledger shows in the call's bullet.
     """
-    records = _json_records(text[:SCAN_CHARS], tool)
+    records = _json_records(text[:SCAN_CHARS], tool, in_call=in_call)
     if records is not None:
         return [] if file_read else records
     head = text[:SCAN_CHARS]  # read by find() and bounded patterns; what regexes scan at length is bounded() below
     found = _Found()
-    _add_written(found, head)
+    _add_written(found, head, search=search)
     short = head.count("\n") < _SHORT_OUTPUT_LINES
     if search:
         found.listing(_first_paths(head[:20_000]), f"found by {tool}", weight=2)
@@ -165,9 +165,14 @@ def _prose(line: str, path_at: int) -> bool:
     return line[:1].isalpha() and not any(ch in before for ch in "(=\"'#{[")
 
 
-def _add_written(found: _Found, head: str) -> None:
-    """The lines of ``head`` saying a path was written (weighted above every other item)."""
+def _add_written(found: _Found, head: str, *, search: bool = False) -> None:
+    """The lines of ``head`` saying a path was written (weighted above every other item).
+
+    A search's hit lines (``a.go-303- // CreatedAt is when it was created``) are the matched files' text: not read.
+    """
     for position, line in _word_lines(head, _WRITE_WORDS):
+        if search and _HIT.match(line):
+            continue
         path = _PATH.search(line)
         if path and not _REFERENCE.search(path.group(0) + line[path.end() : path.end() + 2]):
             found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
@@ -338,14 +343,24 @@ def _record_lines(text: str) -> list[tuple[int, str]]:
             match
             and any(ch.isdigit() for ch in match.group(2))
             and match.group(1).strip().lower() not in _FAILED_FIELDS
+            and _field_name(match.group(1))
         ):
             out.append((position, f"{match.group(1).strip()} = {match.group(2).strip()}"))
         position += len(line) + 1
     return out
 
 
-def _json_records(text: str, tool: str) -> list[OutputItem] | None:
-    """The id/amount/number leaves of a JSON output as ``"key": value`` items; ``None`` when it is not JSON."""
+def _field_name(field: str) -> bool:
+    """``field`` names a field (``Booking ID``, ``total price``), not a sentence (``File created successfully at``)."""
+    words = field.split()
+    return len(words) <= 3 and words[-1].lower() not in _FUNCTION_WORDS
+
+
+def _json_records(text: str, tool: str, *, in_call: bool) -> list[OutputItem] | None:
+    """A JSON output's fields as one item (:func:`fields_line`), or one per field (``key=value``) when ``in_call``.
+
+    ``None`` when the output is not JSON.
+    """
     stripped = text.strip()
     if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]":
         return None
@@ -353,33 +368,7 @@ def _json_records(text: str, tool: str) -> list[OutputItem] | None:
         data = json.loads(stripped)
     except (ValueError, RecursionError):
         return None
-    leaves: dict[str, list[object]] = {}
-    queue: deque[tuple[str, object]] = deque([("", data)])
-    scanned = 0
-    while queue and scanned < MAX_LEAVES:
-        key, value = queue.popleft()
-        scanned += 1
-        if isinstance(value, dict):
-            queue.extend((str(k), v) for k, v in value.items())
-        elif isinstance(value, list):
-            queue.extend((key, v) for v in value)
-        elif (
-            not isinstance(value, bool)
-            and value is not None
-            and key
-            and _DIGIT_OR_AT.search(str(value)[:200])
-            and (key in leaves or len(leaves) < MAX_RECORDS)
-        ):
-            leaves.setdefault(key, []).append(value)
-    out: list[OutputItem] = []
-    for key, found in leaves.items():
-        shown = [f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for v in found[:4]]
-        if len(found) > MAX_PER_KEY and all(_is_id(v) for v in found):
-            # a column of ids (payment method ids, flight numbers): each names something; keep them in one item
-            listed = ", ".join(json.dumps(v, ensure_ascii=False) for v in found[:MAX_IDS])
-            more = f" (+{len(found) - MAX_IDS} more)" if len(found) > MAX_IDS else ""
-            shown = [f"{json.dumps(key, ensure_ascii=False)}: {listed}{more}"]
-        elif len(found) > MAX_PER_KEY:
-            shown = [f"{shown[0]} (1 of {len(found)})"]
-        out.extend(OutputItem("figure", clip(f"{tool}: {one}", 240), None) for one in shown)
-    return out[:MAX_RECORDS]
+    if in_call:
+        return [OutputItem("field", field, None) for field in record_fields(data)[0]]
+    line = fields_line(data)
+    return [OutputItem("figure", f"{tool}: {line}", None)] if line else []

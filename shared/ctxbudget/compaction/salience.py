@@ -63,11 +63,13 @@ SalienceKind = Literal[
 """What an item records; the ledger files each kind under one section."""
 
 HandleOf = Callable[[Message], "str | None"]
+"""The archive handle a message of the span will have once compacted (``None``: not known)."""
 Said = Callable[[str], Sequence[Statement]]
 """Reads the statements of a user message's text (:func:`~ctxbudget.compaction.statements.user_statements`)."""
 _META_FLAGS = ("isMeta", "is_meta", "harness")
 """Message metadata flags a transcript reader sets on text the harness, not the person, wrote."""
-"""The archive handle a message of the span will have once compacted (``None``: not known)."""
+_CALL_CHARS = 320
+"""Longest bullet of a command or call with its outcome."""
 
 
 @dataclass(frozen=True)
@@ -289,9 +291,8 @@ def _assistant_items(
         if failed is not None and kind != "file":
             continue  # its result's error item names the call and says how it failed: one bullet, in Errors
         if kind != "file" or result is None:
-            yield _item(
-                "command" if kind == "command" else "call", clip(f"{label} -> {shown}", 320), label.lower(), order
-            )
+            bullet = clip(f"{label} -> {shown}", _CALL_CHARS)
+            yield _item("command" if kind == "command" else "call", bullet, label.lower(), order)
         if result is None:
             yield _item("open", clip(f"{label} has no result yet", 240), None, order)
 
@@ -304,13 +305,22 @@ def _tool_items(
     failed = call_failure(call, message, failure)
     if failed is not None:
         yield _item("error", clip(f"{label} -> {failed}", 300), label.lower(), order)
+    kind = call_kind(call) if call is not None else None
+    operation = file_op(call) if kind == "file" and call is not None else None
+    if operation is not None and operation.op != "read":
+        return  # what a write or an edit reports is its confirmation (and the file's text): its artifact says it
     tool = message.name or (call.name if call is not None else "tool")
     read = is_file_read(call)
-    command = call is not None and call_kind(call) == "command"
     search = call is not None and is_search(call)
     text = strip_harness(message.text)
-    for found in output_items(text, tool, file_read=read, command=command, search=search):
-        yield _item(found.kind, found.text, found.key, order)
+    in_call = call is not None and failed is None  # the call's bullet shows a JSON record's fields
+    for found in output_items(text, tool, file_read=read, command=kind == "command", search=search, in_call=in_call):
+        if found.kind == "field":  # one field of the record the call returned: the ledger shows it in its bullet
+            # what it holds is the field's, not the call's arguments' (each field would hold the call's rare ids)
+            tokens = informative_tokens(f"{tool}: {found.text}")  # as the ledger reads it back (_records)
+            yield Salient("figure", f"{label} -> ok: {found.text}", None, order, tokens)
+        else:
+            yield _item(found.kind, found.text, found.key, order)
 
 
 def tail_statements(texts: Iterable[str], said: Said = user_statements) -> list[Salient]:

@@ -179,6 +179,10 @@ class Compaction:
         """The request would be at or under target once ``summary`` replaces the span of ``step``."""
         return self._summary.fits(step, summary)
 
+    def saves(self, step: SummaryStep, summary: str) -> bool:
+        """``summary`` costs less than what it replaces (:meth:`SummaryPlanner.saves`)."""
+        return self._summary.saves(step, summary)
+
     def fit_limit(self, summary_limit: int) -> int:
         """The summary limit for this run (:meth:`SummaryPlanner.fit_limit`)."""
         return self._summary.fit_limit(summary_limit)

@@ -214,7 +214,7 @@ def compact_offline(session: CompactionHost, trigger: Trigger, manual: str | Non
         summary = work.extractive(step, limit)
         shorter = work.refit(step, summary)
         again = work.extractive(shorter, limit) if shorter is not None else None
-        if shorter is not None and again is not None and work.fits(shorter, again):
+        if shorter is not None and again is not None and work.fits(shorter, again) and work.saves(shorter, again):
             step, summary = shorter, again
         work.apply_summary(step, summary, "extractive")
     if not work.done():
@@ -238,7 +238,7 @@ def refitted(work: Compaction, run: SummaryRun, step: SummaryStep, summary: str)
     if shorter is None:
         return step, summary
     again = run.run(shorter)
-    return (shorter, again) if work.fits(shorter, again) else (step, summary)
+    return (shorter, again) if work.fits(shorter, again) and work.saves(shorter, again) else (step, summary)
 
 
 def summary_run(session: CompactionHost, limit: int) -> SummaryRun:

@@ -1,0 +1,107 @@
+"""One bullet per file: what was done to it, in order (``src/a.py: read, edited x2``), and its latest state.
+
+A file reaches the ledger in three forms: a file operation (``path: read``, ``path: edited -> FAILED: ...``), a
+listing that named it (``path (found by Grep)``) and an output line that said something about it (``wrote 3 rows to
+out/a.csv``). :func:`merge_artifact` joins two bullets of one file into one; being found by a search is said only
+while nothing else was done to the file. :func:`canonical_paths` tells a relative path from a search
+(``cmd/cli/explain.go``) and the absolute path an editor used (``/Users/alex/cli/cmd/cli/explain.go``) are the same
+file, when only one known file ends so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from .salience import Salient
+from .textscan import clip, informative_tokens
+
+__all__ = ["canonical_paths", "merge_artifact"]
+
+_OPS_SPLIT = re.compile(r" -> | — ")
+_COUNT = re.compile(r"^(.*?) x(\d+)$")
+_LISTING = re.compile(r"^ \(((?:found|listed) by [^()]{1,80})\)$")
+_MAX_CHARS = 280
+
+
+@dataclass(frozen=True)
+class _Parts:
+    path: str | None
+    """The path as the bullet spells it (``None``: an output line naming the file somewhere inside)."""
+    ops: tuple[tuple[str, int], ...]
+    detail: str | None
+
+
+def _parts(text: str, key: str) -> _Parts:
+    """The path, operations and detail of an artifact bullet of the file ``key``."""
+    if not text.lower().startswith(key):
+        return _Parts(None, (), text)
+    path, rest = text[: len(key)], text[len(key) :]
+    listing = _LISTING.match(rest)
+    if listing:
+        return _Parts(path, ((listing.group(1), 1),), None)
+    if not rest:
+        return _Parts(path, (), None)
+    if rest.startswith(": "):
+        head, *detail = _OPS_SPLIT.split(rest[2:], maxsplit=1)
+        ops = _ops(head)
+        if ops:
+            return _Parts(path, ops, detail[0] if detail else None)
+    return _Parts(path, (), text)
+
+
+def _ops(head: str) -> tuple[tuple[str, int], ...]:
+    """``read, edited x2`` as operations and counts; ``()`` when ``head`` is not a list of operations."""
+    out = []
+    for part in head.split(", "):
+        match = _COUNT.match(part)
+        op, count = (match.group(1), int(match.group(2))) if match else (part, 1)
+        if not (op.isalpha() and len(op) <= 10):
+            return ()
+        out.append((op, count))
+    return tuple(out)
+
+
+def merge_artifact(earlier: Salient, later: Salient, key: str) -> Salient:
+    """One bullet for the file ``key``: the operations of both in order, the latest detail (a failure, a line)."""
+    first, last = _parts(earlier.text, earlier.key or key), _parts(later.text, later.key or key)
+    spelt = [p.path for p in (last, first) if p.path is not None]
+    path = max(spelt, key=len) if spelt else key
+    counted: dict[str, int] = {}
+    for op, count in (*first.ops, *last.ops):
+        counted[op] = counted.get(op, 0) + count
+    done = {op: n for op, n in counted.items() if not op.startswith(("found by ", "listed by "))}
+    if done:
+        text = f"{path}: " + ", ".join(op if n == 1 else f"{op} x{n}" for op, n in done.items())
+    elif counted:
+        by: dict[str, list[str]] = {}  # "found by Glob, Grep"
+        for op in counted:
+            how, _, tool = op.partition(" by ")
+            by.setdefault(how, []).append(tool)
+        said = "; ".join(f"{how} by {', '.join(tools)}" for how, tools in by.items())
+        text = f"{path} ({said})"
+    else:
+        text = path
+    acted = any(op in done for op, _ in last.ops)  # being found by a search says nothing of the file's state
+    detail = last.detail if last.detail is not None or acted else first.detail
+    if detail and detail != text:
+        text = detail if text == path else f"{text} -> {detail}"
+    return replace(later, text=clip(text, _MAX_CHARS), key=key, tokens=informative_tokens(text))
+
+
+def canonical_paths(keys: Iterable[str]) -> dict[str, str]:
+    """For each relative path among ``keys`` that exactly one longer key ends with (at a ``/``), that key."""
+    distinct = set(keys)
+    by_name: dict[str, list[str]] = {}
+    for key in distinct:
+        by_name.setdefault(key.rsplit("/", 1)[-1], []).append(key)
+    out: dict[str, str] = {}
+    for key in distinct:
+        short = key.removeprefix("./")
+        if "/" not in short or short.startswith(("/", "~")):
+            continue  # a bare name could be any file of that name; an absolute path is itself
+        longer = [k for k in by_name.get(key.rsplit("/", 1)[-1], ()) if k != key and k.endswith("/" + short)]
+        if len(longer) == 1:
+            out[key] = longer[0]
+    return out

@@ -1,0 +1,131 @@
+"""What a JSON tool result holds, in one line: the fields that name, count or price something (``key=value``).
+
+A lookup's result (an order, a user, an issue tracker's ticket) is one record: a summary shows it as one line beside
+the call that fetched it, not as a bullet per field. The line holds, breadth first (a record's own fields before those
+of the lists it holds):
+
+* the fields whose values are ids, amounts, numbers, emails or addresses (a value with a digit or an ``@``), and the
+  record's own ``title`` or ``name`` (not those of the records it holds: 30 line items' names are not 30 facts);
+* a nested record's fields by their own names (``address1``), but a map keyed by ids names each record by its key
+  (``credit_card_6040264.last_four=2076``, not repeating it as the record's ``id``), a list's fields as one column
+  (``flight_number=[HAT006, HAT018]``): a column of ids lists them, a column of numbers gives its first value and how
+  many there are (30 line-item prices are not 30 facts);
+* timestamps last (``createdAt``): they are rarely what the next step needs.
+
+A plain word value (``"city": "Los Angeles"``) says nothing the line needs. The line is at most :data:`MAX_CHARS`
+long and says how many fields it left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+
+__all__ = ["MAX_CHARS", "fields_line", "record_fields"]
+
+MAX_CHARS = 460
+"""Longest line of a record's fields (the fields past it are counted, not shown)."""
+MAX_LEAVES = 2_000
+"""Values read from one JSON body (bounds a huge listing's cost)."""
+MAX_FIELDS = 24
+"""Distinct fields of one record read."""
+MAX_IDS = 8
+"""Most values of one column of ids a line lists."""
+MAX_PER_KEY = 3
+"""A column with more values than this that are not all ids shows its first value and how many there are."""
+_NAMING = frozenset({"title", "name"})
+"""Fields that name the record itself when they are its own (not a nested record's or a list's: ``items[].name``)."""
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+_DIGIT_OR_AT = re.compile(r"[\d@]")
+_PLAIN = re.compile(r"^[^,=\[\]\n]{1,80}$")
+
+
+def _is_id(value: object) -> bool:
+    """A short token naming one thing (``credit_card_7574394``, ``HAT006``, a card's ``"2076"``), not a quantity."""
+    return isinstance(value, str) and 0 < len(value) <= 40 and " " not in value
+
+
+def _kept(key: str, value: object, *, own: bool) -> bool:
+    """``value`` is worth a field: a number, a value with a digit or an ``@``, or the record's ``own`` title or name."""
+    if isinstance(value, bool) or value is None or not key:
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    if not isinstance(value, str):
+        return False
+    naming = own and key.lower() in _NAMING and 0 < len(value) <= 80
+    return naming or _DIGIT_OR_AT.search(value[:200]) is not None
+
+
+def _shown(value: object) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    if isinstance(value, str) and not _PLAIN.match(value):
+        text = json.dumps(value[:120] + ("…" if len(value) > 120 else ""), ensure_ascii=False)
+    return text
+
+
+def _field(key: str, values: list[object]) -> str:
+    if len(values) == 1:
+        return f"{key}={_shown(values[0])}"
+    if len(values) > MAX_PER_KEY and not all(_is_id(v) for v in values):
+        return f"{key}={_shown(values[0])} (1 of {len(values)})"
+    listed = ", ".join(_shown(v) for v in values[:MAX_IDS])
+    more = f" (+{len(values) - MAX_IDS} more)" if len(values) > MAX_IDS else ""
+    return f"{key}=[{listed}]{more}"
+
+
+def _leaves(body: object) -> tuple[dict[str, list[object]], int]:
+    """The kept values of ``body`` by field, breadth first, and how many fields it holds past :data:`MAX_FIELDS`.
+
+    At most :data:`MAX_LEAVES` values are visited.
+    """
+    leaves: dict[str, list[object]] = {}
+    more: set[str] = set()
+    queue: deque[tuple[str, object, bool, int]] = deque([("", body, False, 0)])  # key, value, listed, depth
+    visited = 0
+    while queue and visited < MAX_LEAVES:
+        key, value, listed, depth = queue.popleft()
+        visited += 1
+        if isinstance(value, dict):
+            parent = key.rsplit(".", 1)[-1] if key and not listed else ""
+            parent = parent if any(ch.isdigit() for ch in parent) else ""  # a map keyed by ids names its records
+            for k, v in value.items():
+                if parent and v == parent:
+                    continue  # a record's own id under a map keyed by it ({"card_7": {"id": "card_7"}})
+                name = str(k)
+                queue.append((f"{parent}.{name}" if parent and parent not in name else name, v, listed, depth + 1))
+        elif isinstance(value, list):
+            queue.extend((key, v, True, depth + 1) for v in value)
+        elif _kept(key, value, own=depth == 1 and not listed):
+            if key in leaves or len(leaves) < MAX_FIELDS:
+                leaves.setdefault(key, []).append(value)
+            else:
+                more.add(key)
+    return leaves, len(more)
+
+
+def record_fields(body: object) -> tuple[list[str], int]:
+    """The fields of a parsed JSON result as ``key=value`` texts (timestamps last), and how many it did not read."""
+    if not isinstance(body, (dict, list)):
+        return [], 0
+    leaves, unread = _leaves(body)
+    timed = [k for k, values in leaves.items() if all(isinstance(v, str) and _TIMESTAMP.match(v) for v in values)]
+    order = [k for k in leaves if k not in timed] + timed
+    return [_field(key, leaves[key]) for key in order], unread
+
+
+def fields_line(body: object) -> str | None:
+    """The fields of a parsed JSON result in one line (see the module docstring); ``None`` when it holds none."""
+    fields, unread = record_fields(body)
+    shown: list[str] = []
+    length = 0
+    for field in fields:
+        if length + len(field) + 2 > MAX_CHARS:
+            continue
+        shown.append(field)
+        length += len(field) + 2
+    if not shown:
+        return None
+    left = len(fields) - len(shown) + unread
+    return ", ".join(shown) + (f" (+{left} more fields)" if left else "")

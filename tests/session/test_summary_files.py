@@ -1,0 +1,114 @@
+"""How a summary lists files and what a harness wrapped: one bullet per file, no tool's confirmation read as a fact.
+
+Read from a real Claude Code session (benchmarks/quality/real/claude_code_entire_explain.jsonl): Grep prints paths
+relative to the working directory while Read and Write take absolute ones; a Grep with context prints the matched
+files' lines (``checkpoint.go-303- // CreatedAt is when the checkpoint was created``); Write answers "File created
+successfully at: <path>"; an output too large for the window is saved to a file and wrapped in
+``<persisted-output>``.
+"""
+
+from __future__ import annotations
+
+from ctxbudget import Message, SummaryRequest, ToolCall
+from ctxbudget.compaction.summarize import ExtractiveSummarizer
+from ctxbudget.providers import counter_for_model
+
+COUNTER = counter_for_model("gpt-4o")
+ROOT = "/Users/alex/workspace/cli"
+
+
+def summary_of(*pairs: tuple[ToolCall, str]) -> dict[str, list[str]]:
+    """The extractive summary of one assistant turn per ``(call, result)``: each section's bullets."""
+    messages: list[Message] = []
+    for call, result in pairs:
+        messages.append(Message(role="assistant", tool_calls=(call,)))
+        messages.append(Message(role="tool", tool_call_id=call.id, content=result))
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=tuple(messages)))
+    sections: dict[str, list[str]] = {}
+    for block in summary.split("## ")[1:]:
+        title, _, body = block.partition("\n")
+        sections[title.strip()] = [line[2:] for line in body.splitlines() if line.startswith("- ")]
+    return sections
+
+
+def grep(call_id: str, pattern: str) -> ToolCall:
+    args = {"pattern": pattern, "path": ROOT, "output_mode": "files_with_matches"}
+    return ToolCall(id=call_id, name="Grep", args=args)
+
+
+def read(call_id: str, path: str) -> ToolCall:
+    return ToolCall(id=call_id, name="Read", args={"file_path": path})
+
+
+def test_a_relative_path_from_a_search_and_the_absolute_path_read_later_are_one_file() -> None:
+    sections = summary_of(
+        (grep("g", "formatCheckpointOutput"), "Found 2 files\ncmd/entire/cli/explain.go\ncmd/entire/cli/other.go"),
+        (read("r", f"{ROOT}/cmd/entire/cli/explain.go"), "     1\tpackage cli\n     2\t"),
+    )
+    files = sections["Files and artifacts"]
+    assert files.count(f"{ROOT}/cmd/entire/cli/explain.go: read") == 1
+    assert not [line for line in files if line.startswith("cmd/entire/cli/explain.go")]
+    assert "cmd/entire/cli/other.go (found by Grep)" in files  # no file read ends so: it stays as found
+
+
+def test_a_relative_path_two_files_end_with_is_not_merged_into_either() -> None:
+    sections = summary_of(
+        (grep("g", "x"), "Found 1 file\nsrc/util.py"),
+        (read("a", "/repo/a/src/util.py"), "x = 1"),
+        (read("b", "/repo/b/src/util.py"), "x = 2"),
+    )
+    files = sections["Files and artifacts"]
+    assert "src/util.py (found by Grep)" in files
+    assert "/repo/a/src/util.py: read" in files
+    assert "/repo/b/src/util.py: read" in files
+
+
+def test_a_file_found_by_two_searches_is_one_bullet_naming_both() -> None:
+    glob = ToolCall(id="l", name="Glob", args={"pattern": "**/*_test.go", "path": ROOT})
+    sections = summary_of(
+        (glob, f"{ROOT}/cmd/checkpoint/temporary_test.go"),
+        (grep("g", "Temporary"), f"Found 1 file\n{ROOT}/cmd/checkpoint/temporary_test.go"),
+    )
+    files = sections["Files and artifacts"]
+    assert files == [f"{ROOT}/cmd/checkpoint/temporary_test.go (found by Glob, Grep)"]
+
+
+def test_a_search_hit_saying_created_is_the_matched_files_text_not_a_file_written() -> None:
+    context = ToolCall(id="g", name="Grep", args={"pattern": "CreatedAt", "path": ROOT, "output_mode": "content"})
+    hits = (
+        f"{ROOT}/cmd/checkpoint/checkpoint.go-302-\n"
+        f"{ROOT}/cmd/checkpoint/checkpoint.go-303- // CreatedAt is when the checkpoint was created\n"
+        f"{ROOT}/cmd/checkpoint/checkpoint.go:304: CreatedAt time.Time\n"
+    )
+    files = summary_of((context, hits))["Files and artifacts"]
+    assert files == [f"{ROOT}/cmd/checkpoint/checkpoint.go (found by Grep)"]
+
+
+def test_a_write_is_its_file_operation_not_its_confirmation_read_as_a_record() -> None:
+    path = f"{ROOT}/docs/plans/2026-02-04-explain-improvements.md"
+    write = ToolCall(id="w", name="Write", args={"file_path": path, "content": "# Plan\n"})
+    sections = summary_of((write, f"File created successfully at: {path}"))
+    assert sections["Files and artifacts"] == [f"{path}: wrote"]
+    assert "Commands and results" not in sections  # not "Write: File created successfully at = <path>"
+
+
+def test_a_line_whose_field_is_a_sentence_is_not_a_record() -> None:
+    lookup = ToolCall(id="q", name="get_booking", args={"id": "B1"})
+    sections = summary_of((lookup, "Booking ID: B-20931\nThe booking was confirmed at: 2024-05-01 10:00\n"))
+    commands = sections["Commands and results"]
+    assert any("Booking ID = B-20931" in line for line in commands), commands
+    assert not any("confirmed at =" in line for line in commands), commands
+
+
+def test_an_output_the_harness_saved_to_a_file_says_where_and_is_read_from_its_preview() -> None:
+    saved = (
+        "<persisted-output>\nOutput too large (20.5KB). Full output saved to: /Users/alex/.claude/out-1.txt\n\n"
+        f"Preview (first 2KB):\n{ROOT}/cmd/checkpoint/temporary_test.go-130-\t\t}},\n"
+        f"{ROOT}/cmd/checkpoint/temporary_test.go:131: func TestTemporary(t *testing.T) {{\n</persisted-output>"
+    )
+    context = ToolCall(id="g", name="Grep", args={"pattern": "Temporary", "path": ROOT, "output_mode": "content"})
+    sections = summary_of((context, saved))
+    assert sections["Files and artifacts"] == [f"{ROOT}/cmd/checkpoint/temporary_test.go (found by Grep)"]
+    (command,) = sections["Commands and results"]
+    assert command.endswith("-> ok: output (20.5KB) saved to /Users/alex/.claude/out-1.txt"), command
+    assert "persisted-output" not in "\n".join(line for lines in sections.values() for line in lines)
