@@ -30,7 +30,7 @@ what differs between rows is the middleware and the checkpointer.
 Medians (agents and model calls in CPU time, chains in wall time: see the notes the results end with); every
 system in one run, in turn. Run: ``.venv/bin/python -m benchmarks.bench_langchain`` (writes
 ``benchmarks/results/langchain.md``; about 15 minutes on a shared 2-core machine); ``--quick`` runs small sizes and
-prints only.
+prints only; ``--only calls`` runs the per-model-call section alone and replaces it in the results.
 """
 
 from __future__ import annotations
@@ -306,7 +306,9 @@ class TimedMiddleware(ContextBudgetMiddleware):
                 held.append(time.thread_time() - start)
 
         new = request.messages[self._seen :]
-        floor_first = len(self.calls) % 2 == 0  # alternate which runs first: neither gets the warmer machine
+        # Alternate which runs first, turn by turn (a turn makes two calls): each kind of call is timed both ways,
+        # so neither side always gets the machine warmed by the other (the first to encode pays for a cold cache).
+        floor_first = (len(self.calls) // 2) % 2 == 0
         floor = self._floor(new) if floor_first else 0.0
         start = time.thread_time()
         result = super().wrap_model_call(request, timed_handler)
@@ -540,12 +542,40 @@ def render(
     return "\n".join(out)
 
 
+CALLS_HEADING = "## Per model call, nothing compacted"
+
+
+def render_calls(sizes: Sequence[int], calls: list[CallCell]) -> str:
+    """The per-model-call section alone (``--only calls``), as :func:`render` writes it."""
+    table = render(sizes, {}, calls, [ChainCell({name: [1.0] for name in CHAIN_ROWS}) for _ in sizes])
+    section = table[table.index(CALLS_HEADING) :]
+    return section[: section.index("\n## ")]
+
+
+def _replace_calls(text: str, section: str) -> str:
+    """``text`` (the results file) with its per-model-call section replaced by ``section``."""
+    start = text.index(CALLS_HEADING)
+    end = text.index("\n## ", start)
+    return text[:start] + section + text[end:]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, print only")
+    parser.add_argument(
+        "--only",
+        choices=("calls",),
+        help="run one section: 'calls' (per model call, nothing compacted) replaces that section of the results",
+    )
     args = parser.parse_args(argv)
     sizes = (300, 600) if args.quick else SIZES
     repeats = 4 if args.quick else REPEATS
+    if args.only == "calls":
+        section = render_calls(sizes, [run_calls(size, repeats * 3) for size in sizes])
+        print(section)
+        if not args.quick:
+            RESULTS.write_text(_replace_calls(RESULTS.read_text(), section))
+        return
     agents: dict[tuple[str, str], list[AgentCell]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for size in sizes:

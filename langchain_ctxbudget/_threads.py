@@ -240,7 +240,7 @@ class Views:
 
     def _configure(self, view: ThreadView, request: ModelCall) -> None:
         session = view.session
-        system = request.system_message.text if request.system_message is not None else None
+        system = _system_text(view, request.system_message)
         if system != session.system_prompt:
             session.system_prompt = system
         key = tuple(id(tool) for tool in request.tools)
@@ -250,3 +250,19 @@ class Views:
         summarizer = self.settings.summarizer
         if isinstance(summarizer, LangChainSummarizer):
             session.summarizer = summarizer.with_parent(ensure_config())
+
+
+def _system_text(view: ThreadView, message: SystemMessage | None) -> str | None:
+    """The text of the agent's system message, read again only when the message or its str content is another.
+
+    (``.text`` builds the text from the content on every read; the agent hands over the same message each call.)
+    """
+    if message is None:
+        return None
+    content = message.content
+    seen = view.system_seen
+    if seen is not None and seen[0] is message and seen[1] is content:
+        return seen[2]
+    text = message.text
+    view.system_seen = (message, content, text) if isinstance(content, str) else None
+    return text

@@ -61,6 +61,11 @@ class Pending:
     meta: dict[str, Any] | None = None
     summary_dirty: bool = False
 
+    @property
+    def empty(self) -> bool:
+        """Nothing to hand over: :meth:`update` without an archive reference is ``None``."""
+        return not (self.removed or self.replaced or self.summary_dirty or self.meta is not None)
+
     def update(self, archive: ArchiveRef | None = None) -> dict[str, Any] | None:
         """The graph update: removals and in-place replacements by id, summary, meta and the archive's reference."""
         out: dict[str, Any] = {}
@@ -114,6 +119,8 @@ class ThreadView:
         self.pending = Pending()
         self.lock = threading.RLock()
         self.tool_key: tuple[int, ...] = ()
+        self.system_seen: tuple[BaseMessage, object, str] | None = None
+        """The agent's system message last read, its str content (by identity) and its text."""
         self.changed = False
         """Whether the session's history ever differed from the state's messages (compaction, bounding)."""
         self.synced: tuple[list[Message], int] | None = None
@@ -240,6 +247,8 @@ class ThreadView:
 
     def take_update(self) -> dict[str, Any] | None:
         """Write new archive entries to the store, then hand over the pending update (the graph now owns it)."""
+        if self.pending.empty and not self.archive.pending():  # the common call: nothing to write or hand over
+            return None
         flush = self.archive.plan()
         if flush is not None:
             self.archive.write(flush)
@@ -247,6 +256,8 @@ class ThreadView:
 
     async def atake_update(self) -> dict[str, Any] | None:
         """Async :meth:`take_update`."""
+        if self.pending.empty and not self.archive.pending():
+            return None
         flush = self.archive.plan()
         if flush is not None:
             await self.archive.awrite(flush)
