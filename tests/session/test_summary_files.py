@@ -112,3 +112,47 @@ def test_an_output_the_harness_saved_to_a_file_says_where_and_is_read_from_its_p
     (command,) = sections["Commands and results"]
     assert command.endswith("-> ok: output (20.5KB) saved to /Users/alex/.claude/out-1.txt"), command
     assert "persisted-output" not in "\n".join(line for lines in sections.values() for line in lines)
+
+
+def bash(call_id: str, command: str) -> ToolCall:
+    return ToolCall(id=call_id, name="bash", args={"command": command})
+
+
+def test_a_file_a_shell_command_writes_is_a_file_of_the_work() -> None:
+    sections = summary_of(
+        (bash("h", "cat > ./django/contrib/auth/validators.py << 'EOF'\nif a > b:\n    x >> y.py\nEOF"), ""),
+        (bash("c", "cp django/contrib/auth/validators.py django/contrib/auth/validators.py.backup"), ""),
+        (bash("s", "cd /testbed && sed -i 's/= 1/= right/' astropy/modeling/separable.py && python t.py"), "ok"),
+        (bash("r", "python reproduce.py > out.log 2>&1; grep -n x a.py >/dev/null"), ""),
+    )
+    files = sections["Files and artifacts"]
+    for expected in (
+        "django/contrib/auth/validators.py: wrote",
+        "django/contrib/auth/validators.py.backup: wrote",
+        "astropy/modeling/separable.py: edited",
+        "out.log: wrote",
+    ):
+        assert expected in files, files
+    assert not [line for line in files if line.startswith(("y.py", "/dev/null", "a.py"))]  # a heredoc's body
+
+
+def test_a_listing_names_neither_a_missing_file_nor_a_diffs_prefix() -> None:
+    sections = summary_of(
+        (bash("l", "./check_files.sh 2>&1"), "check: .git/gc.log: No such file or directory\nsrc/app.py\n"),
+        (bash("d", "git stash show -p"), "diff --git a/src/sep.py b/src/sep.py\n--- a/src/sep.py\n+++ b/src/sep.py\n"),
+    )
+    files = sections["Files and artifacts"]
+    assert not [line for line in files if "gc.log" in line], files
+    assert not [line for line in files if line.startswith(("a/", "b/"))], files
+    assert any(line.startswith("src/sep.py") for line in files), files
+    assert any(line.startswith("src/app.py") for line in files), files
+
+
+def test_a_scripts_comment_and_a_listings_block_count_are_no_figures() -> None:
+    hook = '#!/bin/sh\n# $1 is the remote name (e.g., "origin")\nentire hooks git pre-push "$1"\n'
+    sections = summary_of(
+        (bash("c", "cat .git/hooks/pre-push 2>&1"), hook),
+        (bash("l", "ls -la .git/hooks/ 2>&1"), "total 160\n-rwxr-xr-x 1 a staff 478 pre-push\n"),
+    )
+    commands = sections.get("Commands and results", [])
+    assert not [line for line in commands if line.startswith("bash: # $1") or line == "bash: total 160"], commands

@@ -91,17 +91,21 @@ def merge_artifact(earlier: Salient, later: Salient, key: str) -> Salient:
 
 
 def canonical_paths(keys: Iterable[str]) -> dict[str, str]:
-    """For each relative path among ``keys`` that exactly one longer key ends with (at a ``/``), that key."""
+    """For each relative path among ``keys`` that exactly one longer key ends with (at a ``/``), that key.
+
+    Linear in the paths' length: each key's suffixes after a ``/`` are listed once, and a relative key looks itself
+    up among them.
+    """
     distinct = set(keys)
-    by_name: dict[str, list[str]] = {}
+    relative = {k.removeprefix("./"): k for k in distinct if "/" in k and not k.startswith(("/", "~"))}
+    if not relative:
+        return {}
+    longer: dict[str, set[str]] = {}
     for key in distinct:
-        by_name.setdefault(key.rsplit("/", 1)[-1], []).append(key)
-    out: dict[str, str] = {}
-    for key in distinct:
-        short = key.removeprefix("./")
-        if "/" not in short or short.startswith(("/", "~")):
-            continue  # a bare name could be any file of that name; an absolute path is itself
-        longer = [k for k in by_name.get(key.rsplit("/", 1)[-1], ()) if k != key and k.endswith("/" + short)]
-        if len(longer) == 1:
-            out[key] = longer[0]
-    return out
+        at = key.find("/", 1)
+        while at > 0:
+            suffix = key[at + 1 :]
+            if suffix in relative and relative[suffix] != key:
+                longer.setdefault(suffix, set()).add(key)
+            at = key.find("/", at + 1)
+    return {relative[short]: next(iter(found)) for short, found in longer.items() if len(found) == 1}

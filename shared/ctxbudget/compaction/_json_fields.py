@@ -6,8 +6,9 @@ of the lists it holds):
 
 * the fields whose values are ids, amounts, numbers, emails or addresses (a value with a digit or an ``@``), and the
   record's own ``title`` or ``name`` (not those of the records it holds: 30 line items' names are not 30 facts);
-* a nested record's fields by their own names (``address1``), but a map keyed by ids names each record by its key
-  (``credit_card_6040264.last_four=2076``, not repeating it as the record's ``id``), a list's fields as one column
+* a nested record's fields by their own names (``address1``), but under their record's name when the field's says
+  nothing alone (``priority.value=2``), and a map keyed by ids names each record by its key
+  (``credit_card_6040264.last_four=2076``, not repeating it as the record's ``id``); a list's fields as one column
   (``flight_number=[HAT006, HAT018]``): a column of ids lists them, a column of numbers gives its first value and how
   many there are (30 line-item prices are not 30 facts);
 * timestamps last (``createdAt``): they are rarely what the next step needs.
@@ -35,10 +36,16 @@ MAX_IDS = 8
 MAX_PER_KEY = 3
 """A column with more values than this that are not all ids shows its first value and how many there are."""
 _NAMING = frozenset({"title", "name"})
+_GENERIC = frozenset({"value", "name", "id", "type", "code", "key", "label"})
+"""Field names that say nothing without their record's (``priority.value=2``, not ``value=2``)."""
 """Fields that name the record itself when they are its own (not a nested record's or a list's: ``items[].name``)."""
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 _DIGIT_OR_AT = re.compile(r"[\d@]")
 _PLAIN = re.compile(r"^[^,=\[\]\n]{1,80}$")
+
+
+def _has_digit(text: str) -> bool:
+    return any(ch.isdigit() for ch in text)
 
 
 def _is_id(value: object) -> bool:
@@ -89,12 +96,12 @@ def _leaves(body: object) -> tuple[dict[str, list[object]], int]:
         visited += 1
         if isinstance(value, dict):
             parent = key.rsplit(".", 1)[-1] if key and not listed else ""
-            parent = parent if any(ch.isdigit() for ch in parent) else ""  # a map keyed by ids names its records
             for k, v in value.items():
                 if parent and v == parent:
                     continue  # a record's own id under a map keyed by it ({"card_7": {"id": "card_7"}})
                 name = str(k)
-                queue.append((f"{parent}.{name}" if parent and parent not in name else name, v, listed, depth + 1))
+                named = parent and parent not in name and (_has_digit(parent) or name.lower() in _GENERIC)
+                queue.append((f"{parent}.{name}" if named else name, v, listed, depth + 1))
         elif isinstance(value, list):
             queue.extend((key, v, True, depth + 1) for v in value)
         elif _kept(key, value, own=depth == 1 and not listed):

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from ._artifacts import canonical_paths, merge_artifact
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS
+from ._records import record_field
 from .salience import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
 from .supersession import Subject, SupersessionIndex
@@ -186,6 +187,14 @@ def _keyed(items: list[Salient]) -> list[Salient]:
     out: list[Salient | None] = []
     same_file = canonical_paths(item.key for item in items if item.kind == "artifact" and item.key)
     for item in items:
+        field = record_field(item.text) if item.kind == "figure" and item.key is None else None
+        if field is not None:  # a field of a call's record: the same call run again says its latest value
+            slot = ("field", f"{field[0].lower()}={field[1].split('=', 1)[0]}")
+            if slot in latest:
+                out[latest[slot]] = None
+            latest[slot] = len(out)
+            out.append(item)
+            continue
         if item.key is None or item.kind not in ("artifact", "command", "call", "error"):
             out.append(item)
             continue

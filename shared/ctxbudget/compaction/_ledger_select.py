@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from ..messages.tokens import TokenCounter
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, render_ledger
-from ._records import RECORD_CALL, record_field, tool_name
+from ._records import call_of, record_field, tool_name
 from .salience import SalienceKind, Salient
 from .textscan import clip, scan
 
@@ -61,6 +61,37 @@ _SAMPLED = re.compile(r" \(1 of \d+\)$")
 _RECORD = re.compile(r" -> ok: [\w.]+=")
 """A call's bullet showing the record it returned (``-> ok: reservation_id=4OG6T3, ...``)."""
 _UPPER_LABEL = re.compile(r"^[A-Z][A-Z0-9 _-]{2,30}:")
+_KIND_WORDS = frozenset(
+    [
+        "fact",
+        "facts",
+        "constraint",
+        "constraints",
+        "hard",
+        "soft",
+        "safety",
+        "rule",
+        "rules",
+        "goal",
+        "goals",
+        "preference",
+        "preferences",
+        "user",
+        "note",
+        "notes",
+        "important",
+        "info",
+        "reminder",
+        "requirement",
+        "requirements",
+        "policy",
+        "key",
+        "critical",
+        "state",
+    ]
+)
+"""Words of a capitals label that only name what kind of statement follows ("HARD CONSTRAINT:", "SAFETY RULE:"):
+such a label may go when the section says it; any other label ("DO NOT MODIFY:") is part of the statement."""
 _CAUSE = re.compile(r"(?:error|exception)\b", re.IGNORECASE)
 """A failure line that names its cause (``ModuleNotFoundError: ...``, ``ERROR: No matching distribution``), not only
 an exit status."""
@@ -129,8 +160,8 @@ class Selection:
                 if used + cost <= budget:
                     kept.append(entry)
                     taken.add(index)
-                    if entry.item.kind == "call" and entry.item.text.endswith(RECORD_CALL):
-                        taken_calls.add(entry.item.text.removesuffix(RECORD_CALL))
+                    if entry.item.kind in ("call", "command") and (label := call_of(entry.item.text)) is not None:
+                        taken_calls.add(label)
                     used += cost
                     spent[section] += cost
                     per_section[section] += 1
@@ -176,6 +207,8 @@ class Selection:
         label = _UPPER_LABEL.match(entry.item.text)
         if label is None or entry.item.kind not in STATEMENTS or any(ch.isdigit() for ch in label.group(0)):
             return entry  # a numbered label ("FACT-7:") is the item's id: it stays
+        if not set(re.split(r"[\s_-]+", label.group(0)[:-1].lower())) <= _KIND_WORDS:
+            return entry  # "DO NOT MODIFY:", "MODIFY:" say what the rule is: without them it reads the other way
         item = replace(entry.item, text=entry.item.text[label.end() :].strip())
         return Scored(item, entry.value, self.counter.count_text(f"- {item.text}\n"))
 

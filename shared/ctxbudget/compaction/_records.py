@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from .salience import SalienceKind
 from .textscan import informative_tokens
 
-__all__ = ["RECORD_CALL", "item_tokens", "join_fields", "record_field", "split_fields", "tool_name"]
+__all__ = ["RECORD_CALL", "call_of", "item_tokens", "join_fields", "record_field", "split_fields", "tool_name"]
 
 RECORD_CALL = " -> ok"
 """How a call whose result was a record ends its bullet; each field of it is ``<call> -> ok: key=value``."""
@@ -45,25 +45,39 @@ def item_tokens(text: str) -> frozenset[str]:
 
 
 def join_fields(bullets: list[str]) -> list[str]:
-    """The Commands section's bullets with each record's fields joined into one bullet per call, in order."""
+    """The Commands section's bullets with each record's fields joined into one bullet per call, in order.
+
+    A call's bullet is ``<call> -> ok`` or ``<call> -> ok: <what it said>`` (``3 results``); its fields follow it.
+    """
     if RECORD_CALL + ": " not in "".join(bullets):
         return bullets
-    calls = {b.removesuffix(RECORD_CALL) for b in bullets if b.endswith(RECORD_CALL)}
+    calls = {label for b in bullets if (label := call_of(b)) is not None}
     out: list[str] = []
     at: dict[str, int] = {}  # a call's label -> its bullet's position in out
     for bullet in bullets:
-        label, ok, said = bullet.partition(RECORD_CALL)
-        field = said.removeprefix(": ")
-        if not ok or (said and not said.startswith(": ")) or (field and not _FIELD.match(field)):
+        found = record_field(bullet)
+        if found is None:
+            label = call_of(bullet)
+            if label is not None:
+                at.setdefault(label, len(out))
             out.append(bullet)
             continue
-        if label in at and field:
+        label, field = found
+        if label in at:
             joined = out[at[label]]
             out[at[label]] = f"{joined}, {field}" if not joined.endswith(RECORD_CALL) else f"{joined}: {field}"
             continue
-        at.setdefault(label, len(out))
-        out.append(bullet if not field or label in calls else f"{tool_name(label)}: {field}")
+        at[label] = len(out)
+        out.append(bullet if label in calls else f"{tool_name(label)}: {field}")
     return out
+
+
+def call_of(bullet: str) -> str | None:
+    """The label of a successful call's own bullet (``<call> -> ok`` or ``<call> -> ok: <not a field>``), else None."""
+    label, ok, said = bullet.partition(RECORD_CALL)
+    if not ok or not (said == "" or (said.startswith(": ") and not _FIELD.match(said[2:]))):
+        return None
+    return label
 
 
 def split_fields(kind: SalienceKind, text: str, number: int) -> Iterator[tuple[SalienceKind, str]]:
@@ -81,10 +95,13 @@ def split_fields(kind: SalienceKind, text: str, number: int) -> Iterator[tuple[S
         ok = said if " {" not in tool and " " not in tool else ""
         label = f"{tool} {{#{number}}}"
     fields = _SPLIT.split(said) if ok and said else []
-    if len(fields) < 1 or not all(_FIELD.match(field) for field in fields):
+    said_first = bool(fields) and kind != "figure" and not _FIELD.match(fields[0])  # "3 results, id=[...]"
+    if said_first:
+        first, fields = fields[0], fields[1:]
+    if not fields or not all(_FIELD.match(field) for field in fields):
         yield kind, text
         return
     if kind in ("call", "command"):
-        yield kind, label + RECORD_CALL
+        yield kind, label + RECORD_CALL + (f": {first}" if said_first else "")
     for field in fields:
         yield "figure", f"{label}{RECORD_CALL}: {field}"

@@ -14,7 +14,17 @@ from typing import Literal
 from ..messages.message import ToolCall
 from .textscan import clip
 
-__all__ = ["CallKind", "FileOp", "call_kind", "call_label", "file_op", "is_file_read", "is_search", "shell_command"]
+__all__ = [
+    "CallKind",
+    "FileOp",
+    "call_kind",
+    "call_label",
+    "file_op",
+    "is_file_read",
+    "is_search",
+    "shell_command",
+    "shell_writes",
+]
 
 CallKind = Literal["command", "file", "call"]
 
@@ -31,9 +41,8 @@ _SEARCH_TOOL = re.compile(r"grep|glob|search|find|(?:^|_)ls(?:$|_)|list_dir|list
 _SHELL_READ = re.compile(
     r"^\s*(?:cd \S+ && )?(?:cat|less|more|head|tail|bat|nl|sed -n|grep|rg|ag|wc|ls|find|tree|open|goto|scroll_\w+|"
     r"git (?:show|diff|log))\b"
-    r"(?![^|]*(?:>|<<))"
 )
-"""A command that shows a file (or lists files), not one that writes one (``cat > f << EOF`` writes)."""
+"""A command that shows a file (or lists files); one that also writes one (``cat > f << EOF``) is no read."""
 
 
 @dataclass(frozen=True)
@@ -114,8 +123,58 @@ def is_file_read(call: ToolCall | None) -> bool:
         return False
     command = shell_command(call)
     if command is not None:
-        return _SHELL_READ.match(command) is not None
+        return _SHELL_READ.match(command) is not None and not shell_writes(command)
     if is_search(call):
         return True  # what a search shows is the content of the files it matched
     operation = file_op(call)
     return operation is not None and operation.op == "read"
+
+
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_]\w*)\1")
+_QUOTED_ARG = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'")
+_SEGMENT = re.compile(r"&&|\|\||;|\|")
+_REDIRECT = re.compile(r"(?<![\d&>])(>>?)\s*([^\s;|&<>()]+)")
+_WRITERS = (
+    (re.compile(r"^sed\s+(?:\S+\s+)*?(?:-i\S*|--in-place\S*)\s"), "edited"),
+    (re.compile(r"^(?:tee|touch|cp|mv|install)\s"), "wrote"),
+)
+_FILE_LIKE = re.compile(r"^(?!-)(?!\$)[\w./~+-]*[./][\w./~+-]*$")
+
+
+def shell_writes(command: str) -> list[FileOp]:
+    """The files a shell command writes, each once, in order.
+
+    Redirections (``> f``, ``cat > f << EOF``), ``sed -i``, and the target of ``tee``, ``cp``, ``mv`` and
+    ``touch``. Heredoc bodies and quoted strings are not read (``if a > b:`` inside a script is no redirection).
+    """
+    lines: list[str] = []
+    ending: str | None = None
+    for line in command.splitlines()[:400]:
+        if ending is not None:
+            ending = None if line.strip() == ending else ending
+            continue
+        lines.append(line)
+        heredoc = _HEREDOC.search(line)
+        ending = heredoc.group(2) if heredoc else None
+    found: dict[str, str] = {}
+    for line in lines:
+        plain = _QUOTED_ARG.sub(lambda m: "Q" if m.group(0)[1:-1].strip() else "", line)
+        for op, path in _redirect_targets(plain):
+            found.setdefault(path, op)
+        for segment in _SEGMENT.split(plain):
+            words = segment.split()
+            for pattern, op in _WRITERS:
+                if words and pattern.match(segment.strip() + " ") and _FILE_LIKE.match(words[-1]):
+                    found.setdefault(words[-1], op)
+    return [FileOp(op, path.removeprefix("./")) for path, op in found.items() if path != "/dev/null"]
+
+
+_TARGET = re.compile(r"^[\w./~+-]+$")
+
+
+def _redirect_targets(line: str) -> list[tuple[str, str]]:
+    return [
+        ("edited" if arrows == ">>" else "wrote", path)
+        for arrows, path in _REDIRECT.findall(line)
+        if _TARGET.match(path) and not path.startswith("-")
+    ]

@@ -235,6 +235,13 @@ def _json_failure(text: str) -> str | None:
     return "JSON " + ", ".join(parts) if parts else "JSON body reports failure"
 
 
+def _json_said(body: object) -> str | None:
+    """What a JSON result says beside its fields (items of their own): how many results a list holds, or none."""
+    if isinstance(body, list):
+        return f"{len(body)} result{'s' if len(body) != 1 else ''}" if body else "no results"
+    return None if body else "empty"
+
+
 def _json_body(text: str) -> Any:
     stripped = text.strip()
     if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]" or len(stripped) >= SCAN_CHARS:
@@ -291,7 +298,7 @@ def _success(text: str) -> str | None:
         return persisted[0]  # "output (20.5KB) saved to /path": where the whole output is
     body = _json_body(text[: SCAN_CHARS - 1]) if text.lstrip()[:1] in ("{", "[") else None
     if body is not None:
-        return None  # a record: its fields are items of their own (the ledger shows them in this bullet)
+        return _json_said(body)
     short = bounded(text) if len(text) <= _SHORT_RESULT * 2 else ""
     lines = [ln.strip() for ln in short.splitlines() if ln.strip() and not _WRAPPER.match(ln)]
     if lines and sum(len(ln) + 3 for ln in lines) <= _SHORT_RESULT:

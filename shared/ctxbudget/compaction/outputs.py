@@ -15,7 +15,6 @@ so a read yields only the paths it reports as written (none) and no figures.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -78,6 +77,9 @@ _FIGURE_WORDS = (
 """Words a figure line holds (a unit, a measure): what candidate lines are found by."""
 _RESULT_WORDS = re.compile(r"\b(?:failed|error|passed|ok|success|succeeded|missing|conflict|not found|skipped)\b", re.I)
 _RECORD = re.compile(r"^\s*[\"']?([A-Za-z][\w .-]{0,40}?)[\"']?\s*[:=]\s*[\"']?([^\"'{}\[\]]{1,100}?)[\"']?,?\s*$")
+_MISSING = re.compile(r"no such file|cannot access|not found|does not exist", re.IGNORECASE)
+_CODE_OR_LISTING = re.compile(r"^\s*(?:#|//|/\*|--\s|;)|^total \d+$")
+"""A comment line of a script or config, or ``ls -l``'s block count: not a figure of the work."""
 _FUNCTION_WORDS = frozenset({"at", "to", "in", "of", "for", "from", "on", "by", "with", "is", "are", "was", "the", "a"})
 """Words a field's name never ends with: a line ending so before its colon is a sentence going on."""
 _FAILED_FIELDS = frozenset({"error", "errors", "exception", "fatal", "failure"})
@@ -131,9 +133,10 @@ def output_items(
             found.add(2, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
     figures = _figure_lines(head)
     for position, line in figures:
-        found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
+        if not _CODE_OR_LISTING.match(line):
+            found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
     if short:
-        listed = [m.group(0) for m in itertools.islice(_PATH.finditer(head), MAX_LISTED + 1)]
+        listed = _listed(head)
         if len(listed) <= MAX_LISTED:
             found.listing(listed, f"listed by {tool}", weight=1)
         if not command:
@@ -154,9 +157,27 @@ def _add_file_lines(found: _Found, head: str, tool: str, *, search: bool = False
         if path and _prose(line, path.start()) and not _REFERENCE.search(line):
             found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
     for position, line in _figure_lines(head):
-        if search and _HIT.match(line):
-            continue  # a search hit's figure is the matched file's content ("a.py:12: TIMEOUT = 30 s")
+        if (search and _HIT.match(line)) or _CODE_OR_LISTING.match(line):
+            continue  # a hit's or a script's figure is the file's ("a.py:12: TIMEOUT = 30 s", "# $1 is the remote")
         found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
+
+
+def _listed(head: str) -> list[str]:
+    """The paths a short output lists (at most :data:`MAX_LISTED` + 1), not those it says are missing.
+
+    A diff's ``a/`` and ``b/`` prefixes are not part of its paths (``--- a/src/x.py``).
+    """
+    listed: dict[str, None] = {}
+    diff = "\n+++ b/" in head or head.startswith("diff --git")
+    for line in head.splitlines():
+        if _MISSING.search(line):
+            continue  # "ls: gc.log: No such file or directory" lists no file
+        for match in _PATH.finditer(line):
+            path = match.group(0)
+            listed[path[2:] if diff and path.startswith(("a/", "b/")) else path] = None
+            if len(listed) > MAX_LISTED:
+                return list(listed)
+    return list(listed)
 
 
 def _prose(line: str, path_at: int) -> bool:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..messages.message import Message, ToolCall
-from .calls import call_kind, call_label, file_op, is_file_read, is_search
+from .calls import call_kind, call_label, file_op, is_file_read, is_search, shell_command, shell_writes
 from .harness import is_continuation_summary, strip_harness
 from .memo import ReadMemo
 from .outcomes import call_failure, failure_key, failure_line, outcome
@@ -290,6 +290,9 @@ def _assistant_items(
                 continue
         if failed is not None and kind != "file":
             continue  # its result's error item names the call and says how it failed: one bullet, in Errors
+        if kind == "command" and result is not None:
+            for written in shell_writes(shell_command(call) or ""):  # what the command wrote: files of the work
+                yield _item("artifact", f"{written.path}: {written.op}", written.path.lower(), order)
         if kind != "file" or result is None:
             bullet = clip(f"{label} -> {shown}", _CALL_CHARS)
             yield _item("command" if kind == "command" else "call", bullet, label.lower(), order)

@@ -258,8 +258,13 @@ def user_statements(text: str) -> list[Statement]:
     if not text:
         return []
     prose, pasted = _prose(text)
-    classified = [(kind, s) for s in sentences(prose) if (kind := classify(s)) is not None]
-    out = _group(classified)
+    classified = [
+        (kind, s, first)
+        for line in prose.splitlines()
+        for first, s in enumerate(sentences(line))
+        if (kind := classify(s)) is not None
+    ]
+    out = _group([(kind, s, first == 0) for kind, s, first in classified])
     if pasted:
         lines = text.count("\n") + 1
         first = next((line for line in text.splitlines() if line.strip()), "")
@@ -267,16 +272,20 @@ def user_statements(text: str) -> list[Statement]:
     return out
 
 
-def _group(classified: list[tuple[StatementKind, str]]) -> list[Statement]:
-    """Sentences to statements: each is one, and a sentence that qualifies the one before it joins it."""
-    classified = [(kind, _LIST_MARKER.sub("", s, count=1)) for kind, s in classified]
+def _group(classified: list[tuple[StatementKind, str, bool]]) -> list[Statement]:
+    """Sentences to statements: each is one, and a sentence that qualifies the one before it on its line joins it.
+
+    A sentence that starts a line (a list item, the next line of a list without markers) is never joined to the
+    line before: "- MODIFY: source files" and "- DO NOT MODIFY: tests" are two rules.
+    """
     out: list[Statement] = []
-    for kind, given in classified:
-        sentence = given
+    for kind, given, starts_line in classified:
+        sentence = _LIST_MARKER.sub("", given, count=1)
         previous = out[-1] if out else None
         dependent = _DEPENDENT.match(_body(sentence)) is not None
         joins = (
-            previous is not None
+            not starts_line
+            and previous is not None
             and previous.kind in _PRIORITY
             and (kind in _PRIORITY or (dependent and kind == "request"))
             and (dependent or len(sentence.split()) < 4)

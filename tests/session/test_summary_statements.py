@@ -1,0 +1,78 @@
+"""What a summary keeps of the user's words and of a lookup's result, read from the real set's transcripts.
+
+mini-swe-agent's task lists its rules one per line ("- MODIFY: ...", "- DO NOT MODIFY: ..."); the kit labels its
+canaries in capitals ("HARD CONSTRAINT:", "GOAL STATE:"); tau-bench searches return ``[]`` when no flight matches,
+and an issue tracker's record is fetched again after an update.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ctxbudget import Message, SummaryRequest, ToolCall
+from ctxbudget.compaction.statements import user_statements
+from ctxbudget.compaction.summarize import ExtractiveSummarizer
+from ctxbudget.providers import counter_for_model
+
+COUNTER = counter_for_model("gpt-4o")
+
+RULES = """## Boundaries
+- MODIFY: Regular source code files in /testbed (this is the working directory for all your commands)
+- DO NOT MODIFY: Tests, configuration files (pyproject.toml, setup.cfg, etc.)
+
+You have a full Linux shell environment
+Always use non-interactive flags (-y, -f) for commands
+HARD CONSTRAINT: Budget cap is $500 total. Never exceed without explicit approval."""
+
+
+def test_each_line_of_a_list_is_its_own_statement_and_a_qualifier_on_its_line_joins_it() -> None:
+    said = [statement.text for statement in user_statements(RULES)]
+    assert said == [
+        "MODIFY: Regular source code files in /testbed (this is the working directory for all your commands)",
+        "DO NOT MODIFY: Tests, configuration files (pyproject.toml, setup.cfg, etc.)",
+        "You have a full Linux shell environment",
+        "Always use non-interactive flags (-y, -f) for commands",
+        "HARD CONSTRAINT: Budget cap is $500 total. Never exceed without explicit approval.",
+    ]
+
+
+def test_over_budget_a_label_naming_the_kind_goes_but_one_that_says_the_rule_stays() -> None:
+    statements = [RULES, "GOAL STATE: Current task is migrating auth to OAuth, steps 1-3 of 5 are done."]
+    messages = tuple(Message(role="user", content=text) for text in statements)
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages, max_tokens=120))
+    assert "DO NOT MODIFY: Tests" in summary  # without its label the rule reads the other way
+    assert "HARD CONSTRAINT:" not in summary
+    assert "Budget cap is $500 total" in summary
+    assert "GOAL STATE:" not in summary
+
+
+def lookup(*pairs: tuple[ToolCall, object]) -> list[str]:
+    messages: list[Message] = []
+    for call, result in pairs:
+        messages.append(Message(role="assistant", tool_calls=(call,)))
+        messages.append(Message(role="tool", tool_call_id=call.id, content=json.dumps(result)))
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=tuple(messages)))
+    return [line[2:] for line in summary.splitlines() if line.startswith("- ")]
+
+
+def test_a_search_says_how_many_results_it_returned_or_that_it_found_none() -> None:
+    def search(call_id: str, date: str) -> ToolCall:
+        return ToolCall(id=call_id, name="search_direct_flight", args={"origin": "SFO", "date": date})
+
+    flights = [{"flight_number": "HAT082", "price": 158}, {"flight_number": "HAT025", "price": 161}]
+    bullets = lookup((search("a", "2024-05-15"), []), (search("b", "2024-05-17"), flights))
+    assert any(b.endswith('"2024-05-15"} -> ok: no results') for b in bullets), bullets
+    (found,) = [b for b in bullets if "2024-05-17" in b]
+    assert found.endswith("-> ok: 2 results")  # what it found is in the archived original (search_archive)
+
+
+def test_the_same_lookup_run_again_shows_the_latest_value_of_each_field_once() -> None:
+    call = ToolCall(id="a", name="get_issue", args={"id": "ENT-212"})
+    again = ToolCall(id="b", name="get_issue", args={"id": "ENT-212"})
+    first = {"identifier": "ENT-212", "updatedAt": "2026-02-04T01:28:32Z", "priority": {"value": 2}}
+    later = {"identifier": "ENT-212", "updatedAt": "2026-02-04T01:51:29Z", "priority": {"value": 2}}
+    (bullet,) = [b for b in lookup((call, first), (again, later)) if b.startswith("get_issue")]
+    assert bullet.count("updatedAt=") == 1
+    assert "01:51:29" in bullet
+    assert bullet.count("identifier=ENT-212") == 1
+    assert "priority.value=2" in bullet  # a generic field keeps its record's name
