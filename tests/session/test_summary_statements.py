@@ -76,3 +76,15 @@ def test_the_same_lookup_run_again_shows_the_latest_value_of_each_field_once() -
     assert "01:51:29" in bullet
     assert bullet.count("identifier=ENT-212") == 1
     assert "priority.value=2" in bullet  # a generic field keeps its record's name
+
+
+def test_a_newer_request_asked_as_a_question_leaves_no_stale_current_task() -> None:
+    said = (
+        "yeah check what's triggering gc on this machine",
+        "ok, so can you document it in known_limitations for the next release?",
+    )
+    messages = tuple(Message(role="user", content=text) for text in said)
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    assert "- Now: yeah check" not in summary  # what is asked now is the newer request
+    assert "known_limitations" in summary.split("## Latest request", 1)[1]
+    assert "- Asked: yeah check what's triggering gc" in summary

@@ -97,6 +97,8 @@ class Ledger:
         task, request = self._task(items, tail), self._latest_request(items, tail)
         if task is not None and request is not None and normal(request.text) in normal(task.text):
             request = None  # the latest request is the current task: shown once, as the task
+        elif task is not None and request is not None and request.order > task.order and self._asks(request):
+            task = None  # a newer request ("can you document it?") is what is asked now: "Now:" would be stale
         shown = {normal(s.text) for s in (task, request) if s is not None}
         asked = [
             i
@@ -129,6 +131,10 @@ class Ledger:
             return None
         last = tasks[-1]
         return Salient("task", clip(last.text, 400), "task", last.order, last.tokens)
+
+    def _asks(self, item: Salient) -> bool:
+        """``item`` asks for work (at least :data:`_TASK_WORDS` words), not only a short question ("why?")."""
+        return len(item.text.split()) >= _TASK_WORDS
 
     def _in_goal(self, item: Salient) -> bool:
         """The item is part of the pinned goal (shown beside the summary), so the ledger need not repeat it."""
