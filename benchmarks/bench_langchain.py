@@ -497,6 +497,9 @@ def render(
         "",
         "## Per model call, nothing compacted (window of 50M tokens, InMemorySaver)",
         "",
+        "Our hooks and the floor are timed in the same call, alternating which runs first turn by turn (whichever "
+        "encodes first pays for the caches the graph left cold).",
+        "",
         f"| measure | {head} | last / first |",
         f"|---|{rule}|---:|",
         f"| ctxbudget hooks, median ms per model call | {' | '.join(f'{c.ours_ms:.3f}' for c in calls)} "
