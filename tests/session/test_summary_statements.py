@@ -88,3 +88,15 @@ def test_a_newer_request_asked_as_a_question_leaves_no_stale_current_task() -> N
     assert "- Now: yeah check" not in summary  # what is asked now is the newer request
     assert "known_limitations" in summary.split("## Latest request", 1)[1]
     assert "- Asked: yeah check what's triggering gc" in summary
+
+
+def test_a_reply_choosing_what_was_offered_is_the_users_decision() -> None:
+    chosen = ("ok, option 2, detail view only for now", "yes mutually exclusive is fine", "I'll go with Option 1.")
+    for text in chosen:
+        assert [s.kind for s in user_statements(text)] == ["decision"], text
+    for text in ("Option 2 looks risky to me because of the cache", "The deploy region is fine", "no, write the plan"):
+        assert "decision" not in [s.kind for s in user_statements(text)], text
+    messages = tuple(Message(role="user", content=text) for text in chosen)
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    decisions = summary.split("## Decisions\n", 1)[1].split("\n## ", 1)[0]
+    assert "- User chose: ok, option 2, detail view only for now" in decisions

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from ..messages.tokens import TokenCounter
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, render_ledger
 from ._records import call_of, record_field, tool_name
-from .salience import SalienceKind, Salient
+from .salience import USER_CHOSE, SalienceKind, Salient
 from .textscan import clip, scan
 
 __all__ = ["Scored", "Selection", "bullet_size", "structure_bonus", "with_rarity"]
@@ -189,6 +189,8 @@ class Selection:
             value *= 1.3
         elif item.kind == "call" and _RECORD.search(item.text):
             value *= 2.5  # a lookup's record (ids, amounts, names): what the next step uses, worth a command
+        elif item.kind == "decision" and item.text.startswith(USER_CHOSE):
+            value *= _WEIGHT["fact"] / _WEIGHT["decision"]  # the user's own choice weighs as what they stated
         elif item.kind == "figure" and _SAMPLED.search(item.text):
             value *= 0.5  # one value of a column ("price": 216.03 (1 of 14)) says little about the other thirteen
         field = record_field(item.text) if item.kind == "figure" else None

@@ -32,6 +32,7 @@ from .statements import Statement, assistant_statements, user_statements
 from .textscan import clip, informative_tokens
 
 __all__ = [
+    "USER_CHOSE",
     "SalienceKind",
     "Salient",
     "failure_line",
@@ -68,6 +69,8 @@ Said = Callable[[str], Sequence[Statement]]
 """Reads the statements of a user message's text (:func:`~ctxbudget.compaction.statements.user_statements`)."""
 _META_FLAGS = ("isMeta", "is_meta", "harness")
 """Message metadata flags a transcript reader sets on text the harness, not the person, wrote."""
+USER_CHOSE = "User chose: "
+"""How a user's decision starts (among the assistant's, in the Decisions section)."""
 _CALL_CHARS = 320
 """Longest bullet of a command or call with its outcome."""
 
@@ -255,6 +258,8 @@ def _statement_items(
 ) -> Iterator[Salient]:
     for statement in said(text):
         shown = statement.text
+        if statement.kind == "decision":
+            shown = f"{USER_CHOSE}{shown}"  # beside the assistant's decisions, whose choice it was
         if statement.kind == "paste":
             shown = f"User {shown}" + (f" (full text: {handle})" if handle else "")
         yield _item(statement.kind, shown, item_key(statement.kind, shown), order)

@@ -9,6 +9,8 @@ gets a kind from its structure:
   "please", "can you", "let's"). Neither is a constraint, whatever words it holds;
 * a **constraint** states a rule (never, always, must, do not, only, at most, without approval, ...) and a
   **preference** a wish about how to work or answer (prefer, rather, I want, please keep ...);
+* a short reply choosing what was offered ("ok, option 2", "I'll go with Option 1.", "yes, X is fine") is the
+  user's **decision**;
 * any other declarative sentence of three words or more is a **fact**: a fact needs no digit.
 
 Chit-chat ("thanks!", "ok"), list markers and harness text are not statements. A long paste is not read sentence by
@@ -122,6 +124,15 @@ _DEPENDENT = re.compile(
     re.IGNORECASE,
 )
 _PRIORITY: dict[str, int] = {"constraint": 3, "preference": 2, "fact": 1}
+_ASSENTED = r"(?:(?:ok(?:ay)?|yes|yeah|yep|sure|fine|no|nah|alright|great)\b[,.!]?\s+)"
+_CHOICE = re.compile(
+    rf"^{_ASSENTED}*(?:let'?s go with|i'?ll (?:go|stick) with|i'?ll take|we'?ll go with|go with|i (?:choose|pick)\b|"
+    r"(?:option|choice|approach|plan) (?:[0-9a-d]|one|two|three)\b"
+    r"(?=\s*(?:[,.!;:)-]|$|(?:please|then|for now|it is)\b)))"
+    rf"|^{_ASSENTED}+[\w\s'-]{{1,60}}\bis fine\b",
+    re.IGNORECASE,
+)
+"""A reply choosing among what was offered: the user's decision, not a fact ("I'll go with Option 1.")."""
 _STRONG_DECISION = re.compile(
     r"\b(?:decided|decision|chose|choose to|opted|settled on|going with|go with|root cause|instead of|rather than|"
     r"the fix (?:is|was)|the (?:issue|problem|bug|cause) (?:is|was)|turns out|switch(?:ed|ing)? to|we will use|"
@@ -200,6 +211,8 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
         return None  # it introduces what follows ("Consider the following model:"), which is read on its own
     if body.endswith("?") or (_QUESTION_START.match(body) and len(words) < 30):
         return "question" if not _POLITE_REQUEST.match(body) else "request"
+    if _CHOICE.match(body) and len(words) <= 16:
+        return "decision"  # the user picks what was offered: "ok, option 2, detail view only for now"
     if _STANDING.match(body) or _CONSTRAINT.search(body) or _CONDITIONAL.match(body):
         return "preference" if _PREFERENCE.search(body) and not _CONSTRAINT.search(body) else "constraint"
     if _PREFERENCE.search(body):
