@@ -100,3 +100,17 @@ def test_a_reply_choosing_what_was_offered_is_the_users_decision() -> None:
     summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
     decisions = summary.split("## Decisions\n", 1)[1].split("\n## ", 1)[0]
     assert "- User chose: ok, option 2, detail view only for now" in decisions
+
+
+def test_an_action_that_found_nothing_to_act_on_failed_and_a_search_that_found_nothing_did_not() -> None:
+    book = ToolCall(id="b", name="book_excursion", args={"recommendation_id": 11})
+    search = ToolCall(id="s", name="search_hotels", args={"location": "Basel"})
+    messages = (
+        Message(role="assistant", tool_calls=(book, search)),
+        Message(role="tool", tool_call_id="b", content="No trip recommendation found with ID 11."),
+        Message(role="tool", tool_call_id="s", content="No hotels found."),
+    )
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    errors = summary.split("## Errors\n", 1)[1].split("\n## ", 1)[0]
+    assert 'book_excursion {"recommendation_id":11} -> No trip recommendation found with ID 11.' in errors
+    assert "search_hotels" not in errors

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..messages.message import Message, ToolCall
 from ..messages.toolpairs import not_run
-from .calls import shell_command
+from .calls import call_kind, is_search, shell_command
 from .harness import persisted_output
 from .textscan import bounded, clip
 
@@ -56,6 +56,11 @@ _LAST_COMMAND = re.compile(r"(?<!\|)\|(?!\|)|;|&&|\|\|")
 """What separates a command line's commands: its exit status is the last one's."""
 _WRAPPER = re.compile(r"^\s*</?(?:returncode|output|stdout|stderr|tool_use_error)>\d*(?:</returncode>)?\s*$")
 _WRAPPER_TAG = re.compile(r"</?(?:tool_use_error|error|stderr|stdout|output)>")
+_NOT_FOUND = re.compile(
+    r"^(?:no\b[^.:\n]{1,100}\b(?:found|exists?)\b|(?:could not|cannot|can't|unable to) find\b"
+    r"|[^.:\n]{1,80} not found\b)",
+    re.IGNORECASE,
+)
 _HTTP = re.compile(
     r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\s+[A-Z][A-Za-z ]{2,40}$|^\s*HTTP/\d(?:\.\d)?\s+([45]\d\d)\b"
 )
@@ -137,7 +142,18 @@ def call_failure(
     failed = failure(result)
     if failed is not None and call is not None and _matched_nothing(call, result):
         return None
-    return failed
+    return failed if failed is not None or call is None else _not_found(call, result)
+
+
+def _not_found(call: ToolCall, result: Message) -> str | None:
+    """A call (not a command, a file operation or a search) answered only "No trip recommendation found with ID 11".
+
+    An action or a lookup that finds nothing to act on failed; a search that finds nothing did not (it answered).
+    """
+    text = result.text.strip()
+    if len(text) > 200 or "\n" in text or not _NOT_FOUND.match(text) or is_search(call) or call_kind(call) != "call":
+        return None
+    return text
 
 
 def _edge_lines(text: str) -> tuple[list[str], list[str]]:
@@ -283,6 +299,8 @@ def outcome(
     failed = failure(result)
     if failed is not None and call is not None and _matched_nothing(call, result):
         return "ok: no match (exit code 1)", None
+    if failed is None and call is not None:
+        failed = _not_found(call, result)
     if failed is not None:
         return f"FAILED: {clip(failed, 200)}", failed
     return f"ok: {said}" if (said := _success(result.text)) else "ok", None
