@@ -114,3 +114,15 @@ def test_an_action_that_found_nothing_to_act_on_failed_and_a_search_that_found_n
     errors = summary.split("## Errors\n", 1)[1].split("\n## ", 1)[0]
     assert 'book_excursion {"recommendation_id":11} -> No trip recommendation found with ID 11.' in errors
     assert "search_hotels" not in errors
+
+
+def test_a_table_row_of_the_assistants_plan_is_no_finding() -> None:
+    from ctxbudget.compaction.statements import assistant_statements
+
+    plan = (
+        "| File | Change |\n|---|---|\n| `checkpoint/committed.go` | Add author to `CommittedInfo` struct |\n"
+        "The key insight is that `ListCommitted` reads from the tree, not from commit history."
+    )
+    assert [s.text for s in assistant_statements(plan)] == [
+        "The key insight is that `ListCommitted` reads from the tree, not from commit history."
+    ]

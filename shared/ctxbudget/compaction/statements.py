@@ -346,8 +346,8 @@ def assistant_statements(text: str) -> list[Statement]:
         text = _ends(text)
     for sentence in sentences(text):
         body = _LIST_MARKER.sub("", _body(sentence).strip(), count=1)
-        if len(body.split()) < 4 or body.endswith(("?", ":")) or not _is_prose(body):
-            continue
+        if len(body.split()) < 4 or body.endswith(("?", ":")) or not _is_prose(body) or sentence.lstrip()[:1] == "|":
+            continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
         narration = _NARRATION.match(body) is not None
         labelled = (label_of(_LIST_MARKER.sub("", sentence.strip(), count=1)) or "").lower() in _DECISION_LABELS
         if _OPEN.search(body):
