@@ -156,3 +156,16 @@ def test_a_scripts_comment_and_a_listings_block_count_are_no_figures() -> None:
     )
     commands = sections.get("Commands and results", [])
     assert not [line for line in commands if line.startswith("bash: # $1") or line == "bash: total 160"], commands
+
+
+def test_a_tracebacks_frames_a_quoted_scripts_arrows_and_a_word_like_pyproject_toml_based_name_no_file() -> None:
+    script = 'cd /testbed && python -c "\n# left -> _coord_matrix(model, 4)\nprint(1)\n# x > _coord_matrix\n"'
+    traceback = (
+        'Traceback (most recent call last):\n  File "/testbed/astropy/units/quantity.py", line 12, in <module>\n'
+        "ImportError: cannot import name 'x'\n"
+    )
+    built = "ERROR: Could not build wheels for astropy, which is required to install pyproject.toml-based projects"
+    sections = summary_of(
+        (bash("p", script), "ok"), (bash("t", "./run.sh"), traceback), (bash("b", "./build.sh"), built)
+    )
+    assert "Files and artifacts" not in sections, sections.get("Files and artifacts")

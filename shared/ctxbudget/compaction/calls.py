@@ -157,8 +157,9 @@ def shell_writes(command: str) -> list[FileOp]:
         heredoc = _HEREDOC.search(line)
         ending = heredoc.group(2) if heredoc else None
     found: dict[str, str] = {}
-    for line in lines:
-        plain = _QUOTED_ARG.sub(lambda m: "Q" if m.group(0)[1:-1].strip() else "", line)
+    # a quoted string may span lines (python -c "...\n..."): quotes are taken out of the whole command at once
+    unquoted = _QUOTED_ARG.sub(lambda m: "Q" if m.group(0)[1:-1].strip() else "", "\n".join(lines))
+    for plain in unquoted.splitlines():
         for op, path in _redirect_targets(plain):
             found.setdefault(path, op)
         for segment in _SEGMENT.split(plain):

@@ -56,6 +56,7 @@ _PATH = re.compile(
     r"(?:(?:~?/|\./)?(?:[\w.-]{1,80}/){1,12}[\w.-]{0,80}\w\.[A-Za-z]\w{0,7}\b"
     r"|[\w-]{1,80}\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|md|rst|json|ya?ml|"
     r"toml|cfg|ini|txt|csv|sql|sh|html|css|lock|env|ipynb|proto|tf|xml)\b)"
+    r"(?!-[A-Za-z])"  # "pyproject.toml-based" names no file
 )
 _HIT = re.compile(r"^\s*[^\s:]{1,300}[:-]\d+[:-]")
 """A search hit: ``path:line:`` (or ``path-line-`` for context lines) before the matched text."""
@@ -168,6 +169,8 @@ def _listed(head: str) -> list[str]:
     A diff's ``a/`` and ``b/`` prefixes are not part of its paths (``--- a/src/x.py``).
     """
     listed: dict[str, None] = {}
+    if "Traceback (most recent call last)" in head:
+        return []  # a traceback's paths are its frames: the failure is what it says
     diff = "\n+++ b/" in head or head.startswith("diff --git")
     for line in head.splitlines():
         if _MISSING.search(line):
