@@ -126,3 +126,17 @@ def test_a_table_row_of_the_assistants_plan_is_no_finding() -> None:
     assert [s.text for s in assistant_statements(plan)] == [
         "The key insight is that `ListCommitted` reads from the tree, not from commit history."
     ]
+
+
+def test_a_message_reporting_finished_work_says_what_changed_once() -> None:
+    from ctxbudget.compaction.statements import assistant_statements
+
+    said = assistant_statements("Done! Now both flows use the dynamic agent name:\n\n1. **Interactive prompt** shows")
+    assert [s.text for s in said] == ["Done: Now both flows use the dynamic agent name"]
+    said = assistant_statements("Done! The `StripIDEContextTags` function now also strips system tags.")
+    assert [s.text for s in said] == ["Done: The `StripIDEContextTags` function now also strips system tags."]
+    shown = assistant_statements("Done! Now the editor flow will show:\n\n```\n# Prompt: x\n```")
+    assert not [s for s in shown if s.text.startswith("Done:")]  # it stands for the block after it
+    assert [s.text for s in assistant_statements("Fixed the parser so that empty lines are kept.")] == [
+        "Fixed the parser so that empty lines are kept."
+    ]

@@ -124,6 +124,9 @@ _DEPENDENT = re.compile(
     re.IGNORECASE,
 )
 _PRIORITY: dict[str, int] = {"constraint": 3, "preference": 2, "fact": 1}
+_DONE = re.compile(r"^(?:done|fixed|implemented|all set|finished|completed?)[!.]+\s*", re.IGNORECASE)
+"""An assistant message reporting its work finished: the sentence after it says what changed."""
+_INTRODUCES = re.compile(r"\b(?:show|shows|display|displays|look|looks|like|print|prints|output|outputs|be|is|are)$")
 _ASSENTED = r"(?:(?:ok(?:ay)?|yes|yeah|yep|sure|fine|no|nah|alright|great)\b[,.!]?\s+)"
 _CHOICE = re.compile(
     rf"^{_ASSENTED}*(?:let'?s go with|i'?ll (?:go|stick) with|i'?ll take|we'?ll go with|go with|i (?:choose|pick)\b|"
@@ -344,7 +347,9 @@ def assistant_statements(text: str) -> list[Statement]:
         text = "\n".join(parts[0::2])  # longer code blocks are not statements
     if len(text) > SCAN_HEAD + SCAN_TAIL:
         text = _ends(text)
-    for sentence in sentences(text):
+    said = sentences(text)
+    done = _done_report(said)
+    for sentence in said:
         body = _LIST_MARKER.sub("", _body(sentence).strip(), count=1)
         if len(body.split()) < 4 or body.endswith(("?", ":")) or not _is_prose(body) or sentence.lstrip()[:1] == "|":
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
@@ -361,4 +366,17 @@ def assistant_statements(text: str) -> list[Statement]:
             out.append(Statement("decision", clip(body[inline.start() :] if inline else body, 280)))
         elif not narration and (_SPECIFIC.search(body) or (_REASON.search(body) and _RESULT.search(body))):
             out.append(Statement("finding", clip(body, 280)))
-    return out
+    if done is None:
+        return out
+    return [done, *(st for st in out if f"Done: {st.text}" != done.text)]  # the report is said once, as done
+
+
+def _done_report(said: list[str]) -> Statement | None:
+    """What a message reporting finished work says changed ("Done! Now both flows use the dynamic agent name:")."""
+    done = _DONE.match(said[0]) if said else None
+    if done is None:
+        return None
+    report = (said[0][done.end() :].strip() or (said[1] if len(said) > 1 else "")).rstrip(":").strip()
+    if len(report.split()) < 4 or _INTRODUCES.search(report):
+        return None  # "Now the editor flow will show:" stands for the block after it
+    return Statement("finding", clip(f"Done: {report}", 280))
