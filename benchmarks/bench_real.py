@@ -69,7 +69,7 @@ class Outcome:
         recovered: per probe, in the request or in a top-3 search hit's original (``None``: no archive).
         error: why no request was built, if none was.
         seconds: wall time to build the request (search excluded).
-        summary: ctxbudget's summary text, when it wrote one.
+        summary: ctxbudget's summary message as the request carried it (the pinned goal and the summary), if any.
     """
 
     system: str
@@ -147,7 +147,7 @@ def run_ours(transcript: RealTranscript, budget: int) -> Outcome:
         found=found,
         recovered=recovered,
         seconds=seconds,
-        summary=session.summary,
+        summary=next((m.text for m in request.messages if m.metadata.get("ctxbudget") == "summary"), None),
     )
 
 
