@@ -14,13 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .salience import SalienceKind
+from .salience import RECORD_CALL, SalienceKind
 from .textscan import informative_tokens
 
 __all__ = ["RECORD_CALL", "call_of", "item_tokens", "join_fields", "record_field", "split_fields", "tool_name"]
 
-RECORD_CALL = " -> ok"
-"""How a call whose result was a record ends its bullet; each field of it is ``<call> -> ok: key=value``."""
 _FIELD = re.compile(r"^[\w.-]{1,80}=(?:\[[^\[\]]*\]|\"(?:[^\"\\]|\\.)*\"|[^\s,][^,\[\]]*)(?: \([^()]{1,40}\))?$")
 """One ``key=value`` field as :mod:`~ctxbudget.compaction._json_fields` writes it: a value, a ``[column]`` or a quoted
 value, and maybe its count (``(1 of 30)``, ``(+4 more)``)."""

@@ -32,6 +32,7 @@ from .statements import Statement, assistant_statements, user_statements
 from .textscan import clip, informative_tokens
 
 __all__ = [
+    "RECORD_CALL",
     "USER_CHOSE",
     "SalienceKind",
     "Salient",
@@ -69,6 +70,8 @@ Said = Callable[[str], Sequence[Statement]]
 """Reads the statements of a user message's text (:func:`~ctxbudget.compaction.statements.user_statements`)."""
 _META_FLAGS = ("isMeta", "is_meta", "harness")
 """Message metadata flags a transcript reader sets on text the harness, not the person, wrote."""
+RECORD_CALL = " -> ok"
+"""How a call whose result was a record ends its bullet; each field of it is ``<call> -> ok: key=value``."""
 USER_CHOSE = "User chose: "
 """How a user's decision starts (among the assistant's, in the Decisions section)."""
 _CALL_CHARS = 320
@@ -326,7 +329,7 @@ def _tool_items(
         if found.kind == "field":  # one field of the record the call returned: the ledger shows it in its bullet
             # what it holds is the field's, not the call's arguments' (each field would hold the call's rare ids)
             tokens = informative_tokens(f"{tool}: {found.text}")  # as the ledger reads it back (_records)
-            yield Salient("figure", f"{label} -> ok: {found.text}", None, order, tokens)
+            yield Salient("figure", f"{label}{RECORD_CALL}: {found.text}", None, order, tokens)
         else:
             yield _item(found.kind, found.text, found.key, order)
 
