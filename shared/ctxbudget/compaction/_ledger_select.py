@@ -58,8 +58,6 @@ _STRONG_VALUES = frozenset(
     {"path", "money", "date", "person", "email", "url", "hostport", "host", "version", "timezone"}
 )
 _SAMPLED = re.compile(r" \(1 of \d+\)$")
-_RECORD = re.compile(r" -> ok: [\w.]+=")
-"""A call's bullet showing the record it returned (``-> ok: reservation_id=4OG6T3, ...``)."""
 _UPPER_LABEL = re.compile(r"^[A-Z][A-Z0-9 _-]{2,30}:")
 _KIND_WORDS = frozenset(
     [
@@ -187,8 +185,6 @@ class Selection:
             value *= 0.5
         elif item.kind in ("command", "call") and " -> FAILED" in item.text:
             value *= 1.3
-        elif item.kind == "call" and _RECORD.search(item.text):
-            value *= 2.5  # a lookup's record (ids, amounts, names): what the next step uses, worth a command
         elif item.kind == "decision" and item.text.startswith(USER_CHOSE):
             value *= _WEIGHT["fact"] / _WEIGHT["decision"]  # the user's own choice weighs as what they stated
         elif item.kind == "figure" and _SAMPLED.search(item.text):
