@@ -140,3 +140,12 @@ def test_a_message_reporting_finished_work_says_what_changed_once() -> None:
     assert [s.text for s in assistant_statements("Fixed the parser so that empty lines are kept.")] == [
         "Fixed the parser so that empty lines are kept."
     ]
+
+
+def test_a_cleared_records_marker_keeps_its_fields_whatever_its_calls_arguments_hold() -> None:
+    call = ToolCall(id="a", name="lookup", args={"q": "status: open"})
+    result = Message(
+        role="tool", tool_call_id="a", content=json.dumps({"identifier": "ENT-212", "priority": {"value": 2}})
+    )
+    lines = ExtractiveSummarizer(COUNTER).key_lines(result, 6, {"a": call})
+    assert lines == ["identifier=ENT-212", "priority.value=2"]

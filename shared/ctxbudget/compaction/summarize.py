@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import InvalidMessageError, InvalidPolicyError
 from ..messages.message import Message, ToolCall
 from ..messages.tokens import CharCounter, TokenCounter
+from ._records import record_field
 from .ledger import LEDGER_SECTIONS, Ledger, parse_ledger
 from .memo import ReadMemo
 from .salience import Salient, salient_items, statements_reader, tail_statements
@@ -210,7 +211,9 @@ class ExtractiveSummarizer:
             if item.kind == "error":
                 lines.insert(0, f"FAILED: {item.text.split(' -> ', 1)[-1]}")
             elif item.kind in ("artifact", "figure"):
+                field = record_field(item.text) if item.kind == "figure" else None
                 text = item.text.split(": ", 1)[1] if item.kind == "figure" and ": " in item.text else item.text
+                text = field[1] if field is not None else text  # a record's field: the call's label is not its text
                 into = listed if _LISTED.search(text) else lines
                 if text not in into:
                     into.append(clip(text, 200))
