@@ -15,6 +15,8 @@ from ..messages.message import ToolCall
 from .textscan import clip
 
 __all__ = [
+    "COMMAND_SEPARATOR",
+    "QUOTED_STRING",
     "CallKind",
     "FileOp",
     "call_kind",
@@ -131,8 +133,10 @@ def is_file_read(call: ToolCall | None) -> bool:
 
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_]\w*)\1")
-_QUOTED_ARG = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'")
-_SEGMENT = re.compile(r"&&|\|\||;|\|")
+QUOTED_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'")
+"""A quoted shell string (``"a | b"``, ``'x > y'``): what it holds separates and redirects nothing."""
+COMMAND_SEPARATOR = re.compile(r"&&|\|\||;|\|")
+"""What separates the commands of a command line (``&&``, ``||``, ``;``, a pipe)."""
 _REDIRECT = re.compile(r"(?<![\d&>])(>>?)\s*([^\s;|&<>()]+)")
 _WRITERS = (
     (re.compile(r"^sed\s+(?:\S+\s+)*?(?:-i\S*|--in-place\S*)\s"), "edited"),
@@ -158,11 +162,11 @@ def shell_writes(command: str) -> list[FileOp]:
         ending = heredoc.group(2) if heredoc else None
     found: dict[str, str] = {}
     # a quoted string may span lines (python -c "...\n..."): quotes are taken out of the whole command at once
-    unquoted = _QUOTED_ARG.sub(lambda m: "Q" if m.group(0)[1:-1].strip() else "", "\n".join(lines))
+    unquoted = QUOTED_STRING.sub(lambda m: "Q" if m.group(0)[1:-1].strip() else "", "\n".join(lines))
     for plain in unquoted.splitlines():
         for op, path in _redirect_targets(plain):
             found.setdefault(path, op)
-        for segment in _SEGMENT.split(plain):
+        for segment in COMMAND_SEPARATOR.split(plain):
             words = segment.split()
             for pattern, op in _WRITERS:
                 if words and pattern.match(segment.strip() + " ") and _FILE_LIKE.match(words[-1]):

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..messages.message import Message, ToolCall
 from ..messages.toolpairs import not_run
-from .calls import call_kind, is_search, shell_command
+from .calls import COMMAND_SEPARATOR, QUOTED_STRING, call_kind, is_search, shell_command
 from .harness import persisted_output
 from .textscan import bounded, clip
 
@@ -51,9 +51,6 @@ _DIAGNOSTIC = re.compile(r"^\s*[\w./-]+\.\w{1,8}:\d+(?::\d+)?:\s*(?:error:\s*)?[
 _NOT_RUN_SHOWN = "not run (a parallel call failed first)"
 _MATCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "pgrep"})
 """Commands whose exit status 1 means they ran and matched nothing (2 and above are their errors)."""
-_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
-_LAST_COMMAND = re.compile(r"(?<!\|)\|(?!\|)|;|&&|\|\|")
-"""What separates a command line's commands: its exit status is the last one's."""
 _WRAPPER = re.compile(r"^\s*</?(?:returncode|output|stdout|stderr|tool_use_error)>\d*(?:</returncode>)?\s*$")
 _WRAPPER_TAG = re.compile(r"</?(?:tool_use_error|error|stderr|stdout|output)>")
 _NOT_FOUND = re.compile(
@@ -125,8 +122,9 @@ def _matched_nothing(call: ToolCall, result: Message) -> bool:
     status = _EXIT.fullmatch(lines[0].strip()) if len(lines) == 1 else None  # echoed separators ("---") aside
     if status is None or status.group(1) != "1":
         return False
-    unquoted = _QUOTED.sub('""', command)  # a "|" inside a pattern ("a|b") separates nothing
-    words = [word for word in _LAST_COMMAND.split(unquoted)[-1].split() if "=" not in word]
+    unquoted = QUOTED_STRING.sub('""', command)  # a "|" inside a pattern ("a|b") separates nothing
+    # the exit status of a command line is its last command's
+    words = [word for word in COMMAND_SEPARATOR.split(unquoted)[-1].split() if "=" not in word]
     if words[:1] == ["git"]:  # git [-C dir] grep ... / git config <key>: 1 is "no match" / "no such key"
         rest = words[1:]
         while rest[:1] in (["-C"], ["-c"]) and len(rest) > 1:
