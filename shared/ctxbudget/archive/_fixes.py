@@ -29,7 +29,7 @@ from ._text import failed
 if TYPE_CHECKING:
     from .entry import ArchiveEntry
 
-__all__ = ["MAX_FIX_CALLS", "Fixes", "failure_signature"]
+__all__ = ["MAX_FIX_CALLS", "Fixes", "failure_signature", "overlap"]
 
 MAX_FIX_CALLS = 3
 """Most calls between a failure and its re-run that are read as its fix (more: what fixed it is not clear)."""
@@ -101,7 +101,7 @@ class Fixes:
                 for earlier, (name, said, _) in self._waiting.items()
                 if tool == name
                 and 0 < position - self._order[earlier] <= MAX_FIX_CALLS + 1
-                and _overlap(said, words) >= self._overlap
+                and overlap(said, words) >= self._overlap
             ),
             default=None,
         )
@@ -118,5 +118,6 @@ class Fixes:
             del self._waiting[earlier]
 
 
-def _overlap(one: frozenset[str], other: frozenset[str]) -> float:
+def overlap(one: frozenset[str], other: frozenset[str]) -> float:
+    """The share of two calls' argument terms they have in common (shared over all): how one re-runs the other."""
     return len(one & other) / len(one | other) if one or other else 0.0

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..messages.toolpairs import not_run
-from ._fixes import Fixes
+from ._fixes import Fixes, overlap
 from ._text import Tokenizer, analyze, tokenize
 
 if TYPE_CHECKING:
@@ -243,8 +243,8 @@ class UnitTable:
         waiting = self._unrun.get(call.name)
         if waiting:  # calls of this tool that never ran wait for a retry: is this one?
             words = self._words(text)
-            overlap, earlier = max(((_overlap(w, words), u) for u, w in waiting.items() if u != unit), default=(0, -1))
-            if overlap >= RETRY_OVERLAP:
+            shared, earlier = max(((overlap(w, words), u) for u, w in waiting.items() if u != unit), default=(0, -1))
+            if shared >= RETRY_OVERLAP:
                 self.units[earlier].retry = unit
                 del waiting[earlier]
                 if known is None:
@@ -286,10 +286,6 @@ class UnitTable:
 def call_text(call: ToolCall) -> str:
     """A call as it is indexed and shown in a hit: its name and JSON arguments."""
     return f"{call.name} {call.args_json()}"
-
-
-def _overlap(one: frozenset[str], other: frozenset[str]) -> float:
-    return len(one & other) / len(one | other) if one or other else 0.0
 
 
 def _size(part: Part) -> int:
