@@ -79,13 +79,19 @@ class Ledger:
         return self.memo.get(("bonus", item.kind, item.text), lambda: structure_bonus(item), lambda _b: len(item.text))
 
     def _size(self, text: str, cap: int) -> tuple[str, int]:
-        """A bullet's shown text and tokens within ``cap`` (:func:`bullet_size`), remembered for this counter."""
-        counter, shown, tokens = self.memo.get(
-            ("bullet", text, cap), lambda: (self.counter, *bullet_size(self.counter, text, cap)), lambda _s: len(text)
+        """A bullet's shown text and tokens within ``cap`` (:func:`bullet_size`), remembered for this counter.
+
+        The whole bullet's tokens are remembered by text alone (a ledger's cap moves with its budget from one
+        compaction to the next); only a bullet over the cap is clipped, and that is counted for its cap.
+        """
+        counter, tokens = self.memo.get(
+            ("bullet", text), lambda: (self.counter, self.counter.count_text(f"- {text}\n")), lambda _s: len(text)
         )
         if counter is not self.counter:  # remembered for another counter: count again
             return bullet_size(self.counter, text, cap)
-        return shown, tokens
+        if tokens <= cap:
+            return text, tokens
+        return bullet_size(self.counter, text, cap)
 
     def build(self, previous: Iterable[Salient], new: Iterable[Salient], tail: Sequence[Salient] = ()) -> str:
         """The rendered ledger of ``previous`` items merged with ``new`` ones (both in conversation order).

@@ -187,8 +187,10 @@ class TiktokenCounter:
             # A huge output is counted through the text cache: bounding it then counts it again, for free.
             total = TOKENS_PER_MESSAGE + role + self.count_text(content)
         elif isinstance(content, str):
-            # Content goes straight to the encoder: the message cache remembers it; a text cache would not help.
-            total = TOKENS_PER_MESSAGE + role + len(self._encode(content))
+            # Content goes to the encoder unless its text was counted already (a summary or a marker compaction
+            # wrote and counted before making it a message); the message cache remembers it either way.
+            known = self._texts.get(self._key(content)) if len(content) > 64 else None
+            total = TOKENS_PER_MESSAGE + role + (known if known is not None else len(self._encode(content)))
         else:
             total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(message.text))
             total += block_tokens(message)
