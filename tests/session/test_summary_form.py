@@ -32,7 +32,7 @@ WRAPPERS = ("<persisted-output>", "<tool_use_error>", "file created successfully
 """Harness text that must not appear anywhere in a bullet (a tool's wrapper or confirmation, not a fact)."""
 JSON_FIELD = re.compile(r'^[\w.-]+: "[^"]+": ')
 """A bullet that is one field of a tool's JSON result (``get_user_details: "zip": "80243"``): a record is one bullet."""
-PREFIXES = ("Now: ", "Asked: ", "Origin: ")
+PREFIXES = ("Now: ", "Asked: ", "Earlier: ", "Origin: ")
 VALUE = re.compile(r"\d|[/._@:]\w|`")
 
 

@@ -90,6 +90,39 @@ def test_a_newer_request_asked_as_a_question_leaves_no_stale_current_task() -> N
     assert "- Asked: yeah check what's triggering gc" in summary
 
 
+def test_a_request_the_conversation_went_on_from_is_earlier_and_one_nothing_answered_is_still_asked() -> None:
+    # tau-bench task 46: the user asks, the agent looks it up; only the newest question is left unanswered.
+    lookup = ToolCall(id="c1", name="get_reservation_details", args={"reservation_id": "4OG6T3"})
+    messages = (
+        Message(role="user", content="Could you check the passengers on my last reservation?"),
+        Message(role="assistant", content="", tool_calls=[lookup]),
+        Message(role="tool", tool_call_id="c1", content='{"reservation_id": "4OG6T3", "passengers": 1}'),
+        Message(role="assistant", content="The reservation 4OG6T3 has one passenger."),
+        Message(role="user", content="ok thanks. And can you check whether the certificate was issued?"),
+        Message(role="user", content="Please also tell me the refund policy for delayed flights."),
+    )
+    summarizer = ExtractiveSummarizer(COUNTER)
+    first = summarizer.summarize(SummaryRequest(messages=messages))
+    assert "- Earlier: Could you check the passengers on my last reservation?" in first
+    assert line_of(first, "certificate was issued?").startswith("- Asked: ")
+    # Read back and merged with a span of the user's words only, the open question stays open ...
+    more = (Message(role="user", content="Also, what is the baggage allowance for economy on this route?"),)
+    second = summarizer.summarize(SummaryRequest(messages=more, previous_summary=first))
+    assert line_of(second, "certificate was issued?").startswith("- Asked: ")
+    assert "- Earlier: Could you check the passengers" in second
+    # ... until work follows it.
+    answer = (Message(role="assistant", content="The certificate certificate_3221322 of $50 was issued."),)
+    third = summarizer.summarize(SummaryRequest(messages=answer, previous_summary=second))
+    assert "- Asked: " not in third
+    assert line_of(third, "certificate was issued?").startswith("- Earlier: ")
+
+
+def line_of(summary: str, words: str) -> str:
+    """The one line of ``summary`` that holds ``words``."""
+    (line,) = [line for line in summary.splitlines() if words in line]
+    return line
+
+
 def test_a_reply_choosing_what_was_offered_is_the_users_decision() -> None:
     chosen = ("ok, option 2, detail view only for now", "yes mutually exclusive is fine", "I'll go with Option 1.")
     for text in chosen:

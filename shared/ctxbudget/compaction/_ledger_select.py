@@ -122,6 +122,8 @@ class Selection:
     max_items: int | None
     bonus: Callable[[Salient], float]
     size: Callable[[str, int], tuple[str, int]] | None = None
+    answered_below: float = -math.inf
+    """Requests ordered before this (the last work recorded) are written as earlier ones, not as still asked."""
 
     def select(self, items: list[Salient], task: Salient | None, request: Salient | None) -> list[Scored]:
         """Score every item by information per token and keep the best that fit the budget."""
@@ -212,23 +214,26 @@ class Selection:
 
     def frame_tokens(self, task: Salient | None, request: Salient | None) -> int:
         """Tokens of the ledger's frame: the task and latest request with no other bullet, and a margin."""
-        return self.counter.count_text(_render([], task, request)) + 8
+        return self.counter.count_text(self._render([], task, request)) + 8
+
+    def _render(self, kept: Sequence[Scored], task: Salient | None, request: Salient | None) -> str:
+        return render_ledger([entry.item for entry in kept], task, request, answered_below=self.answered_below)
 
     def fit(self, kept: list[Scored], task: Salient | None, request: Salient | None) -> str:
         """Render, then drop the least valuable bullets while the whole is over budget (seams may cost a token)."""
-        text = _render(kept, task, request)
+        text = self._render(kept, task, request)
         order = sorted(kept, key=lambda s: s.value / math.sqrt(max(1, s.tokens)))
         while self.counter.count_text(text) > self.max_tokens and order:
             victim = order.pop(0)
             kept = [k for k in kept if k is not victim]
-            text = _render(kept, task, request)
+            text = self._render(kept, task, request)
         for shorten in (request, task):
             if self.counter.count_text(text) > self.max_tokens and shorten is not None:
                 short = replace(shorten, text=clip(shorten.text, 80))
                 task, request = (short, request) if shorten is task else (task, short)
-                text = _render(kept, task, request)
+                text = self._render(kept, task, request)
         if self.counter.count_text(text) > self.max_tokens:
-            text = _render(kept, None, None)
+            text = self._render(kept, None, None)
         return text
 
 
@@ -269,10 +274,6 @@ def bullet_size(counter: TokenCounter, text: str, cap: int) -> tuple[str, int]:
         text = clip(text, max(40, len(text) * cap // tokens))
         tokens = counter.count_text(f"- {text}\n")
     return text, tokens
-
-
-def _render(kept: Sequence[Scored], task: Salient | None, request: Salient | None) -> str:
-    return render_ledger([entry.item for entry in kept], task, request)
 
 
 def with_rarity(items: list[Salient]) -> list[tuple[Salient, tuple[float, float]]]:

@@ -1,13 +1,15 @@
 """The ledger's text form: its sections, the section of each kind of item, and how a ledger is written and read back.
 
 A ledger is Markdown: one ``## <section>`` heading per section that has bullets (:data:`LEDGER_SECTIONS`, in order),
-one ``- <item>`` bullet per item. The current task is written ``Now: ...``, an earlier request ``Asked: ...``, an
-error a later success answered ends with :data:`RESOLVED`. :func:`parse_ledger` reads such a text back into items
+one ``- <item>`` bullet per item. The current task is written ``Now: ...``, an earlier request that nothing answered
+yet ``Asked: ...``, one the conversation went on from (work followed it) ``Earlier: ...``; an error a later success
+answered ends with :data:`RESOLVED`. :func:`parse_ledger` reads such a text back into items
 with the same readers, so a ledger survives snapshots and is cumulative, never nested.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -68,6 +70,7 @@ _LEGACY = {  # sections of summaries written before this ledger (snapshots keep 
 }
 _NOW = "Now: "
 _ASKED = "Asked: "
+_EARLIER = "Earlier: "
 _ORIGIN = "Origin: "
 RESOLVED = " (resolved later)"
 """Marks an error whose call or file later succeeded."""
@@ -119,8 +122,27 @@ def parse_ledger(summary: str | None, *, memo: ReadMemo | None = None) -> list[S
     return _parse(summary)
 
 
+_PLACES = ("earlier", "sections", "asked", "now", "latest")
+"""Where a bullet read back falls in conversation order (:func:`_place`), oldest first."""
+
+
+def _place(section: str | None, text: str) -> tuple[str, str]:
+    """Where a bullet of ``section`` falls in conversation order (one of :data:`_PLACES`), and its text unprefixed."""
+    if section == "Latest request":
+        return "latest", text
+    if section != "Task":
+        return "sections", text
+    for place, prefix in (("asked", _ASKED), ("now", _NOW)):
+        if text.startswith(prefix):
+            return place, text.removeprefix(prefix)
+    return "earlier", text.removeprefix(_EARLIER)
+
+
 def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
-    parsed: list[tuple[SalienceKind, str]] = []
+    # Items are read back in conversation order as far as the text tells it: requests the conversation went on from
+    # come first, then what the sections record, then the requests nothing answered yet, the current task, and the
+    # latest request (newer than the work, so a request still open stays "Asked" until work follows it).
+    buckets: dict[str, list[tuple[SalienceKind, str]]] = {place: [] for place in _PLACES}
     section: str | None = None
     for number, line in enumerate(summary.splitlines()):
         heading = _HEADING.match(line)
@@ -142,9 +164,11 @@ def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
             "command",
             "figure",
         ):  # a record's bullet: its fields are items again, each kept or not on its own
-            parsed.extend(split_fields(kind, text, number))
+            buckets["sections"].extend(split_fields(kind, text, number))
         elif kind is not None:
-            parsed.append((kind, text.removeprefix(_NOW).removeprefix(_ASKED)))
+            place, shown = _place(section, text)
+            buckets[place].append((kind, shown))
+    parsed = [entry for place in _PLACES for entry in buckets[place]]
     total = len(parsed)
     tokens_of = item_tokens
     if memo is not None:  # a bullet usually stood in the summary before this one too: its tokens are known
@@ -155,14 +179,21 @@ def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
     ]
 
 
-def render_ledger(items: Sequence[Salient], task: Salient | None, request: Salient | None) -> str:
-    """The ledger text of ``items`` (in conversation order), with the current ``task`` and latest ``request``."""
+def render_ledger(
+    items: Sequence[Salient], task: Salient | None, request: Salient | None, *, answered_below: float = -math.inf
+) -> str:
+    """The ledger text of ``items`` (in conversation order), with the current ``task`` and latest ``request``.
+
+    A request or question ordered before ``answered_below`` (the last work the ledger records) is written
+    ``Earlier: ``: the conversation went on from it. One after it is ``Asked: ``, still open.
+    """
     by_section: dict[str, list[str]] = {name: [] for name in LEDGER_SECTIONS}
     if task is not None:
         by_section["Task"].append(_NOW + task.text)
     for item in sorted(items, key=lambda i: i.order):
         asked = item.kind in ("request", "question")
-        by_section[SECTION_OF[item.kind]].append(_ASKED + item.text if asked else item.text)
+        prefix = (_EARLIER if item.order < answered_below else _ASKED) if asked else ""
+        by_section[SECTION_OF[item.kind]].append(prefix + item.text)
     if request is not None:
         by_section["Latest request"] = [request.text]
     by_section["Commands and results"] = join_fields(by_section["Commands and results"])

@@ -25,6 +25,7 @@ re-exported here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 from ..messages.tokens import TokenCounter
@@ -33,13 +34,15 @@ from ._ledger_merge import normal, posting_keys
 from ._ledger_select import Selection, bullet_size, structure_bonus
 from ._ledger_text import LEDGER_SECTIONS, parse_ledger
 from .memo import ReadMemo
-from .salience import Salient
+from .salience import USER_CHOSE, Salient
 from .supersession import Subject, subject_of
 from .textscan import clip, content_words
 
 __all__ = ["LEDGER_SECTIONS", "Ledger", "parse_ledger"]
 
 _TASK_WORDS = 5
+_WORK = frozenset({"finding", "call", "command", "figure", "artifact", "error", "open"})
+"""Kinds of item the assistant's side of the conversation produces: a request before one of them was worked on."""
 
 
 class Ledger:
@@ -115,7 +118,17 @@ class Ledger:
             and (any(c.isdigit() for c in i.text) or self._words(i.text) >= 3)  # not "Could you help?"
         ]
         rest = [i for i in items if i.kind not in ("request", "question", "task") and not self._in_goal(i)]
-        selection = Selection(self.counter, self.max_tokens, self.max_items, self._bonus, self._size)
+        worked = (
+            i.order for i in items if i.kind in _WORK or (i.kind == "decision" and not i.text.startswith(USER_CHOSE))
+        )
+        selection = Selection(
+            self.counter,
+            self.max_tokens,
+            self.max_items,
+            self._bonus,
+            self._size,
+            answered_below=max(worked, default=-math.inf),
+        )
         return selection.fit(selection.select([*rest, *asked], task, request), task, request)
 
     # -- merging -------------------------------------------------------------------------------------------------
