@@ -41,3 +41,25 @@ def test_a_later_finding_that_adds_much_more_does_not_replace_a_short_one() -> N
         "never finished after the upgrade to Postgres 16 last week."
     )
     assert _kept(short, long) == [short, long]
+
+
+def test_a_reworded_restatement_holding_every_value_is_one_bullet() -> None:
+    # Claude Code session (entire explain): the same finding twice, reworded, 60 messages apart.
+    earlier = (
+        "To get the author for a checkpoint, we'd need to traverse the commit history of `entire/sessions` and find "
+        "the commit that added/modified that checkpoint's directory."
+    )
+    later = (
+        "To get author, we'd need to traverse `entire/sessions` commit history and find which commit touched each "
+        "checkpoint's directory"
+    )
+    assert _kept(earlier, later) == [later]
+
+
+def test_a_reworded_finding_with_another_value_is_not_a_restatement() -> None:
+    # tau-bench task 46: two flights read alike but for the one value that matters (supersession aside).
+    earlier = informative_tokens("Flight HAT082 from SFO to IAH departs at 08:00 with economy seats left.")
+    later = informative_tokens("Flight HAT145 from SFO to IAH departs at 08:00 with economy seats still left.")
+    assert not _ledger_merge._restates(later, earlier)
+    same = informative_tokens("Flight HAT082 from SFO to IAH departs at 08:00 with a few economy seats left.")
+    assert _ledger_merge._restates(same, earlier)

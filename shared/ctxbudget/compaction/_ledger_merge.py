@@ -111,14 +111,36 @@ _NARRATED = frozenset({"finding", "decision"})
 """What the assistant said it found or decided: it restates itself as it works."""
 _RESTATED_MIN = 4
 _RESTATED_GROWTH = 1.5
+_RESTATED_SHARE = 0.75
+_REWORDED_MIN = 8
+_VALUE = re.compile(r"[\d._@:$#=]")
+
+
+def _restates(later: frozenset[str], earlier: frozenset[str]) -> bool:
+    """``later`` says ``earlier`` again: it holds every value of it and all, or most, of its words.
+
+    Every value (ids, paths, figures: a token with a digit or one of ``._@:$#=``) and every word, or, with eight
+    or more, all but a quarter of the words reworded ("To get the author for a checkpoint, we'd need to traverse
+    the commit history of `entire/sessions`" beside "To get author, we'd need to traverse `entire/sessions`
+    commit history"); adding at most half as many again.
+    """
+    if len(later) > _RESTATED_GROWTH * len(earlier):
+        return False
+    shared = len(earlier & later)
+    if shared == len(earlier):
+        return True
+    if len(earlier) < _REWORDED_MIN:  # a short one differs in the word that matters ("left" beside "right")
+        return False
+    return shared >= _RESTATED_SHARE * len(earlier) and all(t in later for t in earlier if _VALUE.search(t))
 
 
 def _restated(items: list[Salient]) -> set[int]:
     """The ids of findings and decisions a later one of their section restates (the later wording is kept).
 
     A restatement holds every informative token of the earlier one (at least four) and adds at most half as many
-    again. Each item is indexed under its rarest token, so a later one meets only the earlier items whose rarest
-    token it holds: the cost stays near linear.
+    again, or rewords at most a quarter of its words and keeps every value (:func:`_restates`). Each item is indexed
+    under its rarest tokens (a quarter of them, and one), so a later one meets only the earlier items whose rarest
+    tokens it holds: the cost stays near linear.
     """
     frequency: dict[str, int] = {}
     for item in items:
@@ -131,11 +153,13 @@ def _restated(items: list[Salient]) -> set[int]:
         for token in item.tokens:
             for earlier in by_rarest.get((section, token), ()):
                 other = items[earlier]
-                if other.tokens <= item.tokens and len(item.tokens) <= _RESTATED_GROWTH * len(other.tokens):
+                if _restates(item.tokens, other.tokens):
                     dropped.add(id(other))
         if len(item.tokens) >= _RESTATED_MIN:
-            rarest = min(item.tokens, key=lambda token: (frequency[token], token))
-            by_rarest.setdefault((section, rarest), []).append(position)
+            # Under its rarest tokens, as many as a rewording may leave out plus one: a restatement holds one.
+            ranked = sorted(item.tokens, key=lambda token: (frequency[token], token))
+            for rarest in ranked[: int(len(ranked) * (1 - _RESTATED_SHARE)) + 1]:
+                by_rarest.setdefault((section, rarest), []).append(position)
     return dropped
 
 
