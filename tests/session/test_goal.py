@@ -6,7 +6,9 @@ reading every message on arrival would give, wherever it is read and however man
 
 from __future__ import annotations
 
+import pytest
 from ctxbudget import ContextSession, Message
+from ctxbudget.session import _goal as goal_module
 from ctxbudget.session._goal import is_request
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -52,3 +54,25 @@ def test_a_request_that_arrives_after_many_statements_becomes_the_goal_and_survi
     assert session.goal == "Please add retries to the upload client."
     summary = next(m.text for m in request.messages if m.metadata.get("ctxbudget") == "summary")
     assert "## Goal (the user's first request)\n- Please add retries to the upload client." in summary
+
+
+def test_no_message_is_read_until_the_goal_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """However many user messages wait (none asks), adding them reads none; the first lookup reads them, once."""
+    read: list[str] = []
+    real = goal_module.is_request
+
+    def counting(message: Message) -> bool:
+        read.append(message.text)
+        return real(message)
+
+    monkeypatch.setattr(goal_module, "is_request", counting)
+    session = ContextSession(max_tokens=1_000_000)
+    users = [Message(role="user", content=f"{STATES[index % 2]} ({index})") for index in range(300)]
+    for user in users:
+        session.add(user, Message(role="assistant", content="Noted."))
+        session.build_request()
+    assert read == []
+    assert session.goal == users[0].text
+    assert len(read) == len(users)
+    assert session.goal == users[0].text
+    assert len(read) == len(users)

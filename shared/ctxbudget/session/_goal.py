@@ -34,19 +34,16 @@ def is_request(message: Message) -> bool:
     return any(s.kind in ("request", "question") for s in user_statements(message.text))
 
 
-_UNREAD_AT_MOST = 64
-"""User messages held unread before they are read anyway (what they keep alive stays small)."""
-
-
 class Goal:
     """The user's goal as messages arrive: its text, the id of its message, and whether that message is live.
 
     The first user message stands in until one that asks for something is read; then that one is the goal. Reading
     a message's statements is the costliest part of adding it, so a user message is only queued when it arrives
-    (O(1)), and read when the goal is next needed (:attr:`text`, :attr:`id`, :attr:`live`), before the live history
-    is replaced, or once :data:`_UNREAD_AT_MOST` wait. Every waiting message is still live when read (nothing
-    removes live messages without :meth:`replacing_history` first), so the goal is the one reading each on arrival
-    gives.
+    (O(1)), and read when the goal is next needed (:attr:`text`, :attr:`id`, :attr:`live`) or before the live
+    history is replaced. Every waiting message is still live when read (nothing removes live messages without
+    :meth:`replacing_history` first), so the goal is the one reading each on arrival gives, and the queue keeps
+    alive nothing the live history does not. A session that never needs its goal (nothing compacted, no snapshot)
+    never reads one: the reads wait, in one pass, for the first compaction, snapshot or goal lookup.
     """
 
     def __init__(self, lock: threading.RLock) -> None:
@@ -87,8 +84,6 @@ class Goal:
         if self._text is None:  # the first user message stands in until one that asks is read
             self._text, self._id, self._live, self._tentative = message.text, message.id, True, True
         self._unread.append(message)
-        if len(self._unread) >= _UNREAD_AT_MOST:
-            self._read()
 
     def appended(self, message: Message) -> None:
         """``message`` is in the live history (new, or again after a rebuild)."""
