@@ -76,3 +76,26 @@ def test_no_message_is_read_until_the_goal_is_needed(monkeypatch: pytest.MonkeyP
     assert len(read) == len(users)
     assert session.goal == users[0].text
     assert len(read) == len(users)
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "Hi! I'd like to book a flight from San Francisco to New York. There will be three passengers.",  # tau-bench 46
+        "Hello! I'd like to change my upcoming flight, please.",  # tau-bench 13
+        "I want to cancel my reservation XEWRD9.",
+        "I'm trying to get the nightly export to finish before 6am.",
+    ],
+)
+def test_saying_what_the_user_wants_to_do_is_the_goal_though_it_asks_nothing(first: str) -> None:
+    session = ContextSession(model="gpt-4o", max_tokens=100_000)
+    session.add(Message(role="user", content=first))
+    session.add(Message(role="user", content="Can you assist with that change? My user ID is james_lee_6136."))
+    assert session.goal == first
+
+
+def test_a_liking_that_is_not_a_task_is_not_the_goal() -> None:
+    session = ContextSession(model="gpt-4o", max_tokens=100_000)
+    session.add(Message(role="user", content="I'd like window seats if there are any."))
+    session.add(Message(role="user", content="Please book the 8am flight to Basel."))
+    assert session.goal == "Please book the 8am flight to Basel."

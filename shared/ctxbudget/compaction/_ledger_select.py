@@ -189,6 +189,8 @@ class Selection:
             value *= 1.3
         elif item.kind == "decision" and item.text.startswith(USER_CHOSE):
             value *= _WEIGHT["fact"] / _WEIGHT["decision"]  # the user's own choice weighs as what they stated
+        elif item.kind in ("request", "question") and item.order < self.answered_below:
+            value *= 0.75  # an earlier request the conversation went on from is history; an open error is not
         elif item.kind == "figure" and _SAMPLED.search(item.text):
             value *= 0.5  # one value of a column ("price": 216.03 (1 of 14)) says little about the other thirteen
         field = record_field(item.text) if item.kind == "figure" else None

@@ -9,6 +9,7 @@ handle of its full text.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 
 from ..archive.store import Archive
@@ -19,6 +20,13 @@ from ..messages.tokens import TokenCounter
 
 __all__ = ["GOAL_HEADING", "Goal", "is_request", "shown_goal"]
 
+_WANTS = re.compile(
+    r"(?:(?:hi|hello|hey|good (?:morning|afternoon|evening))(?: there)?\s*[,!.]?\s+)?"
+    r"(?:i(?:'d| would) like to|i want to|i need to|i(?:'m| am) (?:looking|trying|hoping) to|i wish to)\s+\w",
+    re.IGNORECASE,
+)
+"""A statement of what the user wants to do, a request in all but form ("I'd like to change my flight.")."""
+
 GOAL_HEADING = "## Goal (the user's first request)"
 """The heading the pinned goal is shown under, before the summary (whose ``## Task`` says what is being done now)."""
 
@@ -27,11 +35,15 @@ def is_request(message: Message) -> bool:
     """A user message the caller wrote that asks for something (a request or a question): it can be the goal.
 
     A message that only states things ("The retry logic uses backoff.") is not a goal; the goal is the first one
-    that asks (harness text, such as Claude Code's command tags, is not read).
+    that asks, or that says what the user wants to do ("Hi! I'd like to book a flight from San Francisco to New
+    York."); harness text, such as Claude Code's command tags, is not read.
     """
     if message.role != "user" or message.metadata.get("ctxbudget"):
         return False
-    return any(s.kind in ("request", "question") for s in user_statements(message.text))
+    return any(
+        s.kind in ("request", "question") or (s.kind in ("preference", "fact") and _WANTS.match(s.text) is not None)
+        for s in user_statements(message.text)
+    )
 
 
 class Goal:
