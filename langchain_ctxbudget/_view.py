@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from ctxbudget.archive import ArchiveEntry
@@ -49,6 +50,7 @@ ARCHIVE_KEY = "ctxbudget_archive"
 """State field: a reference to the thread's archive in its store (space, newest batch, entry count)."""
 _SAMPLES = 16
 """Ids checked between the first and the last when recognising the state (besides those two)."""
+_ID = attrgetter("id")
 
 
 @dataclass
@@ -139,9 +141,10 @@ class ThreadView:
             return False
         if n == 0:
             return True
-        ids = self.ids
-        step = max(1, n // _SAMPLES)
-        return all(messages[position].id == ids[position] for position in (n - 1, *range(0, n - 1, step)))
+        if n == 1:
+            return bool(messages[0].id == self.ids[0])
+        sampled = itemgetter(n - 1, *range(0, n - 1, max(1, n // _SAMPLES)))  # two or more: a tuple each
+        return bool(tuple(map(_ID, sampled(messages))) == sampled(self.ids))  # fetched and compared in C
 
     def body(self) -> list[BaseMessage]:
         """``lc`` without the caller's system messages: the LangChain form of ``msgs``, position for position."""

@@ -8,10 +8,13 @@ import pytest
 from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.messages import Message
 from ctxbudget.session import ContextSession
+from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_ctxbudget import META_KEY, SUMMARY_KEY, ContextBudgetMiddleware, StrictFakeChatModel, ToolLoop
-from langchain_ctxbudget._view import _meta
+from langchain_ctxbudget._view import _SAMPLES, ThreadView, _meta
+from langchain_ctxbudget.convert import MessageConverter
+from langchain_ctxbudget.events import EventForwarder
 
 from .conftest import agent_with, assert_valid_and_within
 
@@ -67,3 +70,20 @@ def test_compaction_persists_meta_without_a_full_snapshot(
     assert state[SUMMARY_KEY] == session.summary
     assert state[META_KEY]["goal"] == session.goal == "question 0"
     assert state[META_KEY]["goal_id"] is not None
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 17, 18, 40, 1_000])
+def test_a_state_is_recognised_by_the_sampled_ids_exactly_as_by_reading_them_one_by_one(size: int) -> None:
+    """``extends``: the first, the last and sampled ids between must be where the view has them (the same rule)."""
+    view = ThreadView(ContextSession(max_tokens=100_000), MessageConverter(), EventForwarder(frozenset()), None)  # type: ignore[arg-type]
+    view.ids = [f"m{i}" for i in range(size)]
+    state = [HumanMessage(f"text {i}", id=f"m{i}") for i in range(size)]
+    step = max(1, size // _SAMPLES)
+    sampled = {size - 1, *range(0, size - 1, step)}
+    assert view.extends(state)
+    assert view.extends([*state, HumanMessage("new", id="new")])
+    assert not view.extends(state[:-1])
+    for position in range(size):
+        changed = [*state]
+        changed[position] = HumanMessage("other", id="other")
+        assert view.extends(changed) is (position not in sampled)

@@ -190,12 +190,15 @@ class Message(_Checked):
             ids = [call.id for call in self.tool_calls]
             if len(ids) != len(set(ids)):
                 raise ValueError(f"tool_calls: duplicate call ids {sorted(ids)}")
-        check_utf8("content", self.text)
-        if self.name is not None:
-            check_utf8("name", self.name)
-        if self.tool_call_id is not None:
-            check_utf8("tool_call_id", self.tool_call_id)
-        check_utf8("id", self.id)
+        content, name, call_id = self.content, self.name, self.tool_call_id
+        ascii_only = type(content) is str and content.isascii() and self.id.isascii()  # flags: O(1) each
+        if not (ascii_only and (name is None or name.isascii()) and (call_id is None or call_id.isascii())):
+            check_utf8("content", self.text)
+            if name is not None:
+                check_utf8("name", name)
+            if call_id is not None:
+                check_utf8("tool_call_id", call_id)
+            check_utf8("id", self.id)
         if self.metadata:
             check_json("metadata", self.metadata)
         return self

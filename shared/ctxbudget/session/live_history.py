@@ -126,7 +126,7 @@ class LiveHistory:
 
     def sent_tokens(self, notice_tokens: int) -> int:
         """Tokens of the sent view; ``notice_tokens`` is what the interrupted-reply notice costs."""
-        open_tokens = sum(size for _, size in self._synthetic_results())
+        open_tokens = sum(size for _, size in self._synthetic_results()) if self._open else 0
         return self._sent_tokens + open_tokens + (notice_tokens if self._interrupted is not None else 0)
 
     def sent_sizes(self, notice_tokens: int) -> list[int]:
@@ -198,7 +198,7 @@ class LiveHistory:
 
     def _close_run(self) -> None:
         """A non-tool message ends the latest run: unanswered calls get their synthetic results, then the notice."""
-        for synthetic, size in self._synthetic_results():
+        for synthetic, size in self._synthetic_results() if self._open else ():
             self._diverged = True
             self._adjust[self._run_at] = self._adjust.get(self._run_at, 0) + size
             self._send(synthetic, size)
