@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ._artifacts import canonical_paths, merge_artifact
-from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS
+from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED
 from ._records import record_field
 from .salience import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
@@ -164,8 +164,13 @@ def _restated(items: list[Salient]) -> set[int]:
 
 
 def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectReader) -> list[Salient]:
-    """Drop each statement (and decision) a later one replaces, the tail's statements included."""
+    """Drop each statement (and decision) a later one replaces, the tail's statements included.
+
+    A replaced statement that holds a value the later one does not restate (the host beside a corrected port) is
+    kept, marked :data:`SUPERSEDED`, so nothing it said is lost while its stale value reads as stale.
+    """
     dead: set[int] = set()
+    marked: set[int] = set()
     pools = (
         (STATEMENTS, False),
         (frozenset({"decision", "finding"}), True),
@@ -184,10 +189,22 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
             candidates -= {p for p in candidates if p < len(pool) and pool[p] in dead}
             earlier = index.replaced_by(position, sorted(candidates)) if candidates else None
             if earlier is not None and earlier < len(pool):
-                dead.add(pool[earlier])
+                stale = items[pool[earlier]]
+                if (
+                    kinds is not STATEMENTS
+                    or stale.text.startswith(SUPERSEDED)
+                    or not index.keeps_values(position, earlier)
+                ):
+                    dead.add(pool[earlier])
+                else:
+                    marked.add(pool[earlier])
             for key in keys:
                 postings.setdefault(key, []).append(position)
-    return [item for i, item in enumerate(items) if i not in dead]
+    return [
+        replace(item, text=SUPERSEDED + item.text) if i in marked else item
+        for i, item in enumerate(items)
+        if i not in dead
+    ]
 
 
 def _candidates(index: SupersessionIndex, position: int, keys: list[str], postings: dict[str, list[int]]) -> set[int]:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ..messages.tokens import TokenCounter
-from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, render_ledger
+from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, render_ledger
 from ._records import call_of, record_field, tool_name
 from .salience import USER_CHOSE, SalienceKind, Salient
 from .textscan import clip, scan
@@ -183,7 +183,7 @@ class Selection:
         item = given
         rare, recency = rarity
         value = _WEIGHT[item.kind] * (0.35 + rare + self.bonus(item)) + 0.4 * recency
-        if item.kind == "error" and item.text.endswith(RESOLVED):
+        if (item.kind == "error" and item.text.endswith(RESOLVED)) or item.text.startswith(SUPERSEDED):
             value *= 0.5
         elif item.kind in ("command", "call") and " -> FAILED" in item.text:
             value *= 1.3

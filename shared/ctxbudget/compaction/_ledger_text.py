@@ -23,6 +23,7 @@ __all__ = [
     "RESOLVED",
     "SECTION_OF",
     "STATEMENTS",
+    "SUPERSEDED",
     "parse_ledger",
     "render_ledger",
 ]
@@ -74,6 +75,8 @@ _EARLIER = "Earlier: "
 _ORIGIN = "Origin: "
 RESOLVED = " (resolved later)"
 """Marks an error whose call or file later succeeded."""
+SUPERSEDED = "(superseded) "
+"""Marks a statement a later one corrected that still holds a value the correction does not restate."""
 
 _KIND_OF_SECTION: dict[str, SalienceKind] = {
     "Decisions": "decision",

@@ -29,17 +29,24 @@ from dataclasses import dataclass
 from .statements import label_of
 from .textscan import scan, stem
 
+_VALUE_PARTS = re.compile(r"[:/=@]")
+"""Where a value splits into parts (a host and its port, a path's directories, a key and its value)."""
+
 __all__ = ["PREFIX", "Subject", "SupersessionIndex", "subject_of"]
 
 _CUE = re.compile(
     r"\b(?:update[ds]?|updating|(?<!for )(?<!right )(?<!just )(?<!until )(?<!by )(?<!from )now(?! that)|changed|"
     r"chang(?:e|ed|ing) (?:\w+ ){0,2}to|moved|switched|switching to|rotated|rotation is done|rebased|replaced|instead|"
-    r"actually|correction|corrected|revised|no longer|anymore|retired|from now on|going forward|rather|new|renamed|"
+    r"actually|correction|corrected|revised|no longer|anymore|retired|from now on|going forward|rather|renamed|"
+    r"(?:^|(?<=[:;,.!] ))(?:(?:the|our|my|its|a) )?new(?=(?: [\w-]+){1,4}(?: (?:is|are|will be)\b| ?[:=]|$))|"
+    r"new value|"
     r"not \S+ but|scratch that|make it)\b",
     re.IGNORECASE,
 )
 """Words that announce a change of something already said (a past "changed", "moved", "switched", or "change ...
-to"), not the wish to change something ("I'd like to change my flight" is the request itself)."""
+to"), not the wish to change something ("I'd like to change my flight" is the request itself). "New" announces one
+only where a clause starts with it ("The new budget is $700", "New budget cap: $700"), not inside a noun phrase
+("The feature flag for the new refund flow is ...")."""
 _CUE_WORDS = frozenset(
     stem(w)
     for w in [
@@ -201,6 +208,16 @@ def _shared_prefix(new: Subject, old: Subject) -> bool:
     )
 
 
+def _corrects_part(new: Subject, old: Subject) -> bool:
+    """``new`` names a part of one of ``old``'s values and gives another value besides.
+
+    "Actually use port 5434 for staging, 5433 is the old replica" names the port of "db-stg-4.internal:5433".
+    """
+    parts = {part for value in old.values for part in _VALUE_PARTS.split(value) if part}
+    named = new.values & parts
+    return bool(named) and bool(new.values - parts - old.values)
+
+
 def _named(values: frozenset[str]) -> bool:
     """Some of ``values`` name something (an id, an amount, a date), not a bare count ("question 3", "step 4")."""
     return any(not value.replace(",", "").replace(".", "").isdigit() for value in values)
@@ -229,6 +246,7 @@ class SupersessionIndex:
         for subject in subjects:
             df.update(subject.words)
         total = len(subjects) + 1
+        self._df = df
         self._idf = {word: math.log(total / count) + 0.5 for word, count in df.items()}
 
     def may_replace(self, index: int) -> bool:
@@ -255,6 +273,28 @@ class SupersessionIndex:
         union = len(self.subjects[index].words) + len(self.subjects[earlier].words) - shared
         return shared > 0 and shared / max(1, union) >= _TEMPLATE
 
+    def _one_word_link(self, shared: frozenset[str], new: Subject, old: Subject) -> bool:
+        """One shared word links a change to an earlier statement that it gives a value of every strong kind of.
+
+        "Bo Chen now owns the pager this week" (a name) links "The on-call owner this week is Ana Silva" (a name);
+        "a good date for the departure" (a date) does not link "Passenger Three: ... Sarah Johnson, Date of Birth
+        1995-07-15" (a name and a date). A corrected part of a value (the port of a host) links when the shared word
+        is said in these two statements alone.
+        """
+        if old.strong and old.strong <= new.strong:
+            return True
+        return _corrects_part(new, old) and all(self._df.get(word, 0) <= 2 for word in shared)
+
+    def keeps_values(self, index: int, earlier: int) -> bool:
+        """Statement ``earlier``, replaced by ``index``, holds a value of a kind ``index`` does not restate.
+
+        "The staging db lives at db-stg-4.internal:5433" corrected by "Actually use port 5434 for staging": the
+        port is replaced, the host is not, so the earlier statement is kept, marked superseded, rather than lost.
+        """
+        new, old = self.subjects[index], self.subjects[earlier]
+        left = old.kinds - new.kinds - {_ANY}
+        return bool(left) and not old.values <= new.values
+
     def replaced_by(self, index: int, candidates: Sequence[int]) -> int | None:
         """The earlier statement (one of ``candidates``, indexes before ``index``) statement ``index`` replaces."""
         new = self.subjects[index]
@@ -279,7 +319,11 @@ class SupersessionIndex:
                 return 10.0 + weight  # the same statement restated with other values
         # A change announced about the same subject: two subject words in common, or one and a value of the same
         # strong type (an amount for an amount, a name for a name), or values that differ after a common prefix.
-        linked = len(shared) >= 2 or (len(shared) == 1 and bool(new.strong & old.strong)) or _shared_prefix(new, old)
+        linked = (
+            len(shared) >= 2
+            or (len(shared) == 1 and self._one_word_link(shared, new, old))
+            or _shared_prefix(new, old)
+        )
         if new.cue and linked and _compatible(new, old) and (new.values != old.values or not new.values):
             return weight + 0.5
         if "timezone" in new.slots & old.slots and new.values != old.values:
