@@ -320,9 +320,7 @@ class SupersessionIndex:
         # A change announced about the same subject: two subject words in common, or one and a value of the same
         # strong type (an amount for an amount, a name for a name), or values that differ after a common prefix.
         linked = (
-            len(shared) >= 2
-            or (len(shared) == 1 and self._one_word_link(shared, new, old))
-            or _shared_prefix(new, old)
+            len(shared) >= 2 or (len(shared) == 1 and self._one_word_link(shared, new, old)) or _shared_prefix(new, old)
         )
         if new.cue and linked and _compatible(new, old) and (new.values != old.values or not new.values):
             return weight + 0.5
