@@ -71,3 +71,15 @@ def test_new_announces_a_change_only_where_a_clause_starts_with_it() -> None:
     assert subject_of("Heads up. The new on-call lead = Priya").cue
     assert not subject_of("Use the new endpoint.").cue
     assert not subject_of("The feature flag for the new parser is called parse_v2.").cue
+
+
+def test_the_correct_value_said_later_replaces_the_earlier_total() -> None:
+    # tau-bench task 46: the agent's own findings, the first total wrong.
+    said = (
+        "The correct total cost for the booking is indeed $957, as initially calculated.",
+        "The correct total, including any additional fees, is $1,002.",
+    )
+    messages = tuple(Message(role="assistant", content=text) for text in said)
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    assert "$1,002" in summary
+    assert "$957" not in summary

@@ -37,7 +37,8 @@ __all__ = ["PREFIX", "Subject", "SupersessionIndex", "subject_of"]
 _CUE = re.compile(
     r"\b(?:update[ds]?|updating|(?<!for )(?<!right )(?<!just )(?<!until )(?<!by )(?<!from )now(?! that)|changed|"
     r"chang(?:e|ed|ing) (?:\w+ ){0,2}to|moved|switched|switching to|rotated|rotation is done|rebased|replaced|instead|"
-    r"actually|correction|corrected|revised|no longer|anymore|retired|from now on|going forward|rather|renamed|"
+    r"actually|correction|corrected|the correct|revised|no longer|anymore|retired|from now on|going forward|rather|"
+    r"renamed|"
     r"(?:^|(?<=[:;,.!] ))(?:(?:the|our|my|its|a) )?new(?=(?: [\w-]+){1,4}(?: (?:is|are|will be)\b| ?[:=]|$))|"
     r"new value|"
     r"not \S+ but|scratch that|make it)\b",
