@@ -15,11 +15,15 @@ from ctxbudget.providers import counter_for_model
 COUNTER = counter_for_model("gpt-4o")
 
 
+def summary_of(*said: str, role: str = "user") -> str:
+    """The offline summary of ``said``, each one message of ``role``."""
+    messages = tuple(Message(role=role, content=text) for text in said)
+    return ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+
+
 def facts(*said: str) -> list[str]:
     """The bullets of the summary of ``said`` (user messages), in order."""
-    messages = tuple(Message(role="user", content=text) for text in said)
-    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
-    return [line.removeprefix("- ") for line in summary.splitlines() if line.startswith("- ")]
+    return [line.removeprefix("- ") for line in summary_of(*said).splitlines() if line.startswith("- ")]
 
 
 def test_a_corrected_port_marks_the_host_statement_superseded_instead_of_losing_the_host() -> None:
@@ -75,11 +79,10 @@ def test_new_announces_a_change_only_where_a_clause_starts_with_it() -> None:
 
 def test_the_correct_value_said_later_replaces_the_earlier_total() -> None:
     # tau-bench task 46: the agent's own findings, the first total wrong.
-    said = (
+    summary = summary_of(
         "The correct total cost for the booking is indeed $957, as initially calculated.",
         "The correct total, including any additional fees, is $1,002.",
+        role="assistant",
     )
-    messages = tuple(Message(role="assistant", content=text) for text in said)
-    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
     assert "$1,002" in summary
     assert "$957" not in summary
