@@ -286,7 +286,7 @@ class ArchiveIndex:
             if short not in weights:
                 if len(weights) >= MAX_QUERY_TERMS:
                     continue
-                weights[short] = min(self._idf(short), sum(weights.get(word, 0.0) for word in long))
+                weights[short] = min(self._idf(short), math.fsum(weights.get(word, 0.0) for word in long))
             groups.append((long, short))
         return groups
 

@@ -310,7 +310,7 @@ class SupersessionIndex:
         if new.label_id is not None and old.label_id is not None:  # numbered items: the same number, the same item
             return 20.0 if new.label_id == old.label_id else 0.0
         shared = new.words & old.words
-        weight = sum(self._idf.get(word, 0.5) for word in shared)
+        weight = math.fsum(self._idf.get(word, 0.5) for word in shared)  # the same whatever order the set holds
         changed = new.values ^ old.values
         restated = new.values - new.scalars == old.values - old.scalars and new.scalars != old.scalars
         template = self.counters_change or (restated and _named(changed))
