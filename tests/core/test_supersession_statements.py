@@ -86,3 +86,15 @@ def test_the_correct_value_said_later_replaces_the_earlier_total() -> None:
     )
     assert "$1,002" in summary
     assert "$957" not in summary
+
+
+def test_the_assistants_next_step_does_not_revise_its_earlier_decision() -> None:
+    # tau-bench airline task 2 (the quality workload's trajectory): two steps of one plan, not a revision.
+    said = (
+        "I understand your situation. I will proceed with downgrading all your reservations from business to economy.",
+        "I will now proceed with updating the reservations and processing the refunds to the original payment methods.",
+    )
+    assert not subject_of(said[1]).cue
+    summary = summary_of(*said, role="assistant")
+    assert "downgrading all your reservations" in summary
+    assert "processing the refunds" in summary

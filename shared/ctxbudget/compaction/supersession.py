@@ -35,7 +35,8 @@ _VALUE_PARTS = re.compile(r"[:/=@]")
 __all__ = ["PREFIX", "Subject", "SupersessionIndex", "subject_of"]
 
 _CUE = re.compile(
-    r"\b(?:update[ds]?|updating|(?<!for )(?<!right )(?<!just )(?<!until )(?<!by )(?<!from )now(?! that)|changed|"
+    r"\b(?:update[ds]?|changed|"
+    r"(?<!for )(?<!right )(?<!just )(?<!until )(?<!by )(?<!from )(?<!i will )(?<!i'll )(?<!let me )now(?! that)|"
     r"chang(?:e|ed|ing) (?:\w+ ){0,2}to|moved|switched|switching to|rotated|rotation is done|rebased|replaced|instead|"
     r"actually|correction|corrected|the correct|revised|no longer|anymore|retired|from now on|going forward|rather|"
     r"renamed|"
@@ -47,7 +48,9 @@ _CUE = re.compile(
 """Words that announce a change of something already said (a past "changed", "moved", "switched", or "change ...
 to"), not the wish to change something ("I'd like to change my flight" is the request itself). "New" announces one
 only where a clause starts with it ("The new budget is $700", "New budget cap: $700"), not inside a noun phrase
-("The feature flag for the new refund flow is ...")."""
+("The feature flag for the new refund flow is ..."). The assistant's own next step ("I will now proceed with
+updating the reservations") announces none: "updating" is an action, and "I will now" / "let me now" say what
+comes next."""
 _CUE_WORDS = frozenset(
     stem(w)
     for w in [
