@@ -171,12 +171,12 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
     """
     dead: set[int] = set()
     marked: set[int] = set()
-    pools = (
-        (STATEMENTS, False),
-        (frozenset({"decision", "finding"}), True),
-        (frozenset({"request", "question"}), True),
+    pools = (  # (kinds, a bare number is a new value, a replaced one may be kept marked)
+        (STATEMENTS, False, True),
+        (_NARRATED, True, False),
+        (frozenset({"request", "question"}), True, False),
     )
-    for kinds, counters_change in pools:
+    for kinds, counters_change, marks_stale in pools:
         pool = [i for i, item in enumerate(items) if item.kind in kinds]
         later = [t for t in tail if t.kind in kinds]
         read = [reader(items[i].text) for i in pool] + [reader(t.text) for t in later]
@@ -189,15 +189,11 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
             candidates -= {p for p in candidates if p < len(pool) and pool[p] in dead}
             earlier = index.replaced_by(position, sorted(candidates)) if candidates else None
             if earlier is not None and earlier < len(pool):
-                stale = items[pool[earlier]]
-                if (
-                    kinds is not STATEMENTS
-                    or stale.text.startswith(SUPERSEDED)
-                    or not index.keeps_values(position, earlier)
-                ):
-                    dead.add(pool[earlier])
-                else:
+                already = items[pool[earlier]].text.startswith(SUPERSEDED)
+                if marks_stale and not already and index.keeps_values(position, earlier):
                     marked.add(pool[earlier])
+                else:
+                    dead.add(pool[earlier])
             for key in keys:
                 postings.setdefault(key, []).append(position)
     return [
