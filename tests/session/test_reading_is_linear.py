@@ -28,6 +28,7 @@ LINEAR_ON_ANY_INPUT = {
     rf"(?<!\S)\S{{{MAX_RUN + 1},}}",  # textscan._LONG_RUN: what bounds runs
     r"(?<![ \t])[ \t]{16,}",  # textscan._LONG_SPACE
     r"[A-Za-z]+",  # textscan._WORDS
+    r"\n(?=[^\s/])",  # TiktokenCounter's line cut: one character and one looked at after it
 }
 """Patterns whose cost is linear in their input however long its runs are (a run of one class, tried at run starts)."""
 

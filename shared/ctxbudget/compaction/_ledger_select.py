@@ -8,13 +8,14 @@ rendered ledger is then fitted: the least valuable bullets go while it is over b
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from ..messages.tokens import TokenCounter
+from ..messages.tokens import TokenCounter, count_text_by_lines
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, render_ledger
 from ._records import call_of, record_field, tool_name
 from .salience import USER_CHOSE, SalienceKind, Salient
@@ -216,25 +217,29 @@ class Selection:
 
     def frame_tokens(self, task: Salient | None, request: Salient | None) -> int:
         """Tokens of the ledger's frame: the task and latest request with no other bullet, and a margin."""
-        return self.counter.count_text(self._render([], task, request)) + 8
+        return count_text_by_lines(self.counter, self._render([], task, request)) + 8
 
     def _render(self, kept: Sequence[Scored], task: Salient | None, request: Salient | None) -> str:
         return render_ledger([entry.item for entry in kept], task, request, answered_below=self.answered_below)
 
     def fit(self, kept: list[Scored], task: Salient | None, request: Salient | None) -> str:
-        """Render, then drop the least valuable bullets while the whole is over budget (seams may cost a token)."""
+        """Render, then drop the least valuable bullets while the whole is over budget (seams may cost a token).
+
+        Each rendering is counted from its lines (most stood in the rendering before: only new ones are encoded).
+        """
+        count = functools.partial(count_text_by_lines, self.counter)
         text = self._render(kept, task, request)
         order = sorted(kept, key=lambda s: s.value / math.sqrt(max(1, s.tokens)))
-        while self.counter.count_text(text) > self.max_tokens and order:
+        while count(text) > self.max_tokens and order:
             victim = order.pop(0)
             kept = [k for k in kept if k is not victim]
             text = self._render(kept, task, request)
         for shorten in (request, task):
-            if self.counter.count_text(text) > self.max_tokens and shorten is not None:
+            if count(text) > self.max_tokens and shorten is not None:
                 short = replace(shorten, text=clip(shorten.text, 80))
                 task, request = (short, request) if shorten is task else (task, short)
                 text = self._render(kept, task, request)
-        if self.counter.count_text(text) > self.max_tokens:
+        if count(text) > self.max_tokens:
             text = self._render(kept, None, None)
         return text
 

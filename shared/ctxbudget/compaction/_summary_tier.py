@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import SummarizerError
 from ..messages.message import Message
-from ..messages.tokens import TokenCounter
+from ..messages.tokens import TokenCounter, count_message_by_lines, count_text_by_lines
 from ..messages.toolpairs import safe_cut_points
 from ._markers import handle_for
 from ._working import WorkingHistory
@@ -121,7 +121,11 @@ class SummaryPlanner:
         the estimate was close (within two messages or 2% of the target).
         """
         frame = self.work.render_summary(summary, False)
-        room = self.work.target - self.work.fixed - (self.work.counter.count_message(frame) if frame is not None else 0)
+        room = (
+            self.work.target
+            - self.work.fixed
+            - (count_message_by_lines(self.work.counter, frame) if frame is not None else 0)
+        )
         cut, tail = len(self.work.sizes), 0
         while cut > 0 and tail + self.work.sizes[cut - 1] <= room:
             cut -= 1
@@ -144,7 +148,7 @@ class SummaryPlanner:
         room = (
             self.work.target
             - self.work.fixed
-            - (self.work.counter.count_message(frame) if frame is not None else 0)
+            - (count_message_by_lines(self.work.counter, frame) if frame is not None else 0)
             - 8
         )
         return max(summary_limit, min(room - sum(self.work.sizes[cut:]), 2 * summary_limit))
@@ -155,7 +159,7 @@ class SummaryPlanner:
             summary,
             self.work.goal_live and not any(m.id == self.work.goal_id for m in self.work.out.history[: step.cut]),
         )
-        tokens = self.work.counter.count_message(message) if message is not None else 0
+        tokens = count_message_by_lines(self.work.counter, message) if message is not None else 0
         return (
             self.work.fixed + self.work.history_tokens - sum(self.work.sizes[: step.cut]) + tokens <= self.work.target
         )
@@ -199,8 +203,12 @@ class SummaryPlanner:
         summary limit): each message moved into the tail leaves the summary that much smaller.
         """
         frame = self.work.render_summary("", False)
-        room = self.work.target - self.work.fixed - (self.work.counter.count_message(frame) if frame is not None else 0)
-        old = self.work.counter.count_text(self.work.out.summary) if self.work.out.summary else 0
+        room = (
+            self.work.target
+            - self.work.fixed
+            - (count_message_by_lines(self.work.counter, frame) if frame is not None else 0)
+        )
+        old = count_text_by_lines(self.work.counter, self.work.out.summary) if self.work.out.summary else 0
         estimates = [summary_estimate(m, size) for m, size in zip(self.work.out.history, self.work.sizes, strict=True)]
         evicted = sum(estimates)
         cut, tail = len(self.work.sizes), 0
@@ -221,7 +229,7 @@ class SummaryPlanner:
         compaction always fits the window it is asked for.
         """
         frame = self.work.render_summary("", not self.work.goal_live)
-        frame_tokens = self.work.counter.count_message(frame) if frame is not None else 0
+        frame_tokens = count_message_by_lines(self.work.counter, frame) if frame is not None else 0
         safe = safe_cut_points(self.work.out.history)
         start = next((i for i in range(len(self.work.sizes) - 1, 0, -1) if safe[i]), 0)
         newest = sum(self.work.sizes[start:])
@@ -252,9 +260,9 @@ class SummaryPlanner:
         """``summary`` costs less than the span of ``step`` and the old summary it replaces together."""
         goal_evicted = any(m.id == self.work.goal_id for m in self.work.out.history[: step.cut])
         message = self.work.render_summary(summary, self.work.goal_live and not goal_evicted)
-        new_summary = self.work.counter.count_message(message) if message is not None else 0
+        new_summary = count_message_by_lines(self.work.counter, message) if message is not None else 0
         old_message = self.work.render_summary(self.work.out.summary, self.work.goal_live)
-        old_summary = self.work.counter.count_message(old_message) if old_message is not None else 0
+        old_summary = count_message_by_lines(self.work.counter, old_message) if old_message is not None else 0
         return new_summary < old_summary + sum(self.work.sizes[: step.cut])
 
     def apply_summary(self, step: SummaryStep, summary: str, tier: str) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..archive.store import ArchiveReason
 from ..messages.message import Message, ToolCall
-from ..messages.tokens import TokenCounter
+from ..messages.tokens import TokenCounter, count_message_by_lines
 from ._markers import ARCHIVE_META, handle_for, pinned_form
 from .policy import CompactionPolicy
 from .receipt import ArchivedItem
@@ -105,7 +105,7 @@ class WorkingHistory:
         key = (summary, goal_live)
         if self._summary_memo is None or self._summary_memo[0] != key:
             message = self.render_summary(summary, goal_live)
-            self._summary_memo = (key, self.counter.count_message(message) if message is not None else 0)
+            self._summary_memo = (key, count_message_by_lines(self.counter, message) if message is not None else 0)
         return self._summary_memo[1]
 
     def done(self) -> bool:

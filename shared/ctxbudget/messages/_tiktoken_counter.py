@@ -5,7 +5,8 @@ A huge text is counted and cut a part at a time (:mod:`ctxbudget.messages._token
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import tiktoken
@@ -40,6 +41,13 @@ from .encodings import get_encoding
 from .message import Message, ToolSchema
 
 __all__ = ["TiktokenCounter"]
+
+_LINES_ADD_UP = frozenset({"o200k_base", "o200k_harmony", "cl100k_base"})
+"""Encodings whose pre-tokenizer never joins a newline to a following character that is neither whitespace nor
+``/``: a text's tokens are then the sum of its lines' tokens when cut only after such newlines (:func:`line_pieces`).
+(GPT-2's pattern lets a space before a newline join the newline only at a text's end: not these.)"""
+_LINE_CUT = re.compile(r"\n(?=[^\s/])")
+"""A newline the next line's first character cannot join in one pre-token (``/`` can: o200k's ``[\r\n/]*``)."""
 
 _CHUNKED_OVER = 2 * CHUNK_CHARS
 """Texts longer than this are counted and cut in parts (:mod:`ctxbudget.messages._token_chunks`), never encoded whole: a
@@ -127,6 +135,28 @@ class TiktokenCounter:
         cached = self._texts.get(key)
         if cached is None:
             cached = self._count(text)  # a long text is remembered: counting it as a message is then free
+            self._texts.put(key, cached)
+        return cached
+
+    def count_lines(self, text: str) -> int:
+        """:meth:`count_text` of ``text``, exactly, added up from the remembered counts of its lines.
+
+        For a text rebuilt with most of its lines unchanged (a rolling summary, written again at every compaction),
+        only its new lines are encoded. The sum is exact: each line ends before a character the encoding's
+        pre-tokenizer starts afresh at (:data:`_LINES_ADD_UP`); under another encoding the text is counted whole.
+        The total is remembered as :meth:`count_text`'s is, so counting the text again (or a message of it) is free.
+
+        Raises:
+            UsageError: ``text`` is not a ``str``.
+        """
+        if not isinstance(text, str):
+            raise not_text(text)
+        if len(text) <= 64 or len(text) > _CHUNKED_OVER or self._encoding.name not in _LINES_ADD_UP:
+            return self.count_text(text)
+        key = self._key(text)
+        cached = self._texts.get(key)
+        if cached is None:
+            cached = sum(self.count_text(piece) for piece in line_pieces(text))
             self._texts.put(key, cached)
         return cached
 
@@ -267,3 +297,12 @@ class TiktokenCounter:
             if nested in spec:
                 total += self.count_text(str(spec[nested]))
         return total
+
+
+def line_pieces(text: str) -> Iterator[str]:
+    """``text`` cut after each newline whose next character is neither whitespace nor ``/`` (each piece keeps it)."""
+    start = 0
+    for cut in _LINE_CUT.finditer(text):
+        yield text[start : cut.end()]
+        start = cut.end()
+    yield text[start:]

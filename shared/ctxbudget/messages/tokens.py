@@ -39,7 +39,9 @@ __all__ = [
     "EstimatingCounter",
     "TiktokenCounter",
     "TokenCounter",
+    "count_message_by_lines",
     "count_request",
+    "count_text_by_lines",
 ]
 
 
@@ -118,6 +120,24 @@ class Calibration:
     def apply(self, count: int) -> int:
         """Scale ``count`` by the learned ratio (rounded up)."""
         return math.ceil(count * self.ratio) if self.samples else count
+
+
+def count_text_by_lines(counter: TokenCounter, text: str) -> int:
+    """``counter.count_text(text)``; from the remembered counts of its lines when the counter adds them up exactly.
+
+    For a text rebuilt with most lines unchanged (a rolling summary): :meth:`TiktokenCounter.count_lines`.
+    """
+    return counter.count_lines(text) if isinstance(counter, TiktokenCounter) else counter.count_text(text)
+
+
+def count_message_by_lines(counter: TokenCounter, message: Message) -> int:
+    """``counter.count_message(message)``, its text content counted by :func:`count_text_by_lines` first.
+
+    The counter then finds the content's count remembered: a summary message written again costs its new lines.
+    """
+    if isinstance(counter, TiktokenCounter) and isinstance(message.content, str):
+        counter.count_lines(message.content)
+    return counter.count_message(message)
 
 
 def count_request(counter: TokenCounter, messages: Iterable[Message], tools: Sequence[ToolSchema] = ()) -> int:

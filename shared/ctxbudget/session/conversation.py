@@ -20,7 +20,7 @@ from ..archive.store import Archive, ArchiveEntry
 from ..compaction.tiers import ARCHIVE_META, CompactionOutcome
 from ..errors import InvalidMessageError
 from ..messages.message import Message, MessageSequence, ToolSchema
-from ..messages.tokens import TokenCounter
+from ..messages.tokens import TokenCounter, count_message_by_lines
 from ._goal import GOAL_HEADING, Goal, is_request, shown_goal
 from .live_history import LiveHistory, UnsentResult
 from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER
@@ -354,7 +354,11 @@ class Conversation:
         key = (self._summary, None if live else self._goal.text, live)
         if self._summary_cache is None or self._summary_cache[0] != key:
             summary = self.summary_message(self._summary, goal_live=live)
-            self._summary_cache = (key, summary, self.counter.count_message(summary) if summary is not None else 0)
+            self._summary_cache = (
+                key,
+                summary,
+                count_message_by_lines(self.counter, summary) if summary is not None else 0,
+            )
         return self._summary_cache[1], self._summary_cache[2]
 
     def _invalidate_prefix(self) -> None:
