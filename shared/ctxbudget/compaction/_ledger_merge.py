@@ -182,11 +182,11 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
         read = [reader(items[i].text) for i in pool] + [reader(t.text) for t in later]
         index = SupersessionIndex([subject for subject, _ in read], counters_change=counters_change)
         postings: dict[str, list[int]] = {}
+        gone: set[int] = set()  # the positions in this pool of the statements replaced so far
         for position, (_, keys) in enumerate(read):
             # An earlier summary's statements were resolved when it was built: only new ones replace anything.
             fresh = position >= len(pool) or items[pool[position]].order >= 0
-            candidates = _candidates(index, position, keys, postings) if fresh else set()
-            candidates -= {p for p in candidates if p < len(pool) and pool[p] in dead}
+            candidates = _candidates(index, position, keys, postings) - gone if fresh else set()
             earlier = index.replaced_by(position, sorted(candidates)) if candidates else None
             if earlier is not None and earlier < len(pool):
                 already = items[pool[earlier]].text.startswith(SUPERSEDED)
@@ -194,6 +194,7 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
                     marked.add(pool[earlier])
                 else:
                     dead.add(pool[earlier])
+                    gone.add(earlier)
             for key in keys:
                 postings.setdefault(key, []).append(position)
     return [
@@ -212,7 +213,7 @@ def _candidates(index: SupersessionIndex, position: int, keys: list[str], postin
     if not index.may_replace(position):
         return set()
     if not index.restatements_only(position):
-        return {p for key in keys for p in postings.get(key, ())}
+        return set().union(*[postings[key] for key in keys if key in postings])
     words = len(index.subjects[position].words)  # posting_keys lists the subject words first
     shared = Counter(p for key in keys[:words] for p in postings.get(key, ()))
     return {p for p, count in shared.items() if index.could_restate(position, p, count)}

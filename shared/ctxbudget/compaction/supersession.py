@@ -313,23 +313,31 @@ class SupersessionIndex:
         if new.label_id is not None and old.label_id is not None:  # numbered items: the same number, the same item
             return 20.0 if new.label_id == old.label_id else 0.0
         shared = new.words & old.words
-        weight = math.fsum(self._idf.get(word, 0.5) for word in shared)  # the same whatever order the set holds
         changed = new.values ^ old.values
-        restated = new.values - new.scalars == old.values - old.scalars and new.scalars != old.scalars
-        template = self.counters_change or (restated and _named(changed))
-        if new.values and old.values and changed and shared and template:
-            union = new.words | old.words
-            if len(shared) / max(1, len(union)) >= _TEMPLATE:
-                return 10.0 + weight  # the same statement restated with other values
+        if new.values and old.values and changed and shared:
+            restated = new.values - new.scalars == old.values - old.scalars and new.scalars != old.scalars
+            template = self.counters_change or (restated and _named(changed))
+            if template and len(shared) / max(1, len(new.words | old.words)) >= _TEMPLATE:
+                return 10.0 + self._weight(shared)  # the same statement restated with other values
         # A change announced about the same subject: two subject words in common, or one and a value of the same
         # strong type (an amount for an amount, a name for a name), or values that differ after a common prefix.
-        linked = (
-            len(shared) >= 2 or (len(shared) == 1 and self._one_word_link(shared, new, old)) or _shared_prefix(new, old)
-        )
-        if new.cue and linked and _compatible(new, old) and (new.values != old.values or not new.values):
-            return weight + 0.5
+        if (
+            new.cue
+            and (new.values != old.values or not new.values)
+            and (
+                len(shared) >= 2
+                or (len(shared) == 1 and self._one_word_link(shared, new, old))
+                or _shared_prefix(new, old)
+            )
+            and _compatible(new, old)
+        ):
+            return self._weight(shared) + 0.5
         if "timezone" in new.slots & old.slots and new.values != old.values:
-            return 1.0 + weight
+            return 1.0 + self._weight(shared)
         if "style" in new.slots & old.slots and (shared - _STYLE_WORDS or new.cue):
-            return 1.0 + weight
+            return 1.0 + self._weight(shared)
         return 0.0
+
+    def _weight(self, shared: frozenset[str]) -> float:
+        """How much the words two statements share say (their rarity), the same whatever order the set holds."""
+        return math.fsum(self._idf.get(word, 0.5) for word in shared)
