@@ -3,7 +3,9 @@
 * A statement another one of its section holds whole is found by one count over the section's texts joined, not by
   comparing every pair.
 * A later statement meets as candidates for replacement only the earlier ones it could replace: none when it has no
-  value, change cue, numbered label or slot; only those sharing enough subject words when it can only restate one.
+  value, change cue, numbered label or slot; only those sharing enough subject words when it can only restate one
+  (and, where a bare number is no new value, naming the same values but their figures); a numbered one, only those
+  of its own number and the unnumbered ones.
 """
 
 from __future__ import annotations
@@ -55,25 +57,32 @@ restatements = st.tuples(
 ).map(lambda parts: " ".join([*parts[0], parts[1], parts[2]]).strip())
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(texts, restatements), min_size=2, max_size=12), st.booleans())
+labelled = st.tuples(st.sampled_from(["FACT-1: ", "FACT-2: ", "Turn 3: ", "note: FACT-1 update: "]), restatements).map(
+    "".join
+)
+"""Statements with a numbered label: one replaces another of its own number, and meets the unnumbered ones."""
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(texts, restatements, labelled), min_size=2, max_size=12), st.booleans())
 def test_candidates_keep_every_statement_a_later_one_replaces(statements: list[str], counters: bool) -> None:
     read = [(subject_of(text), _ledger_merge.posting_keys(subject_of(text))) for text in statements]
     index = SupersessionIndex([subject for subject, _ in read], counters_change=counters)
-    postings: dict[str, list[int]] = {}
-    for position, (_, keys) in enumerate(read):
-        every = sorted({p for key in keys for p in postings.get(key, ())})
-        found = _ledger_merge._candidates(index, position, keys, postings)
+    postings = _ledger_merge.Postings(counters_change=counters)
+    for position, (subject, keys) in enumerate(read):
+        every = list(range(position))  # every earlier statement: the candidates found must lose none it replaces
+        found = postings.candidates(index, position, keys)
+        assert found <= set(every)
         assert index.replaced_by(position, sorted(found)) == (index.replaced_by(position, every) if every else None)
-        for key in keys:
-            postings.setdefault(key, []).append(position)
+        postings.add(position, subject, keys)
 
 
 def test_a_restatement_sharing_five_of_six_words_is_still_a_candidate() -> None:
     statements = ["staging budget cap nightly export is $500", "staging budget cap nightly export limit is $300"]
     read = [(subject_of(text), _ledger_merge.posting_keys(subject_of(text))) for text in statements]
     index = SupersessionIndex([subject for subject, _ in read])
-    postings = {key: [0] for key in read[0][1]}
+    postings = _ledger_merge.Postings(counters_change=False)
+    postings.add(0, *read[0])
     assert index.restatements_only(1)
-    assert _ledger_merge._candidates(index, 1, read[1][1], postings) == {0}
+    assert postings.candidates(index, 1, read[1][1]) == {0}
     assert index.replaced_by(1, [0]) == 0

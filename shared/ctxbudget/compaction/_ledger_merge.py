@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from ._artifacts import canonical_paths, merge_artifact
@@ -24,7 +23,7 @@ from .salience import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
 from .supersession import Subject, SupersessionIndex
 
-__all__ = ["SubjectReader", "merge", "normal", "posting_keys"]
+__all__ = ["Postings", "SubjectReader", "merge", "normal", "posting_keys"]
 
 SubjectReader = Callable[[str], tuple[Subject, list[str]]]
 """Reads a statement's subject and the keys it is found by (:func:`posting_keys`), e.g. once per text."""
@@ -181,12 +180,12 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
         later = [t for t in tail if t.kind in kinds]
         read = [reader(items[i].text) for i in pool] + [reader(t.text) for t in later]
         index = SupersessionIndex([subject for subject, _ in read], counters_change=counters_change)
-        postings: dict[str, list[int]] = {}
+        found_by = Postings(counters_change=counters_change)
         gone: set[int] = set()  # the positions in this pool of the statements replaced so far
-        for position, (_, keys) in enumerate(read):
+        for position, (subject, keys) in enumerate(read):
             # An earlier summary's statements were resolved when it was built: only new ones replace anything.
             fresh = position >= len(pool) or items[pool[position]].order >= 0
-            candidates = _candidates(index, position, keys, postings) - gone if fresh else set()
+            candidates = found_by.candidates(index, position, keys) - gone if fresh else set()
             earlier = index.replaced_by(position, sorted(candidates)) if candidates else None
             if earlier is not None and earlier < len(pool):
                 already = items[pool[earlier]].text.startswith(SUPERSEDED)
@@ -195,8 +194,7 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
                 else:
                     dead.add(pool[earlier])
                     gone.add(earlier)
-            for key in keys:
-                postings.setdefault(key, []).append(position)
+            found_by.add(position, subject, keys)
     return [
         replace(item, text=SUPERSEDED + item.text) if i in marked else item
         for i, item in enumerate(items)
@@ -204,19 +202,58 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
     ]
 
 
-def _candidates(index: SupersessionIndex, position: int, keys: list[str], postings: dict[str, list[int]]) -> set[int]:
-    """The earlier statements ``position`` might replace: those found by one of its ``keys``.
+class Postings:
+    """Where supersession finds the earlier statements a later one might replace (see :meth:`candidates`).
 
-    A statement that can only restate another (:meth:`SupersessionIndex.restatements_only`) meets only those that
-    share enough of its subject words (counted from the postings of its words, the first of its keys).
+    Args:
+        counters_change: the pool's :class:`~ctxbudget.compaction.supersession.SupersessionIndex` setting.
     """
-    if not index.may_replace(position):
-        return set()
-    if not index.restatements_only(position):
-        return set().union(*[postings[key] for key in keys if key in postings])
-    words = len(index.subjects[position].words)  # posting_keys lists the subject words first
-    shared = Counter(p for key in keys[:words] for p in postings.get(key, ()))
-    return {p for p, count in shared.items() if index.could_restate(position, p, count)}
+
+    def __init__(self, *, counters_change: bool) -> None:
+        self.counters_change = counters_change
+        self._every: dict[str, list[int]] = {}
+        self._unlabelled: dict[str, list[int]] = {}  # the statements without a numbered label
+        self._restating: dict[frozenset[str], list[int]] = {}  # by the values a restatement keeps the same
+
+    def add(self, position: int, subject: Subject, keys: list[str]) -> None:
+        """Statement ``position`` (its subject and :func:`posting_keys`), after every earlier one."""
+        for key in keys:
+            self._every.setdefault(key, []).append(position)
+        if subject.label_id is None:
+            for key in keys:
+                self._unlabelled.setdefault(key, []).append(position)
+        if not self.counters_change:
+            self._restating.setdefault(subject.values - subject.scalars, []).append(position)
+
+    def candidates(self, index: SupersessionIndex, position: int, keys: list[str]) -> set[int]:
+        """The statements added so far that ``position`` might replace: never fewer than any it does replace.
+
+        Those found by one of its ``keys``, narrowed where :meth:`SupersessionIndex.replaced_by` cannot score the
+        rest: a numbered statement replaces a numbered one only of its own number (found by its ``label:`` key), so
+        it meets the unnumbered ones besides. A statement that can only restate another
+        (:meth:`SupersessionIndex.restatements_only`) meets only those sharing enough of its subject words: where a
+        bare number is no new value (``counters_change`` off), those naming the same values but their figures (the
+        template's test), else those holding one of its rarest few words
+        (:meth:`SupersessionIndex.restating_words`). Each one found is then measured whole.
+        """
+        if not index.may_replace(position):
+            return set()
+        every = self._every
+        subject = index.subjects[position]
+        if subject.label_id is not None:
+            own = every.get(f"label:{subject.label_id}", [])
+            return set(own).union(*[self._unlabelled[key] for key in keys if key in self._unlabelled])
+        if not index.restatements_only(position):
+            return set().union(*[every[key] for key in keys if key in every])
+        words = subject.words  # posting_keys lists the subject words first: their postings are theirs
+        found: Iterable[int]
+        if self.counters_change:
+            rarest = sorted(words, key=lambda word: (len(every.get(word, ())), word))[: index.restating_words(position)]
+            found = set().union(*[every[word] for word in rarest if word in every])
+        else:
+            found = self._restating.get(subject.values - subject.scalars, ())
+        subjects = index.subjects
+        return {p for p in found if index.could_restate(position, p, len(words & subjects[p].words))}
 
 
 def _keyed(items: list[Salient]) -> list[Salient]:
