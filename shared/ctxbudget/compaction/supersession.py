@@ -277,6 +277,14 @@ class SupersessionIndex:
         union = len(self.subjects[index].words) + len(self.subjects[earlier].words) - shared
         return shared > 0 and shared / max(1, union) >= _TEMPLATE
 
+    def restating_words(self, index: int) -> int:
+        """How many of statement ``index``'s words suffice to find every statement that could restate it.
+
+        One that passes :meth:`could_restate` holds all but a fifth of them at most, so it holds one of any this
+        many (a fifth, rounded up, and one more): it is found by the postings of the rarest that many.
+        """
+        return math.floor(len(self.subjects[index].words) * (1 - _TEMPLATE) + 0.5) + 1
+
     def _one_word_link(self, shared: frozenset[str], new: Subject, old: Subject) -> bool:
         """One shared word links a change to an earlier statement that it gives a value of every strong kind of.
 
