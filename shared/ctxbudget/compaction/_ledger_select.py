@@ -14,6 +14,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
+from typing import NamedTuple
 
 from ..messages.tokens import TokenCounter, count_text_by_lines
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, render_ledger
@@ -97,8 +99,7 @@ an exit status."""
 _PROGRESS = re.compile(r"^[A-Z][a-z]{2,}ing\b(?<!\b[Tt]hing)(?<!\b[Ss]tring)(?<!\b[Nn]othing)(?<!\b[Ee]verything)")
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(NamedTuple):
     """An item as selected: its (possibly shortened) text, its value and its tokens as a bullet."""
 
     item: Salient
@@ -149,10 +150,13 @@ class Selection:
         # then the best remaining items while no section holds more than half, then whatever still fits. A record's
         # field is shown in its call's bullet when that is kept (it costs the field alone), else under the tool's
         # name (``get_order: tracking_id=1Z66``).
+        sections = [SECTION_OF[entry.item.kind] for entry in ranked]
         for shares in (_SHARES, _HALF, None):
             for index, entry in enumerate(ranked):
-                section = SECTION_OF[entry.item.kind]
-                if index in taken or (self.max_items is not None and per_section[section] >= self.max_items):
+                if index in taken:
+                    continue
+                section = sections[index]
+                if self.max_items is not None and per_section[section] >= self.max_items:
                     continue
                 field = alone.get(index)
                 cost = field[1] if field is not None and field[0] in taken_calls else entry.tokens
@@ -267,7 +271,7 @@ def _diminished(scored: list[Scored]) -> list[Scored]:
     for (kind, _), indices in groups.items():
         first = (lambda i: -scored[i].value) if kind == "finding" else (lambda i: -scored[i].item.order)
         for rank, index in enumerate(sorted(indices, key=first)[1:], start=2):
-            out[index] = replace(scored[index], value=scored[index].value / rank)
+            out[index] = scored[index]._replace(value=scored[index].value / rank)
     return out
 
 
@@ -285,9 +289,7 @@ def bullet_size(counter: TokenCounter, text: str, cap: int) -> tuple[str, int]:
 
 def with_rarity(items: list[Salient]) -> list[tuple[Salient, tuple[float, float]]]:
     """Each item with its rarity (its rarest tokens within these items, 0..1) and recency (0..1)."""
-    df: Counter[str] = Counter()
-    for item in items:
-        df.update(item.tokens)
+    df = Counter(chain.from_iterable(item.tokens for item in items))
     total = len(items)
     newest = max(i.order for i in items)
     oldest = min(i.order for i in items)
@@ -297,10 +299,10 @@ def with_rarity(items: list[Salient]) -> list[tuple[Salient, tuple[float, float]
     # the same code named in three rules is no less worth keeping; a word weighs by its rarity among the items.
     weight = {t: top if not t.isalpha() else math.log((total + 1) / n) for t, n in df.items()}
     out = []
+    scale = 4 * math.log(total + 1)
     for item in items:
-        rare = sorted((weight[t] for t in item.tokens), reverse=True)[:4]
-        rarity = sum(rare) / (4 * math.log(total + 1)) if rare else 0.0
-        out.append((item, (rarity, (item.order - oldest) / span)))
+        rare = sorted(map(weight.__getitem__, item.tokens), reverse=True)[:4]
+        out.append((item, (sum(rare) / scale if rare else 0.0, (item.order - oldest) / span)))
     return out
 
 
