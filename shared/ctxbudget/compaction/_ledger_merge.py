@@ -230,30 +230,38 @@ class Postings:
 
         Those found by one of its ``keys``, narrowed where :meth:`SupersessionIndex.replaced_by` cannot score the
         rest: a numbered statement replaces a numbered one only of its own number (found by its ``label:`` key), so
-        it meets the unnumbered ones besides. A statement that can only restate another
-        (:meth:`SupersessionIndex.restatements_only`) meets only those sharing enough of its subject words: where a
-        bare number is no new value (``counters_change`` off), those naming the same values but their figures (the
-        template's test), else those holding one of its rarest few words
+        it meets the unnumbered ones besides. A statement that can only restate those
+        (:meth:`SupersessionIndex.restates_unnumbered_only`) meets only those sharing enough of its subject words:
+        where a bare number is no new value (``counters_change`` off), those naming the same values but their
+        figures (the template's test), else those holding one of its rarest few words
         (:meth:`SupersessionIndex.restating_words`). Each one found is then measured whole.
         """
         if not index.may_replace(position):
             return set()
-        every = self._every
-        subject = index.subjects[position]
+        subjects = index.subjects
+        subject = subjects[position]
+        own: set[int] = set()
+        postings = self._every
         if subject.label_id is not None:
-            own = every.get(f"label:{subject.label_id}", [])
-            return set(own).union(*[self._unlabelled[key] for key in keys if key in self._unlabelled])
-        if not index.restatements_only(position):
-            return set().union(*[every[key] for key in keys if key in every])
+            own = set(self._every.get(f"label:{subject.label_id}", ()))
+            postings = self._unlabelled
+        if not index.restates_unnumbered_only(position):
+            return own.union(*[postings[key] for key in keys if key in postings])
         words = subject.words  # posting_keys lists the subject words first: their postings are theirs
         found: Iterable[int]
         if self.counters_change:
-            rarest = sorted(words, key=lambda word: (len(every.get(word, ())), word))[: index.restating_words(position)]
-            found = set().union(*[every[word] for word in rarest if word in every])
+            rarest = sorted(words, key=lambda word: (len(postings.get(word, ())), word))
+            rarest = rarest[: index.restating_words(position)]
+            found = set().union(*[postings[word] for word in rarest if word in postings])
         else:
             found = self._restating.get(subject.values - subject.scalars, ())
-        subjects = index.subjects
-        return {p for p in found if index.could_restate(position, p, len(words & subjects[p].words))}
+        numbered = subject.label_id is not None  # then it restates only the unnumbered ones found
+        return own | {
+            p
+            for p in found
+            if not (numbered and subjects[p].label_id is not None)
+            and index.could_restate(position, p, len(words & subjects[p].words))
+        }
 
 
 def _keyed(items: list[Salient]) -> list[Salient]:

@@ -269,8 +269,16 @@ class SupersessionIndex:
         test of :meth:`replaced_by` applies: the earlier statement shares at least :data:`_TEMPLATE` of the words
         of both (see :meth:`could_restate`).
         """
+        return self.restates_unnumbered_only(index) and self.subjects[index].label_id is None
+
+    def restates_unnumbered_only(self, index: int) -> bool:
+        """Statement ``index`` can replace an earlier one *without* a numbered label only by restating it.
+
+        It announces no change and has no time-zone or style slot (it may have a numbered label: that replaces
+        only a statement of the same number, :meth:`replaced_by`'s first test).
+        """
         new = self.subjects[index]
-        return not new.cue and new.label_id is None and not new.slots & _SLOTTED
+        return not new.cue and not new.slots & _SLOTTED
 
     def could_restate(self, index: int, earlier: int, shared: int) -> bool:
         """Statement ``index`` sharing ``shared`` subject words with ``earlier`` passes the template's word test."""
