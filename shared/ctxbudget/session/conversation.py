@@ -205,11 +205,13 @@ class Conversation:
             self._on_unsent(unsent)
 
     def replace_history(self, history: Iterable[Message]) -> None:
-        """Swap the live history for ``history`` (messages it knows)."""
+        """Swap the live history for ``history`` (messages it knows; one still live keeps its count)."""
+        live = self.live.counted()
         self._goal.replacing_history()
         self.live.replace(())
         for message in history:
-            self.append_known(message)
+            known = live.get(id(message))
+            self.append_known(message, known[1] if known is not None and known[0] is message else None)
 
     # -- changing what surrounds the history -------------------------------------------------------------------
     def set_system_prompt(self, value: str | None) -> None:

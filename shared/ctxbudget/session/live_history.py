@@ -179,6 +179,10 @@ class LiveHistory:
         self._send(message, size)
         return None
 
+    def counted(self) -> dict[int, tuple[Message, int]]:
+        """Each live message with its count, by identity (a compaction keeps most of them: not counted again)."""
+        return {id(message): (message, size) for message, size in zip(self._messages, self._sizes, strict=True)}
+
     def replace(self, messages: Sequence[Message], sizes: Sequence[int] | None = None) -> None:
         """Swap in a new history (new lists: views taken earlier keep reading the old ones)."""
         self._clear()
