@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..messages.message import Message, ToolCall
 from ..messages.toolpairs import not_run
 from .calls import COMMAND_SEPARATOR, QUOTED_STRING, call_kind, is_search, shell_command
 from .harness import persisted_output
-from .textscan import bounded, clip
+from .textscan import MAX_RUN, bounded, bounded_line, clip
 
 __all__ = ["call_failure", "failure_key", "failure_line", "not_run", "outcome"]
 
@@ -44,6 +44,8 @@ _EXIT = re.compile(  # a status report ("Exit code 2", "exited with 1"), never a
     r"([1-9]\d{0,2})\b",
     re.IGNORECASE,
 )
+_EXIT_WORDS = ("exit", "return", "status code")
+"""What every match of :data:`_EXIT` holds (lower-cased)."""
 _CLI_ERROR = re.compile(r"^\s*(?:ERROR|FATAL|fatal|error|Error|npm ERR!)(?:\[[\w-]+\])?:?\s+\S")
 """The error prefix of command-line tools (pip, git, gcc, cargo, npm): ``ERROR: No matching distribution``."""
 _DIAGNOSTIC = re.compile(r"^\s*[\w./-]+\.\w{1,8}:\d+(?::\d+)?:\s*(?:error:\s*)?[A-Za-z]")
@@ -65,6 +67,10 @@ _HTTP_FIELD = re.compile(r"\b(?:status(?:_code)?|http(?: status)?)\s*[:=]\s*([45
 _TEST_FAIL = re.compile(r"\b([1-9]\d*) (?:failed|errors?)\b|^FAILED\b|^FAIL:|^ERROR:", re.IGNORECASE)
 _ZERO_FAILED = re.compile(r"\b0 failed\b")
 _EDGE_ERROR = re.compile(r"command not found|no such file or directory|permission denied|not recognized as", re.I)
+_EDGE_ERROR_WORDS = ("command not found", "no such file or directory", "permission denied", "not recognized as")
+_HTTP_WORDS = ("status", "http")
+_TEST_FAIL_WORDS = ("fail", "error")
+"""What every match of :data:`_EDGE_ERROR`, :data:`_HTTP_FIELD`, :data:`_TEST_FAIL` holds (lower-cased)."""
 _FAILED_STATUS = frozenset({"error", "failed", "failure", "fail", "denied", "rejected", "invalid", "not_found"})
 _MESSAGE_KEYS = ("code", "error_code", "message", "error", "detail", "reason", "msg", "description")
 
@@ -158,12 +164,47 @@ def _edge_lines(text: str) -> tuple[list[str], list[str]]:
     """The first and last few non-blank lines of ``text`` (read from its two ends, never the whole).
 
     A harness's wrapper lines (``<returncode>0</returncode>``, ``<output>``) are left out; a short output's lines
-    are in both lists.
+    are in both lists. Each end is ``bounded`` (:func:`~ctxbudget.compaction.textscan.bounded`) line by line, and only
+    as far as the lines kept: bounding a text longer than a run is the same on each of its lines.
     """
-    head, tail = bounded(text[:4_000]), bounded(text[-4_000:])
-    first = [line for line in head.splitlines() if line.strip() and not _WRAPPER.match(line)][:_EDGE_LINES]
-    last = [line for line in tail.splitlines() if line.strip() and not _WRAPPER.match(line)][-_EDGE_LINES:]
+    head = text[:4_000]
+    if len(head) <= MAX_RUN:  # the whole text, which bounded() leaves as it is
+        lines = [line for line in head.splitlines() if line.strip() and not _WRAPPER.match(line)]
+        return lines[:_EDGE_LINES], lines[-_EDGE_LINES:]
+    first = _kept_lines(head.splitlines())
+    last = _kept_lines(reversed(text[-4_000:].splitlines()))
+    last.reverse()
     return first, last
+
+
+def _kept_lines(lines: Iterable[str]) -> list[str]:
+    """The first :data:`_EDGE_LINES` of ``lines`` (bounded) that are neither blank nor a harness's wrapper line."""
+    kept: list[str] = []
+    for raw in lines:
+        if not raw.strip():
+            continue  # a blank line is blank bounded
+        line = bounded_line(raw)
+        if not _WRAPPER.match(line):
+            kept.append(line)
+            if len(kept) == _EDGE_LINES:
+                break
+    return kept
+
+
+def _may_hold(line: str, words: tuple[str, ...]) -> bool:
+    """``line`` may match a case-insensitive pattern that needs one of ``words`` (lower-case): a quick test first.
+
+    An ASCII line matches only by ASCII letters, which ``lower()`` folds as the pattern does; any other line is
+    left to the pattern (a few non-ASCII letters match ASCII ones without case: ``K`` for ``k``).
+    """
+    if not line.isascii():
+        return True
+    lower = line.lower()
+    return any(word in lower for word in words)
+
+
+def _exit_status(line: str) -> re.Match[str] | None:
+    return _EXIT.search(line) if _may_hold(line, _EXIT_WORDS) else None
 
 
 def _edge_failure(text: str) -> str | None:
@@ -175,28 +216,39 @@ def _edge_failure(text: str) -> str | None:
     first, last = _edge_lines(text)
     if not first:
         return None
-    code_line = next((ln.strip() for ln in [*first[:3], *last[-3:]] if _EXIT.search(ln)), None)
+    code_line = next((ln.strip() for ln in [*first[:3], *last[-3:]] if _exit_status(ln)), None)
     edges = [*first, *last]
-    errors = [ln for ln in edges if _CLI_ERROR.match(ln) or _REPORTED_ERROR.match(ln) or _EDGE_ERROR.search(ln)]
+    errors = [
+        ln
+        for ln in edges
+        if _CLI_ERROR.match(ln)
+        or _REPORTED_ERROR.match(ln)
+        or (_may_hold(ln, _EDGE_ERROR_WORDS) and _EDGE_ERROR.search(ln))
+    ]
     if code_line is not None:  # a failed build or lint: its compiler's "file:line:col: message" says what failed
         errors = [ln for ln in edges if _DIAGNOSTIC.match(ln)][:1] + errors
     said = None
     if errors:
         distinct = list(dict.fromkeys(line.strip() for line in errors))
         said = distinct[0] if len(distinct) == 1 else f"{distinct[0]} … {distinct[-1]}"
-    if _LEADING_ERROR.match(first[0]) and not _EXIT.search(first[0]):
+    if _LEADING_ERROR.match(first[0]) and not _exit_status(first[0]):
         said = said if said and said != first[0].strip() and len(errors) > 1 else first[0].strip()
     if code_line is not None:
         return f"{said} ({code_line})" if said and said != code_line else code_line
     if said is not None:
         return said
     for line in first[:3]:
-        if _HTTP.match(line) or _HTTP_FIELD.search(line):
+        if _HTTP.match(line) or (_may_hold(line, _HTTP_WORDS) and _HTTP_FIELD.search(line)):
             return line
-    for line in [*first[:3], *last[-3:]]:
-        if _EXIT.search(line):
-            return line
-    return next((line for line in last[-5:] if _TEST_FAIL.search(line) and not _ZERO_FAILED.search(line)), None)
+    # (no edge line reports an exit status here: code_line would have found it)
+    return next(
+        (
+            line
+            for line in last[-5:]
+            if _may_hold(line, _TEST_FAIL_WORDS) and _TEST_FAIL.search(line) and not _ZERO_FAILED.search(line)
+        ),
+        None,
+    )
 
 
 def _traceback_failure(text: str) -> str | None:

@@ -22,7 +22,7 @@ from typing import Literal
 
 from ._json_fields import fields_line, record_fields
 from .outcomes import SCAN_CHARS
-from .textscan import bounded, clip
+from .textscan import MAX_HITS, bounded, clip, hit_lines, may_occur, word_lines
 
 __all__ = ["OutputItem", "output_items"]
 
@@ -31,9 +31,8 @@ MAX_ITEMS = 12
 _SHORT_OUTPUT_LINES = 40
 MAX_LISTED = 8
 """A listing with more paths than this names none of them (search finds them; the command names the listing)."""
-_MAX_HITS = 48
+_MAX_HITS = MAX_HITS
 """Lines one pattern may find in one output (the items kept are the best of these, at most MAX_ITEMS)."""
-_MAX_LINE = 400
 _WRITE = re.compile(
     r"\b(?:wrote|written|writing|created|creating|modified|updated|edited|changed|deleted|removed|renamed|moved|"
     r"added|patched|saved|generated|applied)\b",
@@ -49,6 +48,21 @@ _FIGURE = re.compile(  # matched on lower-cased lines
 _FIGURE_LOWER = re.compile(r"(?=[$€£\dplctdas])(?:" + _FIGURE.pattern.replace("µs", "[µμ]s") + ")")
 """:data:`_FIGURE` for text already lower-cased (case folding costs the engine a third of its time). A match starts
 with a currency sign, a digit or a measure's first letter: other places are passed over by one class test."""
+_UNITS = (
+    r"ms|[µμ]s|us|ns|s|sec|seconds?|minutes?|mins?|kb|mb|gb|tb|kib|mib|gib|rps|qps|req/s|tokens?|passed|failed|"
+    r"errors?|warnings?|skipped|rows?|items?|files?|lines?|bytes|x"
+)
+_AMOUNT = re.compile(r"[$€£]\s?\d[\d,]*(?:\.\d+)?(?![\d\"'}])")
+_QUANTITY = re.compile(r"\d(?<!\w\d)[\d,]*+(?:\.\d+)?+(?:%|\s?(?:" + _UNITS + r")\b)")
+_MEASURE = re.compile(r"\b(?:p\d{2}|latency|throughput|coverage|total|count|duration|accuracy|score)\b[^\n\d]{0,24}\d")
+_P_DIGITS = re.compile(r"p\d\d")
+_MEASURES = ("total", "count", "latency", "score", "duration", "coverage", "throughput", "accuracy")
+"""The three branches of :data:`_FIGURE_LOWER`, searched one by one (a line matches one when it matches the whole).
+
+A quantity's number starts at a word boundary (``\\b\\d``: no word character before its digit), and neither its
+digits nor its fraction are given back: what follows a shorter number is a digit, a comma or a point, which starts
+no unit. A measure is searched only in a line holding its word (or ``p`` and two digits).
+"""
 _PATH = re.compile(
     # Where a run starts and its first "." or "/" comes before any other joiner (every path's does): a word is
     # given up at its end, without trying both forms of a path inside it.
@@ -76,6 +90,7 @@ _FIGURE_WORDS = (
     "minute", "$", "€", "£", "rps", "qps", "p9", "p5", "score",
 )  # fmt: skip
 """Words a figure line holds (a unit, a measure): what candidate lines are found by."""
+_WORDS = tuple(dict.fromkeys(_WRITE_WORDS + _OUTCOME_WORDS + _FIGURE_WORDS))
 _RESULT_WORDS = re.compile(r"\b(?:failed|error|passed|ok|success|succeeded|missing|conflict|not found|skipped)\b", re.I)
 _RECORD = re.compile(r"^\s*[\"']?([A-Za-z][\w .-]{0,40}?)[\"']?\s*[:=]\s*[\"']?([^\"'{}\[\]]{1,100}?)[\"']?,?\s*$")
 _MISSING = re.compile(r"no such file|cannot access|not found|does not exist", re.IGNORECASE)
@@ -116,23 +131,25 @@ def output_items(
     its fields in a line (:func:`~ctxbudget.compaction._json_fields.fields_line`), or, ``in_call`` (its call is
     known), one item per field (``key=value``), which the ledger shows in the call's bullet.
     """
-    records = _json_records(text[:SCAN_CHARS], tool, in_call=in_call)
+    head = text[:SCAN_CHARS]  # read by find() and bounded patterns; what regexes scan at length is bounded() below
+    records = _json_records(head, tool, in_call=in_call)
     if records is not None:
         return [] if file_read else records
-    head = text[:SCAN_CHARS]  # read by find() and bounded patterns; what regexes scan at length is bounded() below
+    lower = head.lower()  # lower-cased once for every word scan below, which skip the words known absent
+    present = may_occur(lower, _WORDS) if len(lower) == len(head) else None
     found = _Found()
-    _add_written(found, head, search=search)
+    _add_written(found, head, lower, present, search=search)
     short = head.count("\n") < _SHORT_OUTPUT_LINES
     if search:
         found.listing(_first_paths(head[:20_000]), f"found by {tool}", weight=2)
     if search or file_read:
-        _add_file_lines(found, head, tool, search=search)
+        _add_file_lines(found, head, (lower, present), tool, search=search)
         return found.best()
-    for position, line in _word_lines(head, _OUTCOME_WORDS):
+    for position, line in word_lines(head, _OUTCOME_WORDS, lower, present):
         path = _PATH.search(line)
         if path and not _REFERENCE.search(line):
             found.add(2, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
-    figures = _figure_lines(head)
+    figures = _figure_lines(head, lower, present)
     for position, line in figures:
         if not _CODE_OR_LISTING.match(line):
             found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
@@ -148,16 +165,19 @@ def output_items(
     return found.best()
 
 
-def _add_file_lines(found: _Found, head: str, tool: str, *, search: bool = False) -> None:
+def _add_file_lines(
+    found: _Found, head: str, read: tuple[str, frozenset[str] | None], tool: str, *, search: bool = False
+) -> None:
     """The items of a file read or a search: its measurements and prose outcome lines, nothing of its values."""
     # What a file holds is the file's: its assignments (PROD_DSN = ...) are not current facts. A measurement it
     # reports (a log's "p95 latency: 212 ms") is a figure of that read, and a prose line saying what happened to
     # a path (a log's "failed to import a/b.py: circular import") an outcome; code and search hits are neither.
-    for position, line in _word_lines(head, _OUTCOME_WORDS):
+    lower, present = read  # the lower-cased head, and the words that may occur in it
+    for position, line in word_lines(head, _OUTCOME_WORDS, lower, present):
         path = _PATH.search(line)
         if path and _prose(line, path.start()) and not _REFERENCE.search(line):
             found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
-    for position, line in _figure_lines(head):
+    for position, line in _figure_lines(head, lower, present):
         if (search and _HIT.match(line)) or _CODE_OR_LISTING.match(line):
             continue  # a hit's or a script's figure is the file's ("a.py:12: TIMEOUT = 30 s", "# $1 is the remote")
         found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
@@ -189,12 +209,12 @@ def _prose(line: str, path_at: int) -> bool:
     return line[:1].isalpha() and not any(ch in before for ch in "(=\"'#{[")
 
 
-def _add_written(found: _Found, head: str, *, search: bool = False) -> None:
+def _add_written(found: _Found, head: str, lower: str, present: frozenset[str] | None, *, search: bool = False) -> None:
     """The lines of ``head`` saying a path was written (weighted above every other item).
 
     A search's hit lines (``a.go-303- // CreatedAt is when it was created``) are the matched files' text: not read.
     """
-    for position, line in _word_lines(head, _WRITE_WORDS):
+    for position, line in word_lines(head, _WRITE_WORDS, lower, present):
         if search and _HIT.match(line):
             continue
         path = _PATH.search(line)
@@ -242,44 +262,15 @@ def _ref_path(path: str) -> str:
     return path.split(":", 1)[0] if ":" in path and "://" not in path else path
 
 
-def _word_lines(text: str, words: tuple[str, ...]) -> list[tuple[int, str]]:
-    """The lines of ``text`` holding one of ``words`` as a whole word (any case), at most :data:`_MAX_HITS`.
-
-    Found with ``str.find`` on the lower-cased text, a scan at memory speed, and each line taken once.
-    """
-    lower = text.lower()
-    if len(lower) != len(text):  # lower-casing changed the length (rare letters): a regex keeps offsets right
-        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
-        return _hit_lines(text, pattern)
-    starts: set[int] = set()
-    out: list[tuple[int, str]] = []
-    for word in words:
-        position = lower.find(word)
-        while position >= 0 and len(out) < _MAX_HITS:
-            end = position + len(word)
-            whole = (position == 0 or not lower[position - 1].isalnum()) and (
-                end == len(lower) or not lower[end].isalnum()
-            )
-            start = lower.rfind("\n", 0, position) + 1
-            if whole and start not in starts:
-                stop = lower.find("\n", end)
-                stop = len(lower) if stop < 0 else stop
-                starts.add(start)
-                if stop - start <= _MAX_LINE:
-                    out.append((start, text[start:stop]))
-            position = lower.find(word, end)
-    return sorted(out)
-
-
-def _figure_lines(text: str) -> list[tuple[int, str]]:
+def _figure_lines(text: str, lower: str | None = None, present: frozenset[str] | None = None) -> list[tuple[int, str]]:
     """Lines of ``text`` reporting a figure (a number with its unit, a named measure), at most :data:`_MAX_HITS`.
 
     Candidates come from ``str.find`` of each unit or measure word on the lower-cased text (memory speed); only those
     lines are matched against :data:`_FIGURE`, so a long log costs a scan, not a regex pass per line.
     """
-    lower = text.lower()
+    lower = text.lower() if lower is None else lower
     if len(lower) != len(text):
-        return [(p, ln) for p, ln in _hit_lines(bounded(text), _FIGURE) if len(ln) < 200]
+        return [(p, ln) for p, ln in hit_lines(bounded(text), _FIGURE) if len(ln) < 200]
     # Lines are matched lazily: while the lines visited are fewer than the cap on lines taken, the cap cannot bind,
     # and the lines found are the first of them that match (only those are matched). Past it, the visits so far
     # are matched in their order and every later one at once, as the cap then decides which are taken.
@@ -289,6 +280,10 @@ def _figure_lines(text: str) -> list[tuple[int, str]]:
     eager = False
     rejected: set[int] = set()  # a line holding several figure words is matched once
     for word in _FIGURE_WORDS:
+        if len(taken) >= 4 * _MAX_HITS:
+            break  # no later word can take a line
+        if present is not None and word not in present:
+            continue  # known absent: find() would find nothing
         position, seen = lower.find(word), 0
         while position >= 0 and seen < _MAX_HITS and len(taken) < 4 * _MAX_HITS:
             start = lower.rfind("\n", 0, position) + 1
@@ -308,7 +303,7 @@ def _figure_lines(text: str) -> list[tuple[int, str]]:
         return sorted(taken.items())[:_MAX_HITS]
     found: list[tuple[int, str]] = []
     for start in sorted(lines):
-        if _FIGURE_LOWER.search(lower, start, lines[start]):
+        if _figure_at(lower, start, lines[start]):
             found.append((start, text[start : lines[start]]))
             if len(found) >= _MAX_HITS:
                 break
@@ -329,30 +324,21 @@ def _take_figures(
 def _take_figure(text: str, lower: str, line: tuple[int, int], *, taken: dict[int, str], rejected: set[int]) -> None:
     """Match the line at ``line`` (its start and end) once: taken when it reports a figure, else rejected."""
     start, stop = line
-    if _FIGURE_LOWER.search(lower, start, stop):
+    if _figure_at(lower, start, stop):
         taken[start] = text[start:stop]
     else:
         rejected.add(start)
 
 
-def _hit_lines(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
-    """The lines of ``text`` holding a match of ``pattern``, once each, at most :data:`_MAX_HITS` (C-speed search).
-
-    Each search starts after the line last taken, so a line with many matches costs one step here.
-    """
-    out: list[tuple[int, str]] = []
-    position = 0
-    while len(out) < _MAX_HITS:
-        match = pattern.search(text, position)
-        if match is None:
-            break
-        start = text.rfind("\n", 0, match.start()) + 1
-        end = text.find("\n", match.end())
-        end = len(text) if end < 0 else end
-        if end - start <= _MAX_LINE:
-            out.append((start, text[start:end]))
-        position = end + 1
-    return out
+def _figure_at(lower: str, start: int, stop: int) -> bool:
+    """The line ``lower[start:stop]`` reports a figure: ``_FIGURE_LOWER.search(lower, start, stop)``, sooner."""
+    if _QUANTITY.search(lower, start, stop):
+        return True
+    line = lower[start:stop]
+    if any(map(line.__contains__, "$€£")) and _AMOUNT.search(lower, start, stop):
+        return True
+    measured = any(map(line.__contains__, _MEASURES)) or _P_DIGITS.search(line)
+    return bool(measured and _MEASURE.search(lower, start, stop))
 
 
 def _record_lines(text: str) -> list[tuple[int, str]]:

@@ -20,25 +20,35 @@ import functools
 import re
 from dataclasses import dataclass
 
-from ._bounds import MAX_RUN, bounded, clip
+from ._bounds import _LONG_RUN, _LONG_SPACE, MAX_RUN, bounded, clip
 from ._values import Value, phrases, run_kind
 from ._words import STOP_WORDS, run_words, stem
 
 __all__ = [
+    "MAX_HITS",
+    "MAX_LINE",
     "MAX_RUN",
     "STOP_WORDS",
     "Scan",
     "Value",
     "bounded",
+    "bounded_line",
     "clip",
     "content_words",
+    "hit_lines",
     "informative_tokens",
+    "may_occur",
     "scan",
     "sentences",
     "stem",
     "values",
+    "word_lines",
 ]
 
+MAX_HITS = 48
+"""Lines :func:`word_lines` and :func:`hit_lines` find in one text at most."""
+MAX_LINE = 400
+"""Characters of a line they find at most (a longer line is passed over)."""
 _RUN_CACHE = 16_384
 """Distinct runs (each at most :data:`MAX_RUN` characters) whose reading is remembered: at most about 3 MB."""
 
@@ -80,6 +90,71 @@ def scan(text: str) -> Scan:
             words.extend(read)
     found.sort(key=lambda pair: pair[0])
     return Scan(values=tuple(value for _, value in found), words=tuple(words))
+
+
+def bounded_line(line: str) -> str:
+    """One line of ``bounded(text)`` where ``text`` (longer than :data:`MAX_RUN`) holds ``line`` between line breaks.
+
+    :func:`bounded` cuts runs and closes gaps, neither of which spans a line break, so a long text's lines can be
+    bounded one at a time: only those read. (A text of :data:`MAX_RUN` characters or fewer is left as it is.)
+    """
+    if len(line) > MAX_RUN and max(map(len, line.split()), default=0) > MAX_RUN:
+        line = _LONG_RUN.sub(lambda m: m.group(0)[:MAX_RUN] + "…", line)
+    if "\t" in line or " " * 16 in line:
+        line = _LONG_SPACE.sub(" ", line)
+    return line
+
+
+_DIGITS = str.maketrans({**dict.fromkeys(map(ord, "01234678")), ord("5"): "#", ord("9"): "#"})
+"""What :func:`may_occur` reads words in: digits left out (a log's numbers make every line new), ``5`` and ``9`` kept
+as ``#`` (the figure words ``p5`` and ``p9`` hold them)."""
+_WORD_SEPARATORS = str.maketrans(
+    dict.fromkeys((c for c in range(128) if not chr(c).isalpha() and chr(c) not in "$%,.#"), " ")
+)
+"""ASCII characters no word :func:`may_occur` is asked about holds beside spaces: where its words split further."""
+_MAY_OCCUR_FROM = 2_000
+"""Characters from which :func:`may_occur` reads a text's distinct words (a shorter text is searched word by word)."""
+
+
+def may_occur(lower: str, words: tuple[str, ...]) -> frozenset[str]:
+    """Those of ``words`` that may occur in ``lower`` (as substrings): every word that does is in the set.
+
+    ``words`` hold lower-case letters, ``$%,.``, the digits ``5`` and ``9`` and single spaces (``" s "``,
+    ``"not found"``). For a long ASCII text, each word is looked for in the text's distinct words, not the text: a
+    word without a space is inside one of them, a space in it is a boundary between them (the part before it ends
+    one, the part after it starts one). The distinct words are read in two rounds, whitespace first and the
+    punctuation inside the words then, and without their digits (each maps to nothing or to ``#``, the same in the
+    word asked about), so a few thousand lines of a log are a few hundred words. The set may hold words that do not
+    occur (digits left out join their neighbours): only a word not in it is known absent.
+    """
+    if len(lower) < _MAY_OCCUR_FROM or not lower.isascii():
+        return frozenset([word for word in words if word in lower])
+    runs = "\n".join(set(lower.translate(_DIGITS).split()))
+    vocabulary = "\n" + "\n".join(set(runs.translate(_WORD_SEPARATORS).split())) + "\n"
+    plain, spaced = _probes(words)
+    found = [word for word, probe in plain if probe in vocabulary]
+    found.extend(word for word, parts in spaced if all(part in vocabulary for part in parts))
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=16)
+def _probes(words: tuple[str, ...]) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, tuple[str, ...]], ...]]:
+    """What :func:`may_occur`'s vocabulary (its distinct words, one a line) holds where each of ``words`` occurs.
+
+    A word without a space: itself (its digits mapped); one with spaces, its parts: the first ends a line, the last
+    starts one, each between is a whole line.
+    """
+    plain: list[tuple[str, str]] = []
+    spaced: list[tuple[str, tuple[str, ...]]] = []
+    for word in words:
+        parts = word.translate(_DIGITS).split(" ")
+        if len(parts) == 1:
+            plain.append((word, parts[0]))
+            continue
+        last = len(parts) - 1
+        shown = [("\n" if i else "") + part + ("\n" if i < last else "") for i, part in enumerate(parts) if part]
+        spaced.append((word, tuple(shown)))
+    return tuple(plain), tuple(spaced)
 
 
 def _run_reading(raw: str) -> Value | tuple[str, ...] | None:
@@ -168,4 +243,60 @@ def sentences(text: str) -> list[str]:
         rest = line[start:].strip()
         if rest:
             out.append(rest)
+    return out
+
+
+def word_lines(
+    text: str, words: tuple[str, ...], lower: str | None = None, present: frozenset[str] | None = None
+) -> list[tuple[int, str]]:
+    """The lines of ``text`` holding one of ``words`` as a whole word (any case), at most :data:`MAX_HITS`.
+
+    Found with ``str.find`` on the lower-cased text (``lower``, when the caller has it), a scan at memory speed, and
+    each line taken once; a word not in ``present`` (:func:`may_occur` of ``lower``, when given) is known absent.
+    """
+    lower = text.lower() if lower is None else lower
+    if len(lower) != len(text):  # lower-casing changed the length (rare letters): a regex keeps offsets right
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
+        return hit_lines(text, pattern)
+    starts: set[int] = set()
+    out: list[tuple[int, str]] = []
+    for word in words:
+        if len(out) >= MAX_HITS:
+            break  # no later word can add a line
+        if present is not None and word not in present:
+            continue
+        position = lower.find(word)
+        while position >= 0 and len(out) < MAX_HITS:
+            end = position + len(word)
+            whole = (position == 0 or not lower[position - 1].isalnum()) and (
+                end == len(lower) or not lower[end].isalnum()
+            )
+            start = lower.rfind("\n", 0, position) + 1
+            if whole and start not in starts:
+                stop = lower.find("\n", end)
+                stop = len(lower) if stop < 0 else stop
+                starts.add(start)
+                if stop - start <= MAX_LINE:
+                    out.append((start, text[start:stop]))
+            position = lower.find(word, end)
+    return sorted(out)
+
+
+def hit_lines(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
+    """The lines of ``text`` holding a match of ``pattern``, once each, at most :data:`MAX_HITS` (C-speed search).
+
+    Each search starts after the line last taken, so a line with many matches costs one step here.
+    """
+    out: list[tuple[int, str]] = []
+    position = 0
+    while len(out) < MAX_HITS:
+        match = pattern.search(text, position)
+        if match is None:
+            break
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        end = len(text) if end < 0 else end
+        if end - start <= MAX_LINE:
+            out.append((start, text[start:end]))
+        position = end + 1
     return out
