@@ -222,7 +222,7 @@ class Postings:
         if subject.label_id is None:
             for key in keys:
                 self._unlabelled.setdefault(key, []).append(position)
-        if not self.counters_change:
+        if not self.counters_change and subject.values:  # a statement without values is never restated
             self._restating.setdefault(subject.values - subject.scalars, []).append(position)
 
     def candidates(self, index: SupersessionIndex, position: int, keys: list[str]) -> set[int]:
@@ -234,7 +234,8 @@ class Postings:
         (:meth:`SupersessionIndex.restates_unnumbered_only`) meets only those sharing enough of its subject words:
         where a bare number is no new value (``counters_change`` off), those naming the same values but their
         figures (the template's test), else those holding one of its rarest few words
-        (:meth:`SupersessionIndex.restating_words`). Each one found is then measured whole.
+        (:meth:`SupersessionIndex.restating_words`); both must name values for that. Each one found is then measured
+        whole.
         """
         if not index.may_replace(position):
             return set()
@@ -249,7 +250,9 @@ class Postings:
             return own.union(*[postings[key] for key in keys if key in postings])
         words = subject.words  # posting_keys lists the subject words first: their postings are theirs
         found: Iterable[int]
-        if self.counters_change:
+        if not subject.values:  # a restatement gives other values: without any, it restates nothing
+            found = ()
+        elif self.counters_change:
             rarest = sorted(words, key=lambda word: (len(postings.get(word, ())), word))
             rarest = rarest[: index.restating_words(position)]
             found = set().union(*[postings[word] for word in rarest if word in postings])
