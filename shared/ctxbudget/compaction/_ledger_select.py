@@ -141,7 +141,6 @@ class Selection:
         ranked = sorted(scored, key=lambda s: (-s.value / math.sqrt(max(1, s.tokens)), -s.item.order))
         alone = self._field_costs(ranked, cap)
         kept: list[Scored] = []
-        taken: set[int] = set()
         taken_calls: set[str] = set()
         per_section: Counter[str] = Counter()
         spent: Counter[str] = Counter()
@@ -149,27 +148,31 @@ class Selection:
         # Three passes: each section first gets its share of the budget (so one kind never crowds out the others),
         # then the best remaining items while no section holds more than half, then whatever still fits. A record's
         # field is shown in its call's bullet when that is kept (it costs the field alone), else under the tool's
-        # name (``get_order: tracking_id=1Z66``).
+        # name (``get_order: tracking_id=1Z66``). Each pass goes through the items no pass took yet, best first.
         sections = [SECTION_OF[entry.item.kind] for entry in ranked]
+        left = list(range(len(ranked)))
         for shares in (_SHARES, _HALF, None):
-            for index, entry in enumerate(ranked):
-                if index in taken:
-                    continue
+            passed: list[int] = []
+            for index in left:
                 section = sections[index]
                 if self.max_items is not None and per_section[section] >= self.max_items:
+                    passed.append(index)
                     continue
+                entry = ranked[index]
                 field = alone.get(index)
                 cost = field[1] if field is not None and field[0] in taken_calls else entry.tokens
-                if shares is not None and spent[section] + cost > shares.get(section, 0.0) * budget:
+                if (shares is not None and spent[section] + cost > shares.get(section, 0.0) * budget) or (
+                    used + cost > budget
+                ):
+                    passed.append(index)
                     continue
-                if used + cost <= budget:
-                    kept.append(entry)
-                    taken.add(index)
-                    if entry.item.kind in ("call", "command") and (label := call_of(entry.item.text)) is not None:
-                        taken_calls.add(label)
-                    used += cost
-                    spent[section] += cost
-                    per_section[section] += 1
+                kept.append(entry)
+                if entry.item.kind in ("call", "command") and (label := call_of(entry.item.text)) is not None:
+                    taken_calls.add(label)
+                used += cost
+                spent[section] += cost
+                per_section[section] += 1
+            left = passed
         return kept
 
     def _field_costs(self, ranked: list[Scored], cap: int) -> dict[int, tuple[str, int]]:
