@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .salience import Salient
 from .textscan import clip, informative_tokens
@@ -87,7 +87,7 @@ def merge_artifact(earlier: Salient, later: Salient, key: str) -> Salient:
     detail = last.detail if last.detail is not None or acted else first.detail
     if detail and detail != text:
         text = detail if text == path else f"{text} -> {detail}"
-    return replace(later, text=clip(text, _MAX_CHARS), key=key, tokens=informative_tokens(text))
+    return later._replace(text=clip(text, _MAX_CHARS), key=key, tokens=informative_tokens(text))
 
 
 def canonical_paths(keys: Iterable[str]) -> dict[str, str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 
 from ._artifacts import canonical_paths, merge_artifact
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED
@@ -196,7 +195,7 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
                     gone.add(earlier)
             found_by.add(position, subject, keys)
     return [
-        replace(item, text=SUPERSEDED + item.text) if i in marked else item
+        item._replace(text=SUPERSEDED + item.text) if i in marked else item
         for i, item in enumerate(items)
         if i not in dead
     ]
@@ -339,5 +338,5 @@ def _resolve_errors(items: list[Salient]) -> list[Salient]:
             succeeded.get(_command_core(key), -(10**9)) if " " in key else -(10**9),
         )
         resolved = item.kind == "error" and later > item.order and RESOLVED not in item.text
-        out.append(replace(item, text=item.text + RESOLVED) if resolved else item)
+        out.append(item._replace(text=item.text + RESOLVED) if resolved else item)
     return out

@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import chain
 from typing import NamedTuple
 
@@ -207,7 +207,7 @@ class Selection:
             return Scored(item, value, tokens)
         shown, tokens = self._size(item.text, cap)
         if shown != item.text:
-            item = replace(item, text=shown)
+            item = item._replace(text=shown)
         return Scored(item, value, tokens)
 
     def _size(self, text: str, cap: int) -> tuple[str, int]:
@@ -219,7 +219,7 @@ class Selection:
             return entry  # a numbered label ("FACT-7:") is the item's id: it stays
         if not set(re.split(r"[\s_-]+", label.group(0)[:-1].lower())) <= _KIND_WORDS:
             return entry  # "DO NOT MODIFY:", "MODIFY:" say what the rule is: without them it reads the other way
-        item = replace(entry.item, text=entry.item.text[label.end() :].strip())
+        item = entry.item._replace(text=entry.item.text[label.end() :].strip())
         return Scored(item, entry.value, self.counter.count_text(f"- {item.text}\n"))
 
     def frame_tokens(self, task: Salient | None, request: Salient | None) -> int:
@@ -243,7 +243,7 @@ class Selection:
             text = self._render(kept, task, request)
         for shorten in (request, task):
             if count(text) > self.max_tokens and shorten is not None:
-                short = replace(shorten, text=clip(shorten.text, 80))
+                short = shorten._replace(text=clip(shorten.text, 80))
                 task, request = (short, request) if shorten is task else (task, short)
                 text = self._render(kept, task, request)
         if count(text) > self.max_tokens:

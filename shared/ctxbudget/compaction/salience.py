@@ -19,8 +19,7 @@ with the same key replaces an earlier one; statements are matched by subject in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ..messages.message import Message, ToolCall
 from .calls import call_kind, call_label, file_op, is_file_read, is_search, shell_command, shell_writes
@@ -78,8 +77,7 @@ _CALL_CHARS = 320
 """Longest bullet of a command or call with its outcome."""
 
 
-@dataclass(frozen=True)
-class Salient:
+class Salient(NamedTuple):
     """One thing worth keeping: its kind, the bullet text, a supersession key and where it came from.
 
     Attributes:
