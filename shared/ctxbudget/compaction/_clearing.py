@@ -28,10 +28,10 @@ def bound(work: WorkingHistory) -> None:
         if work.done():
             break
         if (
-            message.role == "tool"
+            work.sizes[index] > limit  # first: most outputs were bounded on arrival, and this test is the cheapest
+            and message.role == "tool"
             and work.archived_handle(message) is None
             and message.id not in work.pinned_ids
-            and work.sizes[index] > limit
         ):
             text = excerpt(message.text, max_tokens=limit, counter=work.counter, handle=handle_for(message, "bounded"))
             work.replace(index, message.with_content(text), "bounded")
