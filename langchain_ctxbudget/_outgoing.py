@@ -3,7 +3,9 @@
 The session's copy of the agent's system prompt is left out (the agent sends its own ``SystemMessage``); the
 messages the session kept as they are in the state are the view's objects themselves, so only what compaction
 changed (the summary, folded into the human message next to it, and replaced results) is converted. The
-request-time tool edits (``exclude_tools``, ``clear_tool_inputs``, ``placeholder``) apply last.
+request-time tool edits (``exclude_tools``, ``clear_tool_inputs``, ``placeholder``) apply last. A call that sends the
+state's messages as the state holds them (nothing compacted, bounded, given call ids or moved) hands on the request's
+own list: no O(history) copy per call.
 """
 
 from __future__ import annotations
@@ -37,12 +39,13 @@ def _unchanged(view: ThreadView, built: BuiltRequest) -> tuple[Message, ...] | N
 
 
 def _messages(view: ThreadView, built: BuiltRequest, converter: MessageConverter) -> list[BaseMessage]:
+    """The messages ``built`` sends; ``view.lc`` itself (not a copy) when it sends the view's messages as they are."""
     prefix_messages = _unchanged(view, built)
     if prefix_messages is not None:
         if view.session.system_prompt:  # the session's copy of the agent's system prompt (see below)
             prefix_messages = prefix_messages[1:]
         if not prefix_messages and not view.system_at:
-            return list(view.lc)
+            return view.lc
         head = [sent_summary(m) or converter.to_langchain(m) for m in prefix_messages]
         if not any(is_summary(m) for m in head):
             return [*head, *view.body()]
@@ -64,12 +67,27 @@ def _messages(view: ThreadView, built: BuiltRequest, converter: MessageConverter
 
 
 def outgoing_messages(
-    view: ThreadView, built: BuiltRequest, converter: MessageConverter, edits: ToolEdits, counter: TokenCounter
+    view: ThreadView,
+    built: BuiltRequest,
+    converter: MessageConverter,
+    edits: ToolEdits,
+    counter: TokenCounter,
+    *,
+    given: list[BaseMessage],
 ) -> list[BaseMessage]:
-    """What the model receives for ``built``: absorbed into the view first when it compacted, edits applied last."""
+    """What the model receives for ``built``: absorbed into the view first when it compacted, edits applied last.
+
+    ``given`` is the request's own list of the state's messages: returned itself when the request sends them as the
+    state holds them (nothing compacted, bounded or moved: :attr:`ThreadView.verbatim`), so a call that changes
+    nothing copies nothing; else the view's messages are copied, never handed on themselves.
+    """
     if built.compaction is not None:
         view.absorb()
     messages = _messages(view, built, converter)
+    if messages is view.lc:
+        if view.verbatim and len(given) == len(messages):
+            return given
+        messages = list(messages)
     if edits.active and view.cleared:
         return edits.apply(messages, view.cleared, counter)
     return messages

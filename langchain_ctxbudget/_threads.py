@@ -243,7 +243,7 @@ class Views:
         system = _system_text(view, request.system_message)
         if system != session.system_prompt:
             session.system_prompt = system
-        key = tuple(id(tool) for tool in request.tools)
+        key = tuple(map(id, request.tools))
         if key != view.tool_key:
             session.tools = tool_schemas(request.tools)
             view.tool_key = key

@@ -86,8 +86,10 @@ class Pending:
 
 def _slim(message: BaseMessage) -> tuple[BaseMessage, str | None, Any]:
     """Split a bounded tool output into (message without its original, handle, original content)."""
+    if not isinstance(message, ToolMessage):
+        return message, None, None
     marks = message.response_metadata.get(CTXBUDGET_KEY)
-    if not isinstance(message, ToolMessage) or not isinstance(marks, dict) or "original" not in marks:
+    if not isinstance(marks, dict) or "original" not in marks:
         return message, None, None
     kept = {k: v for k, v in marks.items() if k != "original"}
     metadata = {**message.response_metadata, CTXBUDGET_KEY: kept}
@@ -125,6 +127,10 @@ class ThreadView:
         """The agent's system message last read, its str content (by identity) and its text."""
         self.changed = False
         """Whether the session's history ever differed from the state's messages (compaction, bounding)."""
+        self.verbatim = True
+        """Whether ``lc`` holds the state's messages as the state handed them over, position for position (none
+        bounded, given call ids, absorbed, nor a system message): a request that sends the history as it is then
+        sends the state's own list, which holds the same messages (recognised by id, see :meth:`extends`)."""
         self.synced: tuple[list[Message], int] | None = None
         """``(list, n)``: ``msgs`` is, object for object, the first ``n`` messages of that list of the session's live
         history. The session only ever appends to such a list or swaps it for a new one, so while a request reads
@@ -185,6 +191,8 @@ class ThreadView:
                 self.system_at.append(len(self.lc))  # the session puts it in its system block, not its history
             else:
                 body.append(message)
+            if slim is not lc or message.role == "system":
+                self.verbatim = False
             self.lc.append(slim)
             self.ids.append(slim.id)
             converted.append(message)
@@ -203,7 +211,7 @@ class ThreadView:
 
     def absorb(self) -> None:
         """Diff the session's history against the state view and queue the removals and replacements."""
-        self.changed = True
+        self.changed, self.verbatim = True, False
         history = self.session.history
         live = {m.id: m for m in history}
         before = {m.id: m for m in self.msgs}

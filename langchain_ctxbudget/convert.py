@@ -130,7 +130,10 @@ def _tool_calls(message: AIMessage, message_id: str) -> tuple[ToolCall, ...]:
 
 def lacks_tool_call_ids(message: BaseMessage) -> bool:
     """Whether ``message`` is an ``AIMessage`` with a tool call whose ``id`` is missing or empty."""
-    return isinstance(message, AIMessage) and any(not call.get("id") for call in message.tool_calls)
+    if not isinstance(message, AIMessage):
+        return False
+    calls = message.tool_calls
+    return bool(calls) and not all(call.get("id") for call in calls)
 
 
 def with_tool_call_ids(message: BaseMessage) -> BaseMessage:
@@ -150,24 +153,35 @@ def with_tool_call_ids(message: BaseMessage) -> BaseMessage:
     return message.model_copy(update={"tool_calls": calls})
 
 
+_ROLE_OF_CLASS: dict[type, MessageRole] = {
+    HumanMessage: "user",
+    AIMessage: "assistant",
+    ToolMessage: "tool",
+    SystemMessage: "system",
+}
+"""The role of each core message class (its ``type`` is fixed); any other class goes through :func:`role_of`."""
+
+
 def from_langchain(message: BaseMessage) -> Message:
     """Convert one LangChain message (an id is assigned in place when missing)."""
-    message_id = ensure_id(message)
-    role = role_of(message)
+    message_id = message.id or ensure_id(message)
+    role = _ROLE_OF_CLASS.get(type(message)) or role_of(message)
     marks = message.response_metadata.get(CTXBUDGET_KEY)
     metadata: dict[str, Any] = {"lc_type": message.type}
-    if isinstance(marks, dict) and isinstance(marks.get("handle"), str):
-        metadata[ARCHIVE_META] = marks["handle"]
-    if isinstance(marks, dict) and marks.get("cleared") is True:
-        metadata[CLEARED_META] = True
+    if isinstance(marks, dict):
+        if isinstance(marks.get("handle"), str):
+            metadata[ARCHIVE_META] = marks["handle"]
+        if marks.get("cleared") is True:
+            metadata[CLEARED_META] = True
     tool_call_id: str | None = None
     if role == "tool":
         tool_call_id = getattr(message, "tool_call_id", None) or message.name or message_id
+    content = message.content
     return Message(
         role=role,
-        content=_blocks(message.content),
+        content=content if isinstance(content, str) else _blocks(content),
         name=message.name,
-        tool_calls=_tool_calls(message, message_id) if isinstance(message, AIMessage) else (),
+        tool_calls=_tool_calls(message, message_id) if isinstance(message, AIMessage) and message.tool_calls else (),
         tool_call_id=tool_call_id,
         metadata=metadata,
         id=message_id,
@@ -237,7 +251,8 @@ class MessageConverter:
         return len(self._pairs)
 
     def _remember(self, lc: BaseMessage, message: Message) -> None:
-        size = len(message.text)
+        content = message.content
+        size = len(content) if isinstance(content, str) else len(message.text)
         with self._lock:
             if len(self._pairs) >= self._max:
                 for key in list(self._pairs)[: self._max // 2]:
@@ -257,7 +272,7 @@ class MessageConverter:
             return pair[1]
         message = from_langchain(lc)
         self.conversions += 1
-        self._remember(with_tool_call_ids(lc), message)
+        self._remember(with_tool_call_ids(lc) if isinstance(lc, AIMessage) else lc, message)
         return message
 
     def to_messages(self, messages: Iterable[BaseMessage]) -> list[Message]:

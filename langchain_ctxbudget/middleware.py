@@ -220,9 +220,14 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         return view.session if view is not None else None
 
     # -- model calls ---------------------------------------------------------------------------------------------
-    def _finish(self, view: ThreadView, built: BuiltRequest) -> list[BaseMessage]:
-        """What the model receives for ``built`` (see :mod:`langchain_ctxbudget._outgoing`)."""
-        return outgoing_messages(view, built, self.converter, self.edits, self.counter)
+    def _finish(self, view: ThreadView, built: BuiltRequest, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """The request the model receives for ``built`` (see :mod:`langchain_ctxbudget._outgoing`).
+
+        ``request`` itself when it sends the state's messages as they are.
+        """
+        given = cast("list[BaseMessage]", request.messages)
+        messages = outgoing_messages(view, built, self.converter, self.edits, self.counter, given=given)
+        return request if messages is given else request.override(messages=cast("list[AnyMessage]", messages))
 
     def wrap_model_call(
         self,
@@ -242,9 +247,9 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
             except ContextOverflowError as exc:
                 view.forwarder.flush()
                 raise LangChainContextOverflowError.from_core(exc) from exc
-            messages = self._finish(view, built)
+            sent = self._finish(view, built, request)
         view.forwarder.flush()
-        response = _with_call_ids(handler(request.override(messages=cast("list[AnyMessage]", messages))))
+        response = _with_call_ids(handler(sent))
         with view.lock:
             _calibrate(view, response)
             update = view.take_update()
@@ -262,9 +267,9 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         except ContextOverflowError as exc:
             await view.forwarder.aflush()
             raise LangChainContextOverflowError.from_core(exc) from exc
-        messages = self._finish(view, built)
+        sent = self._finish(view, built, request)
         await view.forwarder.aflush()
-        response = _with_call_ids(await handler(request.override(messages=cast("list[AnyMessage]", messages))))
+        response = _with_call_ids(await handler(sent))
         _calibrate(view, response)
         return _extended(response, await view.atake_update(), run)
 

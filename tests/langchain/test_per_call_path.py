@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.messages import Message, ToolCall
 from ctxbudget.messages.tokens import TiktokenCounter
 from ctxbudget.session import ContextSession
-from langchain_core.messages import HumanMessage
+from langchain.agents import create_agent
+from langchain.agents.middleware.types import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_ctxbudget import ContextBudgetMiddleware, StrictFakeChatModel, ToolLoop, from_langchain
 from langchain_ctxbudget.events import EventForwarder
 
-from .conftest import agent_with
+from .conftest import agent_with, lookup, search
 
 
 class CountingCounter(TiktokenCounter):
@@ -104,3 +107,68 @@ def test_a_history_changed_behind_the_view_is_compared_again_not_assumed() -> No
     assert view.synced is None  # the session's list grew behind it: the next request is compared, not assumed
     sent = [from_langchain(m.model_copy()).text for m in model.requests[-1].messages]
     assert "added to the session directly" in sent  # what the session holds is what is sent, as before
+
+
+class Recording(AgentMiddleware[Any, Any]):
+    """Records the message list of every request it is handed (a real middleware, around or inside ours)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self._name = name
+        self.lists: list[list[Any]] = []
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
+    ) -> Any:
+        self.lists.append(request.messages)
+        return handler(request)
+
+
+def _recorded_agent(messages_in: list[Any] | None = None) -> tuple[Any, Recording, Recording, ContextBudgetMiddleware]:
+    model = StrictFakeChatModel(max_input_tokens=1_000_000, respond=ToolLoop("lookup", parallel=2))
+    outer, inner = Recording("outer"), Recording("inner")
+    middleware = ContextBudgetMiddleware(counter=CountingCounter())
+    agent = create_agent(
+        model,
+        tools=[search, lookup],
+        middleware=[outer, middleware, inner],
+        system_prompt="You are a careful research assistant.",
+        checkpointer=InMemorySaver(),
+    )
+    return agent, outer, inner, middleware
+
+
+def test_a_call_that_changes_nothing_hands_on_the_state_own_list_and_counts_every_message_exactly() -> None:
+    agent, outer, inner, middleware = _recorded_agent()
+    config: dict[str, Any] = {"configurable": {"thread_id": "as-is"}}
+    for turn in range(3):
+        agent.invoke({"messages": [HumanMessage(f"question {turn}")]}, config)
+    assert len(inner.lists) == len(outer.lists) >= 6
+    for given, handed in zip(outer.lists, inner.lists, strict=True):
+        assert handed is given  # not a copy of the history: the very list the agent gave
+    session = middleware.session("as-is")
+    assert session is not None
+    state = agent.get_state(config).values["messages"][:-1]  # the final reply joins at the next model call
+    exact = TiktokenCounter()
+    live = session.conversation.live
+    assert [m.id for m in live.messages] == [m.id for m in state]  # every message is in the session, in order
+    assert live.sizes == [exact.count_message(from_langchain(m.model_copy())) for m in state]  # counted exactly
+    counted = middleware.counter
+    assert isinstance(counted, CountingCounter)
+    assert all(times == 1 for key, times in counted.counted.items() if key in {m.id for m in state})
+
+
+def test_a_caller_system_message_in_the_state_is_still_moved_first() -> None:
+    agent, outer, inner, _ = _recorded_agent()
+    config: dict[str, Any] = {"configurable": {"thread_id": "with-system"}}
+    agent.invoke({"messages": [SystemMessage("Answer in French."), HumanMessage("question")]}, config)
+    assert inner.lists
+    assert all(handed is not given for given, handed in zip(outer.lists, inner.lists, strict=True))
+    for handed in inner.lists:
+        assert handed[0].type == "system"
+        assert handed[0].text == "Answer in French."
+        assert [m.type for m in handed[1:]].count("system") == 0
