@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from ..errors import SummarizerError
 from ..messages.message import Message
 from ..messages.tokens import TokenCounter, count_message_by_lines, count_text_by_lines
-from ..messages.toolpairs import safe_cut_points
 from ._markers import handle_for
 from ._working import WorkingHistory
 from .summarize import ExtractiveSummarizer, SummaryRequest
@@ -179,7 +178,7 @@ class SummaryPlanner:
         if cut <= 0 and force:  # everything fits: a manual compaction still summarizes the older part
             cut = len(history) // 2 if floor is None else len(history) - floor
         cut = min(cut, len(history) - 1)  # the newest message always stays verbatim (as in the reference)
-        safe = safe_cut_points(history)
+        safe = self.work.safe_cuts()
         while cut > 0 and not safe[cut]:
             cut -= 1
         if cut <= 0:
@@ -230,7 +229,7 @@ class SummaryPlanner:
         """
         frame = self.work.render_summary("", not self.work.goal_live)
         frame_tokens = count_message_by_lines(self.work.counter, frame) if frame is not None else 0
-        safe = safe_cut_points(self.work.out.history)
+        safe = self.work.safe_cuts()
         start = next((i for i in range(len(self.work.sizes) - 1, 0, -1) if safe[i]), 0)
         newest = sum(self.work.sizes[start:])
         return max(16, min(summary_limit, self.work.target - self.work.fixed - frame_tokens - newest - 8))

@@ -7,7 +7,6 @@ the newest message), and its originals are folded into the summary by the offlin
 from __future__ import annotations
 
 from ..messages.tokens import count_message_by_lines
-from ..messages.toolpairs import safe_cut_points
 from ._markers import handle_for
 from ._summary_tier import user_texts
 from ._working import WorkingHistory
@@ -32,7 +31,7 @@ def truncate(work: WorkingHistory, summary_limit: int, *, goal: str | None, offl
     unresolved = next(
         (i for i, m in enumerate(history) if any(c.id not in answered for c in m.tool_calls)), len(history)
     )
-    safe = safe_cut_points(history)
+    safe = work.safe_cuts()
     limit = min(last_user, unresolved, len(history) - 1)
     excess = work.total() - work.target
     cut, dropped = 0, 0

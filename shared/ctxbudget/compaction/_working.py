@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..archive.store import ArchiveReason
 from ..messages.message import Message, ToolCall
 from ..messages.tokens import TokenCounter, count_message_by_lines
+from ..messages.toolpairs import safe_cut_points
 from ._markers import ARCHIVE_META, handle_for, pinned_form
 from .policy import CompactionPolicy
 from .receipt import ArchivedItem
@@ -88,6 +89,7 @@ class WorkingHistory:
         self.out = CompactionOutcome(history=list(history), summary=summary)
         self.sizes = list(sizes) if sizes is not None else [counter.count_message(m) for m in self.out.history]
         self._calls_by_id: dict[str, ToolCall] | None = None
+        self._safe: list[bool] | None = None  # safe_cut_points of out.history, until its calls or results change
         self.history_tokens = sum(self.sizes)  # kept in step with sizes: total() runs once per step of a tier
 
     # -- measuring ---------------------------------------------------------------------------------------------
@@ -136,11 +138,22 @@ class WorkingHistory:
             self._call_names = {call.id: call.name for m in self.out.history for call in m.tool_calls}
         return self._call_names
 
+    def safe_cuts(self) -> list[bool]:
+        """:func:`~ctxbudget.messages.toolpairs.safe_cut_points` of the copy's history, kept until its pairs change.
+
+        Bounding and clearing replace a message's content, not its calls or the call it answers: the cut points
+        stay, and the tiers after them read the same list.
+        """
+        if self._safe is None:
+            self._safe = safe_cut_points(self.out.history)
+        return self._safe
+
     # -- changing the copy -------------------------------------------------------------------------------------
     def extend(self, messages: Sequence[Message]) -> None:
         """Append messages that arrived while a summary was being made (they are newer than any cut)."""
         self._call_names = None
         self._calls_by_id = None
+        self._safe = None
         for message in messages:
             self.out.history.append(message)
             self.sizes.append(self.counter.count_message(message))
@@ -149,6 +162,12 @@ class WorkingHistory:
     def replace(self, index: int, new: Message, reason: ArchiveReason, handle: str | None = None) -> None:
         """Put ``new`` in place of the message at ``index``, its original archived (now, unless ``handle`` says)."""
         old = self.out.history[index]
+        if (old.role, old.tool_call_id, [c.id for c in old.tool_calls]) != (
+            new.role,
+            new.tool_call_id,
+            [c.id for c in new.tool_calls],
+        ):
+            self._safe = None  # not what the tiers do (they keep a message's pairs), but then the cut points move
         if handle is None:  # the original is not archived yet: archive it now
             handle = handle_for(old, reason)
             self.out.archived.append((old, reason))
@@ -184,6 +203,7 @@ class WorkingHistory:
                 )
             )
         del self.out.history[start:end]
+        self._safe = None
         self.history_tokens -= sum(self.sizes[start:end])
         del self.sizes[start:end]
         if self.goal_live and any(m.id == self.goal_id for m in span):
