@@ -184,7 +184,7 @@ def _kept_lines(lines: Iterable[str]) -> list[str]:
         if not raw.strip():
             continue  # a blank line is blank bounded
         line = bounded_line(raw)
-        if not _WRAPPER.match(line):
+        if "<" not in line or not _WRAPPER.match(line):  # a wrapper line is a tag
             kept.append(line)
             if len(kept) == _EDGE_LINES:
                 break
@@ -199,8 +199,7 @@ def _may_hold(line: str, words: tuple[str, ...]) -> bool:
     """
     if not line.isascii():
         return True
-    lower = line.lower()
-    return any(word in lower for word in words)
+    return any(map(line.lower().__contains__, words))
 
 
 def _exit_status(line: str) -> re.Match[str] | None:

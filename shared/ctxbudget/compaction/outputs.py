@@ -206,7 +206,7 @@ def _listed(head: str) -> list[str]:
 def _prose(line: str, path_at: int) -> bool:
     """``line`` reads as a sentence about the path at ``path_at``, not as code or a search hit (``a.py:12: ...``)."""
     before = line[:path_at]
-    return line[:1].isalpha() and not any(ch in before for ch in "(=\"'#{[")
+    return line[:1].isalpha() and not any(map(before.__contains__, "(=\"'#{["))
 
 
 def _add_written(found: _Found, head: str, lower: str, present: frozenset[str] | None, *, search: bool = False) -> None:
@@ -272,35 +272,40 @@ def _figure_lines(text: str, lower: str | None = None, present: frozenset[str] |
     if len(lower) != len(text):
         return [(p, ln) for p, ln in hit_lines(bounded(text), _FIGURE) if len(ln) < 200]
     # Lines are matched lazily: while the lines visited are fewer than the cap on lines taken, the cap cannot bind,
-    # and the lines found are the first of them that match (only those are matched). Past it, the visits so far
-    # are matched in their order and every later one at once, as the cap then decides which are taken.
-    visited: list[tuple[int, int]] = []
+    # and the lines found are the first of them that match (only those are matched). Past it, the lines visited so
+    # far are matched in the order first visited and every later one at once, as the cap then decides which are
+    # taken. ``lines`` holds each line visited once (its start and end), in the order first visited.
+    scan = lower + "\n"  # every line ends in a line break: a word (which holds none) is found as in ``lower``
+    find, rfind = scan.find, scan.rfind
     lines: dict[int, int] = {}
     taken: dict[int, str] = {}
-    eager = False
     rejected: set[int] = set()  # a line holding several figure words is matched once
+    cap = 4 * _MAX_HITS
+    eager = False
     for word in _FIGURE_WORDS:
-        if len(taken) >= 4 * _MAX_HITS:
-            break  # no later word can take a line
         if present is not None and word not in present:
             continue  # known absent: find() would find nothing
-        position, seen = lower.find(word), 0
-        while position >= 0 and seen < _MAX_HITS and len(taken) < 4 * _MAX_HITS:
-            start = lower.rfind("\n", 0, position) + 1
-            stop = lower.find("\n", position)
-            stop = len(lower) if stop < 0 else stop
-            if stop - start < 200 and not eager:
-                visited.append((start, stop))
-                lines[start] = stop
-                if len(lines) > 4 * _MAX_HITS:
-                    eager = True
-                    _take_figures(text, lower, visited, taken=taken, rejected=rejected)
-            elif stop - start < 200 and start not in taken and start not in rejected:
-                _take_figure(text, lower, (start, stop), taken=taken, rejected=rejected)
+        position, seen = find(word), 0
+        while position >= 0 and seen < _MAX_HITS:
+            start = rfind("\n", 0, position) + 1
+            stop = find("\n", position)
+            if stop - start < 200:
+                if not eager:
+                    lines[start] = stop
+                    if len(lines) > cap:
+                        eager = True
+                        _take_figures(text, lower, lines, taken=taken, rejected=rejected)
+                elif start not in taken and start not in rejected:
+                    _take_figure(text, lower, (start, stop), taken=taken, rejected=rejected)
+                if len(taken) >= cap:
+                    return sorted(taken.items())[:_MAX_HITS]  # no later visit can take a line
             seen += 1
-            position = lower.find(word, stop)
-    if eager:
-        return sorted(taken.items())[:_MAX_HITS]
+            position = find(word, stop)
+    return sorted(taken.items())[:_MAX_HITS] if eager else _first_figures(text, lower, lines)
+
+
+def _first_figures(text: str, lower: str, lines: dict[int, int]) -> list[tuple[int, str]]:
+    """The first :data:`_MAX_HITS` of ``lines`` (start: end) that report a figure, in the text's order."""
     found: list[tuple[int, str]] = []
     for start in sorted(lines):
         if _figure_at(lower, start, lines[start]):
@@ -310,11 +315,9 @@ def _figure_lines(text: str, lower: str | None = None, present: frozenset[str] |
     return found
 
 
-def _take_figures(
-    text: str, lower: str, visited: list[tuple[int, int]], *, taken: dict[int, str], rejected: set[int]
-) -> None:
-    """Match the lines of ``visited`` in the order visited, until the cap on lines taken."""
-    for start, stop in visited:
+def _take_figures(text: str, lower: str, lines: dict[int, int], *, taken: dict[int, str], rejected: set[int]) -> None:
+    """Match ``lines`` (start: end) in the order first visited, until the cap on lines taken."""
+    for start, stop in lines.items():
         if len(taken) >= 4 * _MAX_HITS:
             break
         if start not in taken and start not in rejected:

@@ -251,8 +251,9 @@ def word_lines(
 ) -> list[tuple[int, str]]:
     """The lines of ``text`` holding one of ``words`` as a whole word (any case), at most :data:`MAX_HITS`.
 
-    Found with ``str.find`` on the lower-cased text (``lower``, when the caller has it), a scan at memory speed, and
-    each line taken once; a word not in ``present`` (:func:`may_occur` of ``lower``, when given) is known absent.
+    ``words`` hold no line break. Found with ``str.find`` on the lower-cased text (``lower``, when the caller has
+    it), a scan at memory speed, and each line taken once; a word not in ``present`` (:func:`may_occur` of ``lower``,
+    when given) is known absent.
     """
     lower = text.lower() if lower is None else lower
     if len(lower) != len(text):  # lower-casing changed the length (rare letters): a regex keeps offsets right
@@ -260,25 +261,24 @@ def word_lines(
         return hit_lines(text, pattern)
     starts: set[int] = set()
     out: list[tuple[int, str]] = []
+    scan = lower + "\n"  # every line ends in a line break: a word (which holds none) is found as in ``lower``
+    find, rfind = scan.find, scan.rfind
     for word in words:
         if len(out) >= MAX_HITS:
             break  # no later word can add a line
         if present is not None and word not in present:
             continue
-        position = lower.find(word)
+        position = find(word)
         while position >= 0 and len(out) < MAX_HITS:
             end = position + len(word)
-            whole = (position == 0 or not lower[position - 1].isalnum()) and (
-                end == len(lower) or not lower[end].isalnum()
-            )
-            start = lower.rfind("\n", 0, position) + 1
+            whole = (position == 0 or not scan[position - 1].isalnum()) and not scan[end].isalnum()
+            start = rfind("\n", 0, position) + 1
             if whole and start not in starts:
-                stop = lower.find("\n", end)
-                stop = len(lower) if stop < 0 else stop
+                stop = find("\n", end)
                 starts.add(start)
                 if stop - start <= MAX_LINE:
                     out.append((start, text[start:stop]))
-            position = lower.find(word, end)
+            position = find(word, end)
     return sorted(out)
 
 
