@@ -102,15 +102,18 @@ class SummaryPlanner:
         self.instructions = instructions
         self.offline = offline
 
-    def plan_summary(self, summary_limit: int, *, force: bool = False) -> SummaryStep | None:
+    def plan_summary(self, summary_limit: int, *, force: bool = False, whole_pairs: bool = False) -> SummaryStep | None:
         """Choose the span to summarize: everything before a safe cut that keeps the most recent tail that fits.
 
         The tail is sized by tokens so the request lands at the target once the summary replaces the span (the
         summary's size is estimated from the previous one); ``keep_recent_messages`` (at most half the history,
         as in the reference) and ``keep_recent_tokens`` are floors. ``force`` (a manual compaction) summarizes
-        what the floor allows (the older half when there is none) when everything already fits.
+        what the floor allows (the older half when there is none) when everything already fits. ``whole_pairs``
+        (the offline ledger summarizes): a tool call and its results that the tail found would split go with the
+        span, so the tail still fits; else they stay in the tail and truncation folds what is over the target into
+        the summary afterwards (offline, so a model is asked once).
         """
-        return self._step_at(self._tail_cut(summary_limit), summary_limit, force=force)
+        return self._step_at(self._tail_cut(summary_limit, whole_pairs=whole_pairs), summary_limit, force=force)
 
     def refit(self, step: SummaryStep, summary: str) -> SummaryStep | None:
         """A step over a shorter span when ``summary`` left room: the tail then keeps what the summary did not need.
@@ -195,11 +198,12 @@ class SummaryPlanner:
         )
         return SummaryStep(request=request, cut=cut, chunks=self._chunks(span, safe))
 
-    def _tail_cut(self, summary_limit: int) -> int:
+    def _tail_cut(self, summary_limit: int, *, whole_pairs: bool = False) -> int:
         """The first index of the newest tail that fits the target beside the estimated new summary.
 
         The new summary is estimated from what the evicted messages hold (:func:`summary_estimate`, capped at the
-        summary limit): each message moved into the tail leaves the summary that much smaller.
+        summary limit): each message moved into the tail leaves the summary that much smaller. ``whole_pairs``: the
+        index is a safe cut at or after the one found (see :meth:`plan_summary`).
         """
         frame = self.work.render_summary("", False)
         room = (
@@ -218,6 +222,13 @@ class SummaryPlanner:
             cut -= 1
             tail += self.work.sizes[cut]
             evicted = after
+        if whole_pairs:
+            # A tool call and its results stay together: when the cut found splits them, they go with the span (the
+            # tail then still fits) instead of with the tail, which they would push over the target, for
+            # truncation to fold into the summary in a second pass of the ledger.
+            safe = self.work.safe_cuts()
+            while cut < len(self.work.sizes) and not safe[cut]:
+                cut += 1
         return cut
 
     def fit_limit(self, summary_limit: int) -> int:

@@ -167,9 +167,9 @@ class Compaction:
         _clearing.clear(self.work, self.offline)
 
     # -- tier 3 ------------------------------------------------------------------------------------------------
-    def plan_summary(self, summary_limit: int, *, force: bool = False) -> SummaryStep | None:
+    def plan_summary(self, summary_limit: int, *, force: bool = False, whole_pairs: bool = False) -> SummaryStep | None:
         """Choose the span to summarize (:meth:`SummaryPlanner.plan_summary`)."""
-        return self._summary.plan_summary(summary_limit, force=force)
+        return self._summary.plan_summary(summary_limit, force=force, whole_pairs=whole_pairs)
 
     def refit(self, step: SummaryStep, summary: str) -> SummaryStep | None:
         """A step over a shorter span when ``summary`` left room (:meth:`SummaryPlanner.refit`)."""

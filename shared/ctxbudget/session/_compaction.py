@@ -129,10 +129,10 @@ def compact_sync(
         limit = work.fit_limit(summary_limit(session))
         fallback = None
         if force or not work.done():
-            step = work.plan_summary(limit, force=force)
+            run = summary_run(session, limit)
+            step = work.plan_summary(limit, force=force, whole_pairs=run.offline)
             if step is not None:
                 try:
-                    run = summary_run(session, limit)
                     summary = run.run(step)
                     step, summary = refitted(work, run, step, summary)
                     work.apply_summary(step, summary, "summarize")
@@ -167,7 +167,10 @@ async def compact_async(
                 work = start(session, trigger, instructions_for(session, manual))
                 early_tiers(work)
                 limit = work.fit_limit(summary_limit(session))
-                step = work.plan_summary(limit, force=force) if (force or not work.done()) else None
+                offline = summary_run(session, limit).offline
+                step = (
+                    work.plan_summary(limit, force=force, whole_pairs=offline) if (force or not work.done()) else None
+                )
                 planned, planned_summary = conversation.live.messages, conversation.summary
                 planned_len = len(planned)
             fallback = None
@@ -209,7 +212,7 @@ def compact_offline(session: CompactionHost, trigger: Trigger, manual: str | Non
     work = start(session, trigger, instructions_for(session, manual))
     early_tiers(work)
     limit = work.fit_limit(summary_limit(session))
-    step = work.plan_summary(limit, force=force) if (force or not work.done()) else None
+    step = work.plan_summary(limit, force=force, whole_pairs=True) if (force or not work.done()) else None
     if step is not None:
         summary = work.extractive(step, limit)
         shorter = work.refit(step, summary)
