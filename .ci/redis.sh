@@ -45,18 +45,32 @@ start() {
 }
 
 launch() {
+    if ! try_launch; then
+        echo "redis: no PONG on 127.0.0.1:$PORT after ${WAIT_SECONDS}s" >&2
+        exit 1
+    fi
+    echo "redis: started on 127.0.0.1:$PORT"
+}
+
+try_launch() {
+    # Start a server on $PORT and wait for its PONG; fail (status 1) after WAIT_SECONDS, or as soon as the server
+    # has gone: a daemonized redis-server whose port is taken exits at once, and its pidfile never names it.
     redis-server --save '' --appendonly no --daemonize yes --pidfile "$PIDFILE" \
-        --bind 127.0.0.1 --port "$PORT"
-    local waited=0
+        --bind 127.0.0.1 --port "$PORT" >/dev/null || return 1
+    local waited=0 pid
     until ping_ok; do
         if [ "$waited" -ge $((WAIT_SECONDS * 10)) ]; then
-            echo "redis: no PONG on 127.0.0.1:$PORT after ${WAIT_SECONDS}s" >&2
-            exit 1
+            return 1
+        fi
+        if [ "$waited" -ge 20 ]; then  # 2 s: a live server has written its pidfile by now
+            pid="$(cat "$PIDFILE" 2>/dev/null || true)"
+            if [ -z "$pid" ] || ! grep -qs redis-server "/proc/$pid/comm"; then
+                return 1
+            fi
         fi
         sleep 0.1
         waited=$((waited + 1))
     done
-    echo "redis: started on 127.0.0.1:$PORT"
 }
 
 stop() {
@@ -83,8 +97,15 @@ stop() {
 }
 
 free_port() {
-    # A port nothing listens on: the first of a random run of 50 above 20000 that refuses a connection.
-    local base=$((20000 + RANDOM % 40000)) port
+    # A port nothing listens on: the first of a random run of 50 above 20000 that refuses a connection, below the
+    # kernel's ephemeral range. Outgoing connections (the tests' own, to another server) take their local ports
+    # from that range, and a server cannot bind a port one of them holds, though nothing listens there.
+    local low=32768 high base port
+    if [ -r /proc/sys/net/ipv4/ip_local_port_range ]; then
+        read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+    fi
+    high=$((low > 20100 ? low - 50 : 60000))
+    base=$((20000 + RANDOM % (high - 20000)))
     for port in $(seq "$base" $((base + 49))); do
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
             echo "$port"
@@ -104,11 +125,19 @@ run() {
         CTXBUDGET_REDIS_MISSING="redis-server is not installed" "$@"
         return
     fi
-    PORT="$(free_port)"
-    PIDFILE="/tmp/ctxbudget-redis-$PORT.pid"
     trap 'stop >/dev/null' EXIT
-    launch >/dev/null
-    CTXBUDGET_REDIS_URL="redis://127.0.0.1:$PORT/0" "$@"
+    local attempt
+    for attempt in 1 2 3; do  # a port taken between the probe and the bind: another one
+        PORT="$(free_port)"
+        PIDFILE="/tmp/ctxbudget-redis-$PORT.pid"
+        if try_launch; then
+            CTXBUDGET_REDIS_URL="redis://127.0.0.1:$PORT/0" "$@"
+            return
+        fi
+        stop >/dev/null
+    done
+    echo "redis: no private server answered on 3 free loopback ports (last $PORT)" >&2
+    exit 1
 }
 
 case "${1:-}" in

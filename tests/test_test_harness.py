@@ -73,9 +73,23 @@ def test_with_redis_server_a_private_server_answers_for_the_command_and_is_stopp
     port = int(url.removeprefix("redis://127.0.0.1:").removesuffix("/0"))
     assert pong == "PONG"
     assert port != 6390  # never the port .ci/run's server uses
+
     assert not Path(f"/tmp/ctxbudget-redis-{port}.pid").exists()
     after = _run(["redis-cli", "-u", url, "ping"], _env())
     assert "PONG" not in after.stdout
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server installed")
+def test_the_private_server_port_is_below_the_ephemeral_range_where_outgoing_connections_take_theirs() -> None:
+    # A port an outgoing connection holds as its local port refuses a probe, yet no server can bind it: under a busy
+    # suite (many connections to the suite's own server) a port picked in that range made the start time out.
+    ranges = Path("/proc/sys/net/ipv4/ip_local_port_range")
+    low = int(ranges.read_text().split()[0]) if ranges.exists() else 32768
+    for _ in range(3):
+        done = _run([BASH, str(REDIS_SH), "run", BASH, "-c", 'echo "$CTXBUDGET_REDIS_URL"'], _env())
+        assert done.returncode == 0, done.stderr
+        port = int(done.stdout.strip().removeprefix("redis://127.0.0.1:").removesuffix("/0"))
+        assert 20000 <= port < low
 
 
 PYDANTIC_NOISE = "The `__fields__` attribute is deprecated, use the `model_fields` class property instead."
