@@ -25,6 +25,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from .statements import label_of
 from .textscan import scan, stem
@@ -246,12 +247,8 @@ class SupersessionIndex:
     def __init__(self, subjects: Sequence[Subject], *, counters_change: bool = False) -> None:
         self.subjects = list(subjects)
         self.counters_change = counters_change
-        df: Counter[str] = Counter()
-        for subject in subjects:
-            df.update(subject.words)
-        total = len(subjects) + 1
-        self._df = df
-        self._idf = {word: math.log(total / count) + 0.5 for word, count in df.items()}
+        self._df = Counter(chain.from_iterable(subject.words for subject in self.subjects))
+        self._idf: dict[str, float] = {}  # a word's rarity, worked out when a pair that scores first needs it
 
     def may_replace(self, index: int) -> bool:
         """Statement ``index`` can replace some earlier one at all (a quick test before :meth:`replaced_by`).
@@ -356,4 +353,13 @@ class SupersessionIndex:
 
     def _weight(self, shared: frozenset[str]) -> float:
         """How much the words two statements share say (their rarity), the same whatever order the set holds."""
-        return math.fsum(self._idf.get(word, 0.5) for word in shared)
+        return math.fsum(self._rarity(word) for word in shared)
+
+    def _rarity(self, word: str) -> float:
+        """``log(statements / statements with word) + 0.5`` (0.5 for a word no statement has)."""
+        found = self._idf.get(word)
+        if found is None:
+            count = self._df.get(word, 0)
+            found = math.log((len(self.subjects) + 1) / count) + 0.5 if count else 0.5
+            self._idf[word] = found
+        return found
