@@ -6,7 +6,8 @@ expects them after its pending update is applied, and recognises the state by th
 fresh objects on every invoke): the view's first and last ids, and ids sampled between them, must be where the view
 has them. When they are not (a checkpoint from another branch, messages removed or inserted, an update that was never
 applied because the model call failed) the view is rebuilt from the state. A message edited in place under its own
-id is taken for the one the view holds.
+id is taken for the one the view holds: counted as the view holds it, and, while the view is verbatim (a request
+then hands on the state's own list), sent as the state holds it. Known limitation: such an edit is not detected.
 
 The archived originals are not in the state: it holds an :class:`~langchain_ctxbudget._archive_store.ArchiveRef`
 to the thread's archive in a store (see ``_archive_store``), written by :meth:`ThreadView.take_update` just before
