@@ -6,8 +6,11 @@ expects them after its pending update is applied, and recognises the state by th
 fresh objects on every invoke): the view's first and last ids, and ids sampled between them, must be where the view
 has them. When they are not (a checkpoint from another branch, messages removed or inserted, an update that was never
 applied because the model call failed) the view is rebuilt from the state. A message edited in place under its own
-id is taken for the one the view holds: counted as the view holds it, and, while the view is verbatim (a request
-then hands on the state's own list), sent as the state holds it. Known limitation: such an edit is not detected.
+id is read as edited when the view does not hold it yet (the AI reply a human-in-the-loop step edits before its tools
+run is new to the view at the next call), and noticed when it is the first or the last message the view holds (the
+view is then rebuilt, so what is sent is what is counted). Elsewhere such an edit is taken for the message the view
+holds (known limitation): counted as the view holds it and, while the view is verbatim (a request hands on the
+state's own list), sent as the state holds it.
 
 The archived originals are not in the state: it holds an :class:`~langchain_ctxbudget._archive_store.ArchiveRef`
 to the thread's archive in a store (see ``_archive_store``), written by :meth:`ThreadView.take_update` just before
@@ -52,6 +55,17 @@ ARCHIVE_KEY = "ctxbudget_archive"
 _SAMPLES = 16
 """Ids checked between the first and the last when recognising the state (besides those two)."""
 _ID = attrgetter("id")
+
+
+def _same(given: BaseMessage, held: BaseMessage) -> bool:
+    """``given`` (the state's) says what ``held`` (the view's) does: the same id, content and tool calls."""
+    if given is held:
+        return True
+    return (
+        given.id == held.id
+        and given.content == held.content
+        and getattr(given, "tool_calls", None) == getattr(held, "tool_calls", None)
+    )
 
 
 @dataclass
@@ -142,12 +156,20 @@ class ThreadView:
         forwarder.attach(session)
 
     def extends(self, messages: Sequence[BaseMessage]) -> bool:
-        """True when ``messages`` starts with the view's messages, recognised by id in O(1) (see the module doc)."""
+        """True when ``messages`` starts with the view's messages, recognised by id in O(1) (see the module doc).
+
+        The first and the last of them are also compared by content (and tool calls): an edit under the same id
+        there (``update_state`` on the request that started the thread, or on the newest message the model saw) is
+        a change the view must be rebuilt for, not a message it already holds.
+        """
         n = len(self.ids)
         if len(messages) < n:
             return False
         if n == 0:
             return True
+        held = self.lc
+        if len(held) == n and not (_same(messages[0], held[0]) and _same(messages[n - 1], held[n - 1])):
+            return False
         if n == 1:
             return bool(messages[0].id == self.ids[0])
         sampled = itemgetter(n - 1, *range(0, n - 1, max(1, n // _SAMPLES)))  # two or more: a tuple each

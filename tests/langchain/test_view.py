@@ -87,3 +87,8 @@ def test_a_state_is_recognised_by_the_sampled_ids_exactly_as_by_reading_them_one
         changed = [*state]
         changed[position] = HumanMessage("other", id="other")
         assert view.extends(changed) is (position not in sampled)
+    view.lc = list(state)  # what the view holds: the first and the last are also compared by content
+    for position in range(size):
+        edited = [*state]
+        edited[position] = HumanMessage("edited under the same id", id=f"m{position}")
+        assert view.extends(edited) is (position not in {0, size - 1})
