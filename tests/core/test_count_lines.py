@@ -102,3 +102,42 @@ def test_count_lines_refuses_what_is_not_text() -> None:
 
     with pytest.raises(UsageError, match="text: must be a str"):
         TiktokenCounter().count_lines(b"bytes")  # type: ignore[arg-type]
+
+
+MARKERS = [
+    "\n[... 1,234 of 9,999 chars omitted; full text: ctx://a/b ...]\n",
+    "\n[... x ...]\n",
+    "\n",
+    "\n\n",
+    "",
+    "\n/x\n",
+]
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+@given(head=texts, middle=st.sampled_from(MARKERS), tail=texts, known=st.booleans())
+def test_count_joined_is_the_encodings_own_count_of_the_joined_text(
+    encoding: str, head: str, middle: str, tail: str, known: bool
+) -> None:
+    # An excerpt is counted from its edges' counts where the marker's newlines cut it cleanly; anything else whole.
+    counter = TiktokenCounter(encoding)
+    if known:
+        counter.count_text(head), counter.count_text(tail)
+    assert counter.count_joined(head, middle, tail) == len(get_encoding(encoding).encode_ordinary(head + middle + tail))
+
+
+def test_an_excerpt_is_not_encoded_whole_once_its_edges_are_cut() -> None:
+    from ctxbudget.context.evidence import excerpt
+
+    counter = TiktokenCounter()
+    spy = _Spy(counter._encoding)
+    counter._encoding = spy  # type: ignore[assignment]
+    text = "\n".join(f"line {n}: processed batch {n} of 4000 in 12 ms" for n in range(1000))
+    counter.count_text(text)
+    spy.encoded.clear()
+    cut = excerpt(text, max_tokens=2000, counter=counter, handle="ctx://archive/1")
+    assert counter.count_text(cut) <= 2000
+    assert len(get_encoding("o200k_base").encode_ordinary(cut)) == counter.count_text(cut)
+    assert len(text) < 100_000  # encoded whole on arrival (a huge one is counted a part at a time)
+    assert cut not in spy.encoded  # the joined excerpt is counted from its head, marker and tail
+    assert text not in spy.encoded  # nor the text again: its tokens were remembered when it was counted

@@ -116,9 +116,18 @@ def excerpt(
 
 
 def _joined(head: str, tail: str, text: str, marker: str, *, max_tokens: int, counter: TokenCounter) -> str:
-    """Head, marker, tail; joined text can tokenize differently at the seams, so trim until the whole fits."""
-    result = head + marker.format(omitted=f"{len(text) - len(head) - len(tail):,}") + tail
-    while counter.count_text(result) > max_tokens and (head or tail):
+    """Head, marker, tail; joined text can tokenize differently at the seams, so trim until the whole fits.
+
+    The exact counter counts the joined text from its edges' counts (:meth:`TiktokenCounter.count_joined`).
+    """
+    middle = marker.format(omitted=f"{len(text) - len(head) - len(tail):,}")
+    while _count(counter, head, middle, tail) > max_tokens and (head or tail):
         head, tail = (head[:-1], tail) if len(head) >= len(tail) else (head, tail[1:])
-        result = head + marker.format(omitted=f"{len(text) - len(head) - len(tail):,}") + tail
-    return result
+        middle = marker.format(omitted=f"{len(text) - len(head) - len(tail):,}")
+    return head + middle + tail
+
+
+def _count(counter: TokenCounter, head: str, middle: str, tail: str) -> int:
+    if isinstance(counter, TiktokenCounter):
+        return counter.count_joined(head, middle, tail)
+    return counter.count_text(head + middle + tail)

@@ -195,9 +195,41 @@ class TiktokenCounter:
             piece = self._encoding.decode_bytes(part).decode("utf-8", errors="ignore")
             count = len(self._encoding.encode_ordinary(piece))
             if count <= budget:
+                if len(piece) > 64:  # remembered: the excerpt joined around it is counted from it (count_joined)
+                    self._texts.put(self._key(piece), count)
                 return piece, count
             keep -= 1
         return "", 0
+
+    def count_joined(self, head: str, middle: str, tail: str) -> int:
+        """:meth:`count_text` of ``head + middle + tail``, exactly, from the remembered counts of ``head`` and ``tail``.
+
+        An excerpt (head, an omission marker starting a line, tail) is counted from its two edges, known from
+        cutting them (:meth:`fit_text_edges`): the text is cut where the pre-tokenizer starts afresh
+        (:func:`line_pieces`) after the marker's first newline, before the head's last line and after the tail's
+        first, and only the seams between are encoded again. Otherwise, or under another encoding, the joined text
+        is counted whole.
+        """
+        whole = head + middle + tail
+        if (
+            self._encoding.name not in _LINES_ADD_UP
+            or len(whole) > _CHUNKED_OVER
+            or len(middle) < 2
+            or middle[0] != "\n"
+            or not _starts_afresh(middle[1:])
+        ):
+            return self.count_text(whole)
+        start = 0  # where the head's last line starts (after its last clean cut): the head before it is known
+        for line_end in _LINE_CUT.finditer(head):
+            start = line_end.end()
+        last = head[start:]
+        before = self.count_text(head) - self.count_text(last) if start else 0
+        cut = _LINE_CUT.search(tail)  # where the tail's first line ends: the tail after it is known
+        first = tail[: cut.end()] if cut is not None else tail
+        after = self.count_text(tail) - self.count_text(first) if cut is not None else 0
+        total = before + self.count_text(last + "\n") + self.count_text(middle[1:] + first) + after
+        self._texts.put(self._key(whole), total)
+        return total
 
     def count_message(self, message: Message) -> int:
         """Framing + role + content (+ name) + tool calls, cached by content.
@@ -306,3 +338,8 @@ def line_pieces(text: str) -> Iterator[str]:
         yield text[start : cut.end()]
         start = cut.end()
     yield text[start:]
+
+
+def _starts_afresh(text: str) -> bool:
+    """The encodings of :data:`_LINES_ADD_UP` start a new pre-token at ``text``'s first character after a newline."""
+    return not text[0].isspace() and text[0] != "/"
