@@ -46,7 +46,9 @@ _LINES_ADD_UP = frozenset({"o200k_base", "o200k_harmony", "cl100k_base"})
 """Encodings whose pre-tokenizer never joins a newline to a following character that is neither whitespace nor
 ``/``: a text's tokens are then the sum of its lines' tokens when cut only after such newlines (:func:`line_pieces`).
 (GPT-2's pattern lets a space before a newline join the newline only at a text's end: not these.)"""
-_LINE_CUT = re.compile(r"\n(?=[^\s/])")
+_FRESH = re.compile(r"[^\s/]")
+"""A character the line before it never joins in one pre-token (``/`` it can: o200k's ``[\r\n/]*``)."""
+_LINE_CUT = re.compile(rf"\n(?={_FRESH.pattern})")
 """A newline the next line's first character cannot join in one pre-token (``/`` can: o200k's ``[\r\n/]*``)."""
 
 _CHUNKED_OVER = 2 * CHUNK_CHARS
@@ -342,4 +344,4 @@ def line_pieces(text: str) -> Iterator[str]:
 
 def _starts_afresh(text: str) -> bool:
     """The encodings of :data:`_LINES_ADD_UP` start a new pre-token at ``text``'s first character after a newline."""
-    return not text[0].isspace() and text[0] != "/"
+    return _FRESH.match(text) is not None

@@ -167,9 +167,11 @@ async def compact_async(
                 work = start(session, trigger, instructions_for(session, manual))
                 early_tiers(work)
                 limit = work.fit_limit(summary_limit(session))
-                offline = summary_run(session, limit).offline
+                run = summary_run(session, limit)
                 step = (
-                    work.plan_summary(limit, force=force, whole_pairs=offline) if (force or not work.done()) else None
+                    work.plan_summary(limit, force=force, whole_pairs=run.offline)
+                    if (force or not work.done())
+                    else None
                 )
                 planned, planned_summary = conversation.live.messages, conversation.summary
                 planned_len = len(planned)
@@ -177,7 +179,7 @@ async def compact_async(
             summary: str | None = None
             if step is not None:
                 try:
-                    summary = await summary_run(session, limit).arun(step)
+                    summary = await run.arun(step)
                 except SummarizerError as exc:
                     fallback = str(exc)
                     report_failure(session, trigger, "summarize", exc)
