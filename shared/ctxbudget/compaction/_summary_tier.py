@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import SummarizerError
 from ..messages.message import Message
-from ..messages.tokens import TokenCounter, count_message_by_lines, count_text_by_lines
+from ..messages.tokens import TokenCounter, count_text_by_lines
 from ._markers import handle_for
 from ._working import WorkingHistory
 from .summarize import ExtractiveSummarizer, SummaryRequest
@@ -122,12 +122,7 @@ class SummaryPlanner:
         it may be longer. Returns the step for that shorter span (its summary can only be smaller), or ``None`` when
         the estimate was close (within two messages or 2% of the target).
         """
-        frame = self.work.render_summary(summary, False)
-        room = (
-            self.work.target
-            - self.work.fixed
-            - (count_message_by_lines(self.work.counter, frame) if frame is not None else 0)
-        )
+        room = self.work.target - self.work.fixed - self.work.summary_tokens(summary, False)
         cut, tail = len(self.work.sizes), 0
         while cut > 0 and tail + self.work.sizes[cut - 1] <= room:
             cut -= 1
@@ -146,22 +141,15 @@ class SummaryPlanner:
         """
         if self.work.policy.summary_max_tokens is not None:
             return summary_limit
-        frame = self.work.render_summary("", False)
-        room = (
-            self.work.target
-            - self.work.fixed
-            - (count_message_by_lines(self.work.counter, frame) if frame is not None else 0)
-            - 8
-        )
+        room = self.work.target - self.work.fixed - self.work.summary_tokens("", False) - 8
         return max(summary_limit, min(room - sum(self.work.sizes[cut:]), 2 * summary_limit))
 
     def fits(self, step: SummaryStep, summary: str) -> bool:
         """The request would be at or under target once ``summary`` replaces the span of ``step``."""
-        message = self.work.render_summary(
+        tokens = self.work.summary_tokens(
             summary,
             self.work.goal_live and not any(m.id == self.work.goal_id for m in self.work.out.history[: step.cut]),
         )
-        tokens = count_message_by_lines(self.work.counter, message) if message is not None else 0
         return (
             self.work.fixed + self.work.history_tokens - sum(self.work.sizes[: step.cut]) + tokens <= self.work.target
         )
@@ -205,12 +193,7 @@ class SummaryPlanner:
         summary limit): each message moved into the tail leaves the summary that much smaller. ``whole_pairs``: the
         index is a safe cut at or after the one found (see :meth:`plan_summary`).
         """
-        frame = self.work.render_summary("", False)
-        room = (
-            self.work.target
-            - self.work.fixed
-            - (count_message_by_lines(self.work.counter, frame) if frame is not None else 0)
-        )
+        room = self.work.target - self.work.fixed - self.work.summary_tokens("", False)
         old = count_text_by_lines(self.work.counter, self.work.out.summary) if self.work.out.summary else 0
         estimates = [summary_estimate(m, size) for m, size in zip(self.work.out.history, self.work.sizes, strict=True)]
         evicted = sum(estimates)
@@ -238,8 +221,7 @@ class SummaryPlanner:
         pinned goal) and the smallest tail that may follow it (the newest message, with the call it answers), so a
         compaction always fits the window it is asked for.
         """
-        frame = self.work.render_summary("", not self.work.goal_live)
-        frame_tokens = count_message_by_lines(self.work.counter, frame) if frame is not None else 0
+        frame_tokens = self.work.summary_tokens("", not self.work.goal_live)
         safe = self.work.safe_cuts()
         start = next((i for i in range(len(self.work.sizes) - 1, 0, -1) if safe[i]), 0)
         newest = sum(self.work.sizes[start:])
@@ -269,10 +251,8 @@ class SummaryPlanner:
     def saves(self, step: SummaryStep, summary: str) -> bool:
         """``summary`` costs less than the span of ``step`` and the old summary it replaces together."""
         goal_evicted = any(m.id == self.work.goal_id for m in self.work.out.history[: step.cut])
-        message = self.work.render_summary(summary, self.work.goal_live and not goal_evicted)
-        new_summary = count_message_by_lines(self.work.counter, message) if message is not None else 0
-        old_message = self.work.render_summary(self.work.out.summary, self.work.goal_live)
-        old_summary = count_message_by_lines(self.work.counter, old_message) if old_message is not None else 0
+        new_summary = self.work.summary_tokens(summary, self.work.goal_live and not goal_evicted)
+        old_summary = self.work.summary_tokens(self.work.out.summary, self.work.goal_live)
         return new_summary < old_summary + sum(self.work.sizes[: step.cut])
 
     def apply_summary(self, step: SummaryStep, summary: str, tier: str) -> bool:

@@ -6,7 +6,6 @@ the newest message), and its originals are folded into the summary by the offlin
 
 from __future__ import annotations
 
-from ..messages.tokens import count_message_by_lines
 from ._markers import handle_for
 from ._summary_tier import user_texts
 from ._working import WorkingHistory
@@ -58,8 +57,7 @@ def _fold(
     handles = {m.id: work.archived_handle(m) or handle_for(m, "truncated") for m in history[:cut]}
     kept = user_texts(history[cut:])
     work.archive_span(0, cut, "truncated", summarized=True)
-    frame = work.render_summary("", work.goal_live)
-    frame_tokens = count_message_by_lines(work.counter, frame) if frame is not None else 0
+    frame_tokens = work.summary_tokens("", work.goal_live)
     left = work.fixed + frame_tokens + work.history_tokens + 8
     room = work.target - left
     # A tail that (nearly) fills the target would leave the summary too little to hold anything: it may then

@@ -102,12 +102,20 @@ class WorkingHistory:
         """The most a request may cost: the policy's hard stop of the window."""
         return int(self.policy.hard_stop * self.window)
 
+    def summary_tokens(self, summary: str | None, goal_live: bool) -> int:
+        """Tokens of the message that would carry ``summary`` (and the goal unless ``goal_live``); 0 when none would.
+
+        Counted by lines (:func:`~ctxbudget.messages.tokens.count_message_by_lines`): a summary written again, or its
+        empty frame, costs only what is new in it.
+        """
+        message = self.render_summary(summary, goal_live)
+        return count_message_by_lines(self.counter, message) if message is not None else 0
+
     def _summary_cost(self, summary: str | None, goal_live: bool) -> int:
-        """Tokens of the message that carries ``summary`` (remembered for the last summary measured)."""
+        """:meth:`summary_tokens`, remembered for the last summary measured (``total`` asks at every step)."""
         key = (summary, goal_live)
         if self._summary_memo is None or self._summary_memo[0] != key:
-            message = self.render_summary(summary, goal_live)
-            self._summary_memo = (key, count_message_by_lines(self.counter, message) if message is not None else 0)
+            self._summary_memo = (key, self.summary_tokens(summary, goal_live))
         return self._summary_memo[1]
 
     def done(self) -> bool:
