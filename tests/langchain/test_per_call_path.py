@@ -174,7 +174,14 @@ def test_a_caller_system_message_in_the_state_is_still_moved_first() -> None:
         assert [m.type for m in handed[1:]].count("system") == 0
 
 
-def _edited_and_counted(agent: Any, middleware: ContextBudgetMiddleware, model: StrictFakeChatModel, key: str) -> None:
+def _editing_agent() -> tuple[Any, ContextBudgetMiddleware, StrictFakeChatModel]:
+    """An agent with our middleware and a checkpointer (update_state edits its state), its middleware and model."""
+    model = StrictFakeChatModel(max_input_tokens=1_000_000, respond=ToolLoop("lookup"))
+    middleware = ContextBudgetMiddleware()
+    return agent_with(model, middleware, checkpointer=InMemorySaver()), middleware, model
+
+
+def _edited_and_counted(middleware: ContextBudgetMiddleware, model: StrictFakeChatModel, key: str) -> None:
     """The model received what the state holds, and the session counted exactly that, message for message."""
     session = middleware.session(key)
     assert session is not None
@@ -186,24 +193,20 @@ def _edited_and_counted(agent: Any, middleware: ContextBudgetMiddleware, model: 
 
 
 def test_the_first_request_edited_under_its_own_id_is_sent_and_counted_as_edited() -> None:
-    model = StrictFakeChatModel(max_input_tokens=1_000_000, respond=ToolLoop("lookup"))
-    middleware = ContextBudgetMiddleware()
-    agent = agent_with(model, middleware, checkpointer=InMemorySaver())
+    agent, middleware, model = _editing_agent()
     config: dict[str, Any] = {"configurable": {"thread_id": "edit-first"}}
     agent.invoke({"messages": [HumanMessage("first question about the billing export", id="q1")]}, config)
     agent.update_state(config, {"messages": [HumanMessage("EDITED: the question is about the refund flow", id="q1")]})
     agent.invoke({"messages": [HumanMessage("second question", id="q2")]}, config)
     sent = [m.text for m in model.requests[-1].messages if m.id == "q1"]
     assert sent == ["EDITED: the question is about the refund flow"]
-    _edited_and_counted(agent, middleware, model, "edit-first")
+    _edited_and_counted(middleware, model, "edit-first")
 
 
 def test_the_latest_message_the_model_saw_edited_under_its_own_id_is_sent_and_counted_as_edited() -> None:
     # The view holds what the last request sent; the reply (and a human-in-the-loop edit of it, before its tools
     # run) is new to it at the next call. The newest message it holds is the last tool result: edited here.
-    model = StrictFakeChatModel(max_input_tokens=1_000_000, respond=ToolLoop("lookup"))
-    middleware = ContextBudgetMiddleware()
-    agent = agent_with(model, middleware, checkpointer=InMemorySaver())
+    agent, middleware, model = _editing_agent()
     config: dict[str, Any] = {"configurable": {"thread_id": "edit-last"}}
     agent.invoke({"messages": [HumanMessage("first question", id="q1")]}, config)
     held = agent.get_state(config).values["messages"][-2]  # the final reply joins at the next model call
@@ -211,4 +214,4 @@ def test_the_latest_message_the_model_saw_edited_under_its_own_id_is_sent_and_co
     agent.update_state(config, {"messages": [held.model_copy(update={"content": "EDITED: the lookup found 3 rows"})]})
     agent.invoke({"messages": [HumanMessage("second question", id="q2")]}, config)
     assert "EDITED: the lookup found 3 rows" in [m.text for m in model.requests[-1].messages]
-    _edited_and_counted(agent, middleware, model, "edit-last")
+    _edited_and_counted(middleware, model, "edit-last")
