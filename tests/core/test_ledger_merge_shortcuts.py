@@ -68,21 +68,21 @@ labelled = st.tuples(st.sampled_from(["FACT-1: ", "FACT-2: ", "Turn 3: ", "note:
 def test_candidates_keep_every_statement_a_later_one_replaces(statements: list[str], counters: bool) -> None:
     read = [(subject_of(text), _ledger_merge.posting_keys(subject_of(text))) for text in statements]
     index = SupersessionIndex([subject for subject, _ in read], counters_change=counters)
-    postings = _ledger_merge.Postings(counters_change=counters)
-    for position, (subject, keys) in enumerate(read):
+    postings = _ledger_merge.Postings(index)
+    for position, (_, keys) in enumerate(read):
         every = list(range(position))  # every earlier statement: the candidates found must lose none it replaces
-        found = postings.candidates(index, position, keys)
+        found = postings.candidates(position, keys)
         assert found <= set(every)
         assert index.replaced_by(position, sorted(found)) == (index.replaced_by(position, every) if every else None)
-        postings.add(position, subject, keys)
+        postings.add(position, keys)
 
 
 def test_a_restatement_sharing_five_of_six_words_is_still_a_candidate() -> None:
     statements = ["staging budget cap nightly export is $500", "staging budget cap nightly export limit is $300"]
     read = [(subject_of(text), _ledger_merge.posting_keys(subject_of(text))) for text in statements]
     index = SupersessionIndex([subject for subject, _ in read])
-    postings = _ledger_merge.Postings(counters_change=False)
-    postings.add(0, *read[0])
+    postings = _ledger_merge.Postings(index)
+    postings.add(0, read[0][1])
     assert index.restatements_only(1)
-    assert postings.candidates(index, 1, read[1][1]) == {0}
+    assert postings.candidates(1, read[1][1]) == {0}
     assert index.replaced_by(1, [0]) == 0

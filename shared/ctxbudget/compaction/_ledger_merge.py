@@ -179,12 +179,12 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
         later = [t for t in tail if t.kind in kinds]
         read = [reader(items[i].text) for i in pool] + [reader(t.text) for t in later]
         index = SupersessionIndex([subject for subject, _ in read], counters_change=counters_change)
-        found_by = Postings(counters_change=counters_change)
+        found_by = Postings(index)
         gone: set[int] = set()  # the positions in this pool of the statements replaced so far
-        for position, (subject, keys) in enumerate(read):
+        for position, (_, keys) in enumerate(read):
             # An earlier summary's statements were resolved when it was built: only new ones replace anything.
             fresh = position >= len(pool) or items[pool[position]].order >= 0
-            candidates = found_by.candidates(index, position, keys) - gone if fresh else set()
+            candidates = found_by.candidates(position, keys) - gone if fresh else set()
             earlier = index.replaced_by(position, sorted(candidates)) if candidates else None
             if earlier is not None and earlier < len(pool):
                 already = items[pool[earlier]].text.startswith(SUPERSEDED)
@@ -193,7 +193,7 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
                 else:
                     dead.add(pool[earlier])
                     gone.add(earlier)
-            found_by.add(position, subject, keys)
+            found_by.add(position, keys)
     return [
         item._replace(text=SUPERSEDED + item.text) if i in marked else item
         for i, item in enumerate(items)
@@ -205,26 +205,27 @@ class Postings:
     """Where supersession finds the earlier statements a later one might replace (see :meth:`candidates`).
 
     Args:
-        counters_change: the pool's :class:`~ctxbudget.compaction.supersession.SupersessionIndex` setting.
+        index: the pool's statements, in the order they are added here.
     """
 
-    def __init__(self, *, counters_change: bool) -> None:
-        self.counters_change = counters_change
+    def __init__(self, index: SupersessionIndex) -> None:
+        self.index = index
         self._every: dict[str, list[int]] = {}
         self._unlabelled: dict[str, list[int]] = {}  # the statements without a numbered label
         self._restating: dict[frozenset[str], list[int]] = {}  # by the values a restatement keeps the same
 
-    def add(self, position: int, subject: Subject, keys: list[str]) -> None:
-        """Statement ``position`` (its subject and :func:`posting_keys`), after every earlier one."""
+    def add(self, position: int, keys: list[str]) -> None:
+        """Statement ``position`` of the index (its :func:`posting_keys` are ``keys``), after every earlier one."""
+        subject = self.index.subjects[position]
         for key in keys:
             self._every.setdefault(key, []).append(position)
         if subject.label_id is None:
             for key in keys:
                 self._unlabelled.setdefault(key, []).append(position)
-        if not self.counters_change and subject.values:  # a statement without values is never restated
+        if not self.index.counters_change and subject.values:  # a statement without values is never restated
             self._restating.setdefault(subject.values - subject.scalars, []).append(position)
 
-    def candidates(self, index: SupersessionIndex, position: int, keys: list[str]) -> set[int]:
+    def candidates(self, position: int, keys: list[str]) -> set[int]:
         """The statements added so far that ``position`` might replace: never fewer than any it does replace.
 
         Those found by one of its ``keys``, narrowed where :meth:`SupersessionIndex.replaced_by` cannot score the
@@ -236,6 +237,7 @@ class Postings:
         (:meth:`SupersessionIndex.restating_words`); both must name values for that. Each one found is then measured
         whole.
         """
+        index = self.index
         if not index.may_replace(position):
             return set()
         subjects = index.subjects
@@ -251,7 +253,7 @@ class Postings:
         found: Iterable[int]
         if not subject.values:  # a restatement gives other values: without any, it restates nothing
             found = ()
-        elif self.counters_change:
+        elif index.counters_change:
             rarest = sorted(words, key=lambda word: (len(postings.get(word, ())), word))
             rarest = rarest[: index.restating_words(position)]
             found = set().union(*[postings[word] for word in rarest if word in postings])
