@@ -25,8 +25,8 @@ from ctxbudget.compaction.textscan import MAX_RUN
 COUNTER = TiktokenCounter()
 LINEAR_ON_ANY_INPUT = {
     r"[\w$€£~][\w./:@#%$€£+~'-]*",  # textscan._RUN: one character class after the first
-    rf"(?<!\S)\S{{{MAX_RUN + 1},}}",  # textscan._LONG_RUN: what bounds runs
-    r"(?<![ \t])[ \t]{16,}",  # textscan._LONG_SPACE
+    rf"(?<!\S)\S{{{MAX_RUN + 1},}}",  # _bounds._LONG_RUN: what bounds runs
+    r"(?<![ \t])[ \t]{16,}",  # _bounds._LONG_SPACE
     r"[A-Za-z]+",  # textscan._WORDS
     r"\n(?=[^\s/])",  # TiktokenCounter's line cut: one character and one looked at after it
 }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_RUN", "bounded", "clip"]
+__all__ = ["MAX_RUN", "bounded", "bounded_line", "clip"]
 
 MAX_RUN = 200
 """Characters of one run that are classified (a longer run is one opaque word)."""
@@ -25,13 +25,20 @@ def bounded(text: str) -> str:
     pattern may retry inside one run is bounded, and reading a text costs time linear in its length. (The archive
     keeps the original; this is only what is read.)
     """
-    if len(text) <= MAX_RUN:
-        return text
-    if max(map(len, text.split()), default=0) > MAX_RUN:  # split() is C speed; most texts have no long run
-        text = _LONG_RUN.sub(lambda m: m.group(0)[:MAX_RUN] + "…", text)
-    if "\t" in text or " " * 16 in text:  # a long gap needs a tab or sixteen spaces in a row
-        text = _LONG_SPACE.sub(" ", text)
-    return text
+    return text if len(text) <= MAX_RUN else bounded_line(text)
+
+
+def bounded_line(line: str) -> str:
+    """One line of ``bounded(text)`` where ``text`` (longer than :data:`MAX_RUN`) holds ``line`` between line breaks.
+
+    :func:`bounded` cuts runs and closes gaps, neither of which spans a line break, so a long text's lines can be
+    bounded one at a time: only those read. (A text of :data:`MAX_RUN` characters or fewer is left as it is.)
+    """
+    if len(line) > MAX_RUN and max(map(len, line.split()), default=0) > MAX_RUN:  # split() is C speed
+        line = _LONG_RUN.sub(lambda m: m.group(0)[:MAX_RUN] + "…", line)
+    if "\t" in line or " " * 16 in line:  # a long gap needs a tab or sixteen spaces in a row
+        line = _LONG_SPACE.sub(" ", line)
+    return line
 
 
 def clip(text: str, limit: int = 240) -> str:

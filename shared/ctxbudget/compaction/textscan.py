@@ -20,7 +20,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from ._bounds import _LONG_RUN, _LONG_SPACE, MAX_RUN, bounded, clip
+from ._bounds import MAX_RUN, bounded, bounded_line, clip
 from ._values import Value, phrases, run_kind
 from ._words import STOP_WORDS, run_words, stem
 
@@ -90,19 +90,6 @@ def scan(text: str) -> Scan:
             words.extend(read)
     found.sort(key=lambda pair: pair[0])
     return Scan(values=tuple(value for _, value in found), words=tuple(words))
-
-
-def bounded_line(line: str) -> str:
-    """One line of ``bounded(text)`` where ``text`` (longer than :data:`MAX_RUN`) holds ``line`` between line breaks.
-
-    :func:`bounded` cuts runs and closes gaps, neither of which spans a line break, so a long text's lines can be
-    bounded one at a time: only those read. (A text of :data:`MAX_RUN` characters or fewer is left as it is.)
-    """
-    if len(line) > MAX_RUN and max(map(len, line.split()), default=0) > MAX_RUN:
-        line = _LONG_RUN.sub(lambda m: m.group(0)[:MAX_RUN] + "…", line)
-    if "\t" in line or " " * 16 in line:
-        line = _LONG_SPACE.sub(" ", line)
-    return line
 
 
 _DIGITS = str.maketrans({**dict.fromkeys(map(ord, "01234678")), ord("5"): "#", ord("9"): "#"})
