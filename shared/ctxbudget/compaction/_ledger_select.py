@@ -62,6 +62,8 @@ _STRONG_VALUES = frozenset(
 )
 _SAMPLED = re.compile(r" \(1 of \d+\)$")
 _UPPER_LABEL = re.compile(r"^[A-Z][A-Z0-9 _-]{2,30}:")
+_LABEL_WORDS = re.compile(r"[\s_-]+")
+"""Where the words of a capitals label split (``SAFETY RULE``, ``HARD_CONSTRAINT``, ``USER-PREFERENCE``)."""
 _KIND_WORDS = frozenset(
     [
         "fact",
@@ -217,7 +219,7 @@ class Selection:
         label = _UPPER_LABEL.match(entry.item.text)
         if label is None or entry.item.kind not in STATEMENTS or any(ch.isdigit() for ch in label.group(0)):
             return entry  # a numbered label ("FACT-7:") is the item's id: it stays
-        if not set(re.split(r"[\s_-]+", label.group(0)[:-1].lower())) <= _KIND_WORDS:
+        if not set(_LABEL_WORDS.split(label.group(0)[:-1].lower())) <= _KIND_WORDS:
             return entry  # "DO NOT MODIFY:", "MODIFY:" say what the rule is: without them it reads the other way
         item = entry.item._replace(text=entry.item.text[label.end() :].strip())
         return Scored(item, entry.value, self.counter.count_text(f"- {item.text}\n"))

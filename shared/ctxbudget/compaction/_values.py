@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ._bounds import MAX_RUN
+from ._needles import Needled
 from ._words import STOP_WORDS
 
 __all__ = ["Value", "phrases", "run_kind"]
@@ -18,22 +19,31 @@ __all__ = ["Value", "phrases", "run_kind"]
 _PERSON = re.compile(r"\b[A-Z][a-z]{1,20} [A-Z][a-z]{1,20}\b")
 _PLACE_BEFORE = re.compile(r"\b(?:from|in|at|via|near|into|through)\s+$")
 """A capitalized pair after one of these words (or after "to" in "from A to B") is a place, not a person."""
-_TIME_ZONE = re.compile(
-    r"\b(?:UTC|GMT|(?:Pacific|Eastern|Central|Mountain|Atlantic|Alaska|Hawaii)(?: Standard| Daylight)? [Tt]ime"
-    r"|[PECM][SD]T|CES?T|BST|JST|AEST|[A-Z][a-z]+/[A-Z][A-Za-z_]+)\b"
+_TIME_ZONE = Needled(
+    re.compile(
+        r"\b(?:UTC|GMT|(?:Pacific|Eastern|Central|Mountain|Atlantic|Alaska|Hawaii)(?: Standard| Daylight)? [Tt]ime"
+        r"|[PECM][SD]T|CES?T|BST|JST|AEST|[A-Z][a-z]+/[A-Z][A-Za-z_]+)\b"
+    ),
+    ("UTC", "GMT", "ime", "ST", "DT", "CET", "/"),
 )
-_MONTH_DAY = re.compile(
-    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December"
-    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.? \d{1,2}(?:st|nd|rd|th)?\b(?:,? \d{4})?"
+_MONTH_DAY = Needled(
+    re.compile(
+        r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December"
+        r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.? \d{1,2}(?:st|nd|rd|th)?\b(?:,? \d{4})?"
+    ),
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
 )
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|"
     "seventy|eighty|ninety|hundred|thousand|million|billion"
 )
-_MONEY_WORDS = re.compile(
-    rf"\b(?:(?:{_NUMBER_WORDS})(?:[ -](?:{_NUMBER_WORDS}|and)){{0,8}}|\d[\d,.]{{0,24}})"
-    r" (?:dollars|euros|pounds|usd|eur|gbp)\b",
-    re.IGNORECASE,
+_MONEY_WORDS = Needled(
+    re.compile(
+        rf"\b(?:(?:{_NUMBER_WORDS})(?:[ -](?:{_NUMBER_WORDS}|and)){{0,8}}|\d[\d,.]{{0,24}})"
+        r" (?:dollars|euros|pounds|usd|eur|gbp)\b",
+        re.IGNORECASE,
+    ),
+    ("dollars", "pounds", "usd", "eur", "gbp"),
 )
 _UNIT = re.compile(
     r"\A(?:ms|µs|us|ns|s|sec|secs|seconds?|minutes?|mins?|h|hrs?|hours?|days?|weeks?|%|kb|mb|gb|tb|kib|mib|gib|"

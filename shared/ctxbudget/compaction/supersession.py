@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 
+from ._needles import Needled
 from .statements import label_of
 from .textscan import scan, stem
 
@@ -35,16 +36,25 @@ _VALUE_PARTS = re.compile(r"[:/=@]")
 
 __all__ = ["PREFIX", "Subject", "SupersessionIndex", "subject_of"]
 
-_CUE = re.compile(
-    r"\b(?:update[ds]?|changed|"
-    r"(?<!for )(?<!right )(?<!just )(?<!until )(?<!by )(?<!from )(?<!i will )(?<!i'll )(?<!let me )now(?! that)|"
-    r"chang(?:e|ed|ing) (?:\w+ ){0,2}to|moved|switched|switching to|rotated|rotation is done|rebased|replaced|instead|"
-    r"actually|correction|corrected|the correct|revised|no longer|anymore|retired|from now on|going forward|rather|"
-    r"renamed|"
-    r"(?:^|(?<=[:;,.!] ))(?:(?:the|our|my|its|a) )?new(?=(?: [\w-]+){1,4}(?: (?:is|are|will be)\b| ?[:=]|$))|"
-    r"new value|"
-    r"not \S+ but|scratch that|make it)\b",
-    re.IGNORECASE,
+_CUE_NEEDLES = (
+    "update", "chang", "now", "moved", "switch", "rotat", "rebased", "replaced", "instead", "actually", "correct",
+    "revised", "no longer", "anymore", "retired", "going forward", "rather", "renamed", "new", "not ", "scratch that",
+    "make it",
+)  # fmt: skip
+"""What every match of :data:`_CUE` holds, one at least (a sentence without any announces no change)."""
+_CUE = Needled(
+    re.compile(
+        r"\b(?:update[ds]?|changed|"
+        r"(?<!for )(?<!right )(?<!just )(?<!until )(?<!by )(?<!from )(?<!i will )(?<!i'll )(?<!let me )now(?! that)|"
+        r"chang(?:e|ed|ing) (?:\w+ ){0,2}to|moved|switched|switching to|rotated|rotation is done|rebased|replaced|"
+        r"instead|actually|correction|corrected|the correct|revised|no longer|anymore|retired|from now on|"
+        r"going forward|rather|renamed|"
+        r"(?:^|(?<=[:;,.!] ))(?:(?:the|our|my|its|a) )?new(?=(?: [\w-]+){1,4}(?: (?:is|are|will be)\b| ?[:=]|$))|"
+        r"new value|"
+        r"not \S+ but|scratch that|make it)\b",
+        re.IGNORECASE,
+    ),
+    _CUE_NEEDLES,
 )
 """Words that announce a change of something already said (a past "changed", "moved", "switched", or "change ...
 to"), not the wish to change something ("I'd like to change my flight" is the request itself). "New" announces one
@@ -166,7 +176,10 @@ class Subject:
     label_id: str | None = None
 
 
-_REASON_CLAUSE = re.compile(r"[,;]?\s+(?:because|since|so that|as it|which keeps|which matches)\s", re.IGNORECASE)
+_REASON_CLAUSE = Needled(
+    re.compile(r"[,;]?\s+(?:because|since|so that|as it|which keeps|which matches)\s", re.IGNORECASE),
+    ("because", "since", "so that", "as it", "which keeps", "which matches"),
+)
 
 
 def subject_of(text: str) -> Subject:

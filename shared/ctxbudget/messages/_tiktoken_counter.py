@@ -158,8 +158,18 @@ class TiktokenCounter:
         key = self._key(text)
         cached = self._texts.get(key)
         if cached is None:
-            cached = sum(self.count_text(piece) for piece in line_pieces(text))
+            cached = sum(map(self._count_line, line_pieces(text)))
             self._texts.put(key, cached)
+        return cached
+
+    def _count_line(self, piece: str) -> int:
+        """Tokens of one piece of :meth:`count_lines`, remembered however short: a summary's lines recur."""
+        if len(piece) > 64:
+            return self.count_text(piece)
+        cached = self._texts.get(piece)  # a short text is its own key (:func:`text_key`)
+        if cached is None:
+            cached = len(self._encoding.encode_ordinary(piece))
+            self._texts.put(piece, cached)
         return cached
 
     def fit_text_edges(self, text: str, head_budget: int, budget: int) -> tuple[str, str]:
