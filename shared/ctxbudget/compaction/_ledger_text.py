@@ -145,41 +145,48 @@ def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
     # Items are read back in conversation order as far as the text tells it: requests the conversation went on from
     # come first, then what the sections record, then the requests nothing answered yet, the current task, and the
     # latest request (newer than the work, so a request still open stays "Asked" until work follows it).
-    buckets: dict[str, list[tuple[SalienceKind, str]]] = {place: [] for place in _PLACES}
+    buckets: dict[str, list[_Read]] = {place: [] for place in _PLACES}
     section: str | None = None
     for number, line in enumerate(summary.splitlines()):
-        heading = _HEADING.match(line)
-        if heading:
-            name = heading.group(1).strip().rstrip(":").strip()
-            section = _LEGACY.get(name, name if name in LEDGER_SECTIONS else "Notes")
-            continue
+        if line.startswith("#"):
+            heading = _HEADING.match(line)
+            if heading:
+                name = heading.group(1).strip().rstrip(":").strip()
+                section = _LEGACY.get(name, name if name in LEDGER_SECTIONS else "Notes")
+                continue
         text = line.strip().removeprefix("- ").strip()
         if not text or text == "(none)" or (section is None and text.startswith("[")):
             continue
         if section is None:
-            kind: SalienceKind | None = "note"
-        elif memo is not None:  # the same bullet stood in earlier summaries: its kind is known
-            kind = _remembered_kind(memo, section, text)
-        else:
-            kind = _kind_for(section, text)
-        if kind in (
-            "call",
-            "command",
-            "figure",
-        ):  # a record's bullet: its fields are items again, each kept or not on its own
-            buckets["sections"].extend(split_fields(kind, text, number))
+            buckets["sections"].append(_read("note", text))
+            continue
+        # With a memo, the same bullet stood in earlier summaries: its kind is known.
+        kind = _kind_for(section, text) if memo is None else _remembered_kind(memo, section, text)
+        if kind in ("call", "command", "figure"):
+            # A record's bullet: its fields are items again, each kept or not on its own.
+            fields = split_fields(kind, text, number)
+            buckets["sections"].extend(_remembered(memo, kind, field) for kind, field in fields)
         elif kind is not None:
             place, shown = _place(section, text)
-            buckets[place].append((kind, shown))
+            buckets[place].append(_remembered(memo, kind, shown))
     parsed = [entry for place in _PLACES for entry in buckets[place]]
     total = len(parsed)
-    tokens_of = item_tokens
-    if memo is not None:  # a bullet usually stood in the summary before this one too: its tokens are known
-        tokens_of = lambda text: memo.get(("tokens", text), lambda: item_tokens(text), len)  # noqa: E731
-    return [
-        Salient(kind, text, item_key(kind, text), index - total, tokens_of(text))
-        for index, (kind, text) in enumerate(parsed)
-    ]
+    return [Salient(kind, text, key, index - total, tokens) for index, (kind, text, key, tokens) in enumerate(parsed)]
+
+
+_Read = tuple[SalienceKind, str, "str | None", frozenset[str]]
+"""An item read back, but for its place in order: its kind, text, key and informative tokens."""
+
+
+def _read(kind: SalienceKind, text: str) -> _Read:
+    return kind, text, item_key(kind, text), item_tokens(text)
+
+
+def _remembered(memo: ReadMemo | None, kind: SalienceKind, text: str) -> _Read:
+    """:func:`_read`, remembered: a bullet usually stood in the summary before this one too."""
+    if memo is None:
+        return _read(kind, text)
+    return memo.get(("read", kind, text), lambda: _read(kind, text), lambda _read: 2 * len(text))
 
 
 def render_ledger(
