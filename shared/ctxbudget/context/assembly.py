@@ -29,6 +29,7 @@ from ..errors import (
     PlanAuditError,
 )
 from ..messages._defaults import default_counter
+from ..messages._validation import short_repr
 from ..messages.message import Message
 from ..messages.tokens import TokenCounter
 from .fragments import Fragment
@@ -198,7 +199,8 @@ def assemble_fragments(
         DuplicateFragmentError: two fragments share an id.
         FragmentLimitError: a fragment's value is over its own ``max_chars`` / ``max_tokens``.
         BudgetExceededError: the total is over ``max_chars`` / ``max_tokens``.
-        InvalidPolicyError: a budget is negative, NaN, infinite or not an integer.
+        InvalidPolicyError: a budget is negative, NaN, infinite or not an integer, or ``counter`` is not a
+            :class:`~ctxbudget.messages.tokens.TokenCounter`.
     """
     _check_budget_value(max_chars, "max_chars")
     _check_budget_value(max_tokens, "max_tokens")
@@ -288,6 +290,29 @@ def _audit(candidates: Sequence[Fragment], originals: Sequence[Fragment], mutabl
         )
 
 
+def _mutable_ids(ids: object) -> frozenset[str]:
+    """``mutable_fragment_ids`` as a set of ids, else an :class:`InvalidPolicyError` naming it."""
+    if isinstance(ids, str):
+        raise InvalidPolicyError(
+            f"mutable_fragment_ids: expected a collection of ids, got the string {short_repr(ids)}",
+            field="mutable_fragment_ids",
+        )
+    if not isinstance(ids, Iterable):
+        raise InvalidPolicyError(
+            f"mutable_fragment_ids: expected a collection of ids (str), got {type(ids).__name__} {short_repr(ids)}",
+            field="mutable_fragment_ids",
+        )
+    listed = list(ids)
+    for index, fragment_id in enumerate(listed):
+        if not isinstance(fragment_id, str):
+            raise InvalidPolicyError(
+                f"mutable_fragment_ids[{index}]: expected a fragment id (str), got {type(fragment_id).__name__} "
+                f"{short_repr(fragment_id)}",
+                field="mutable_fragment_ids",
+            )
+    return frozenset(listed)
+
+
 def assemble_context_plan(
     *,
     fragments: Iterable[FragmentLike],
@@ -319,19 +344,16 @@ def assemble_context_plan(
         PlanAuditError: an immutable fragment was dropped or changed, a required fragment was dropped or emptied,
             a provenance field changed or a limit loosened, a fragment was added or the order changed, or
             ``mutable_fragment_ids`` names an id that is not an original.
+        InvalidPolicyError: ``mutable_fragment_ids`` is not a collection of str ids (a lone string included).
         InvalidFragmentError, DuplicateFragmentError, FragmentLimitError, BudgetExceededError, InvalidPolicyError:
             as for :func:`assemble_fragments`.
     """
     _check_budget_value(max_input_chars, "max_input_chars")
     _check_budget_value(max_input_tokens, "max_input_tokens")
-    if isinstance(mutable_fragment_ids, str):
-        raise InvalidPolicyError(
-            f"mutable_fragment_ids: expected a collection of ids, got the string {mutable_fragment_ids!r}",
-            field="mutable_fragment_ids",
-        )
+    mutable = _mutable_ids(mutable_fragment_ids)
     originals = _coerce(original_fragments)
     candidates = _coerce(fragments)
-    _audit(candidates, originals, frozenset(mutable_fragment_ids))
+    _audit(candidates, originals, mutable)
     active = default_counter(counter)
     names = ("max_input_chars", "max_input_tokens")
     messages, usage = _build(candidates, max_input_chars, max_input_tokens, active, names)

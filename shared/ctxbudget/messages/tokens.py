@@ -25,6 +25,7 @@ from ..errors import InvalidMessageError, InvalidPolicyError
 from ._chat_format import REPLY_PRIMING, TOKENS_PER_IMAGE, TOKENS_PER_MESSAGE, TOKENS_PER_NAME, TOKENS_PER_TOOL_CALL
 from ._estimates import CharCounter, EstimatingCounter
 from ._tiktoken_counter import TiktokenCounter
+from ._validation import short_repr
 from .message import Message, ToolSchema
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "EstimatingCounter",
     "TiktokenCounter",
     "TokenCounter",
+    "check_counter",
     "count_message_by_lines",
     "count_request",
     "count_text_by_lines",
@@ -95,6 +97,21 @@ class BoundedCounter(TokenCounter, Protocol):
         ...
 
 
+_COUNTERS = (TiktokenCounter, EstimatingCounter, CharCounter, TokenCounter)
+"""The bundled counters first: ``isinstance`` stops at the first match, before the protocol's slower check."""
+
+
+def check_counter(counter: object) -> TokenCounter:
+    """``counter`` when it is a :class:`TokenCounter`, else an :class:`InvalidPolicyError` naming ``counter``."""
+    if isinstance(counter, _COUNTERS):
+        return counter
+    raise InvalidPolicyError(
+        "counter: expected a TokenCounter (name, request_overhead, count_text, count_message, count_tools), got "
+        f"{type(counter).__name__} {short_repr(counter)}",
+        field="counter",
+    )
+
+
 class Calibration:
     """Learns the ratio between provider-reported prompt tokens and our own count, per model.
 
@@ -144,9 +161,11 @@ def count_request(counter: TokenCounter, messages: Iterable[Message], tools: Seq
     """Tokens a whole request costs: every message, the tool schemas and the reply priming.
 
     Raises:
+        InvalidPolicyError: ``counter`` is not a :class:`TokenCounter`.
         InvalidMessageError: ``messages`` is not an iterable of messages (a provider's message dict is named with
             the converter that reads it), or ``tools`` not a sequence of schemas.
     """
+    check_counter(counter)
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
         raise InvalidMessageError(
             f"messages: must be an iterable of ctxbudget.Message, got {type(messages).__name__}", field="messages"

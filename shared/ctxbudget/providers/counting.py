@@ -8,6 +8,8 @@ lives here, in the providers layer.
 
 from __future__ import annotations
 
+from ..errors import InvalidPolicyError
+from ..messages._validation import short_repr
 from ..messages.registry import DEFAULT_REGISTRY, ModelRegistry
 from ..messages.tokens import EstimatingCounter, TiktokenCounter, TokenCounter
 from .anthropic_tokens import AnthropicCounter
@@ -23,7 +25,13 @@ def counter_for_model(model: str, *, registry: ModelRegistry = DEFAULT_REGISTRY)
     Raises:
         UnknownModelError: ``model`` is not in ``registry`` (with "did you mean" suggestions); for a model the
             registry lacks, use ``EstimatingCounter()`` (``o200k_base``, factor 1) or register the model.
+        InvalidPolicyError: ``registry`` is not a :class:`~ctxbudget.messages.registry.ModelRegistry`.
     """
+    if not isinstance(registry, ModelRegistry):
+        raise InvalidPolicyError(
+            f"registry: expected a ModelRegistry, got {type(registry).__name__} {short_repr(registry)}",
+            field="registry",
+        )
     info = registry.get(model)
     if info.exact:
         return TiktokenCounter(info.encoding)
