@@ -31,7 +31,7 @@ from ..errors import InvalidFragmentError
 from ..messages._validation import JsonValueError, check_json, subject_id, to_usage_error
 from ..messages.message import Message, MessageRole
 from .items import DATA_TRUSTS, Lifetime, Trust
-from .render import render_envelope
+from .render import envelope
 
 __all__ = ["FRAGMENT_ROLES", "INSTRUCTION_ROLES", "Fragment", "FragmentRole"]
 
@@ -154,7 +154,7 @@ class Fragment(BaseModel):
     def rendered_content(self) -> str:
         """The message content: the value itself, or for data trusts the value in an escaped envelope."""
         if self.is_data:
-            return render_envelope(source=self.source_id, type=self.trust, content=self.value)
+            return envelope(self.source_id, self.trust, self.value)
         return self.value
 
     def to_message(self) -> Message:

@@ -12,9 +12,18 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InvalidFragmentError
-from ..messages._validation import subject_id, to_usage_error
+from ..messages._validation import short_repr, subject_id, to_usage_error
 
-__all__ = ["DATA_TRUSTS", "ContextItem", "Lifetime", "Trust", "checked_items", "trust_score"]
+__all__ = [
+    "DATA_TRUSTS",
+    "TRUST_SCORES",
+    "ContextItem",
+    "Lifetime",
+    "Trust",
+    "checked_items",
+    "not_an_item",
+    "trust_score",
+]
 
 Trust = Literal["system", "developer", "user", "assistant", "memory", "tool", "retrieved", "external"]
 """Where content came from. ``tool``, ``retrieved`` and ``external`` (and ``memory``) are data, never instructions."""
@@ -25,7 +34,7 @@ Lifetime = Literal["request", "turn", "session", "persistent"]
 DATA_TRUSTS: frozenset[Trust] = frozenset({"tool", "retrieved", "external", "memory"})
 """Trust levels whose content is rendered as data and may never take the system role."""
 
-_TRUST_SCORES: dict[Trust, float] = {
+TRUST_SCORES: dict[Trust, float] = {
     "system": 1.0,
     "developer": 0.9,
     "user": 0.8,
@@ -35,6 +44,7 @@ _TRUST_SCORES: dict[Trust, float] = {
     "retrieved": 0.3,
     "external": 0.1,
 }
+"""The planner's 0..1 weight per trust level, as :func:`trust_score` gives it (read it, never change it)."""
 
 
 def checked_items(items: object, field: str = "items") -> list[ContextItem]:
@@ -52,9 +62,27 @@ def checked_items(items: object, field: str = "items") -> list[ContextItem]:
     return listed
 
 
+def not_an_item(item: object, field: str = "item") -> InvalidFragmentError:
+    """The error for an ``item`` (or the argument ``field``) that is not a :class:`ContextItem`."""
+    return InvalidFragmentError(
+        f"{field}: expected a ContextItem, got {type(item).__name__} {short_repr(item)}", field=field
+    )
+
+
 def trust_score(trust: Trust) -> float:
-    """Return the planner's 0..1 weight for a trust level (system 1.0 ... external 0.1)."""
-    return _TRUST_SCORES[trust]
+    """Return the planner's 0..1 weight for a trust level (system 1.0 ... external 0.1).
+
+    Raises:
+        InvalidFragmentError: ``trust`` is not one of the :data:`Trust` levels.
+    """
+    score = TRUST_SCORES.get(trust) if isinstance(trust, str) else None
+    if score is None:
+        raise InvalidFragmentError(
+            f"trust: expected one of {', '.join(map(repr, TRUST_SCORES))}, got {type(trust).__name__} "
+            f"{short_repr(trust)}",
+            field="trust",
+        )
+    return score
 
 
 class ContextItem(BaseModel):

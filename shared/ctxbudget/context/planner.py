@@ -28,8 +28,8 @@ from ..errors import InvalidPolicyError
 from ..messages._defaults import default_counter
 from ..messages._validation import to_usage_error
 from ..messages.tokens import TokenCounter
-from .items import ContextItem, checked_items, trust_score
-from .render import SEPARATOR, render_item
+from .items import TRUST_SCORES, ContextItem, checked_items, not_an_item
+from .render import SEPARATOR, envelope
 
 __all__ = ["DropReason", "DroppedItem", "PlanResult", "PlannedItem", "PlannerConfig", "plan_context", "score_item"]
 
@@ -42,9 +42,24 @@ def score_item(item: ContextItem) -> float:
 
     Rounded to 9 decimals, so scores that are equal on paper tie (and fall through to relevance) instead of being
     ordered by floating-point noise.
+
+    Raises:
+        InvalidFragmentError: ``item`` is not a :class:`ContextItem`.
     """
-    raw = item.relevance + 0.25 * item.priority + 0.15 * trust_score(item.trust) + 0.10 * item.freshness
+    if not isinstance(item, ContextItem):
+        raise not_an_item(item)
+    return _score(item)
+
+
+def _score(item: ContextItem) -> float:
+    """:func:`score_item` of an item known to be a :class:`ContextItem` (the planner's own, once per item)."""
+    raw = item.relevance + 0.25 * item.priority + 0.15 * TRUST_SCORES[item.trust] + 0.10 * item.freshness
     return round(raw, 9)
+
+
+def _rendered(item: ContextItem) -> str:
+    """:func:`~ctxbudget.context.render.render_item` of an item known to be a :class:`ContextItem`."""
+    return envelope(item.source, item.type, item.content)
 
 
 class PlannerConfig(BaseModel):
@@ -165,7 +180,7 @@ class _Ranked:
     def __init__(self, index: int, item: ContextItem) -> None:
         self.index = index
         self.item = item
-        self.score = score_item(item)
+        self.score = _score(item)
 
     def beats(self, other: _Ranked) -> bool:
         """Dedupe precedence: required, then score, then relevance, then first seen."""
@@ -245,7 +260,8 @@ def plan_context(
 
     Raises:
         InvalidFragmentError: ``items`` is not an iterable of :class:`ContextItem`.
-        InvalidPolicyError: ``config`` is not a :class:`PlannerConfig`.
+        InvalidPolicyError: ``config`` is not a :class:`PlannerConfig`, or ``counter`` is not a
+            :class:`~ctxbudget.messages.tokens.TokenCounter`.
     """
     if not isinstance(config, PlannerConfig):
         raise InvalidPolicyError(f"config: must be a PlannerConfig, got {type(config).__name__}", field="config")
@@ -255,7 +271,7 @@ def plan_context(
     ranked = _dedupe(ranked, lambda item: item.dedupe_key, dropped)
     if config.dedupe_content:
         ranked = _dedupe(ranked, lambda item: _normalized(item.content), dropped)
-    costs = {id(entry): active.count_text(render_item(entry.item) + SEPARATOR) for entry in ranked}
+    costs = {id(entry): active.count_text(_rendered(entry.item) + SEPARATOR) for entry in ranked}
     ranked.sort(key=lambda e: (not e.item.required, -e.score, -e.item.relevance, costs[id(e)], e.item.id, e.index))
     budget = _Budget(config)
     included: list[PlannedItem] = []
@@ -270,7 +286,7 @@ def plan_context(
         dropped.append(
             DroppedItem(item=entry.item, score=entry.score, tokens=cost, reason=reason, used=used, limit=limit)
         )
-    rendered = SEPARATOR.join(render_item(planned.item) for planned in included)
+    rendered = SEPARATOR.join(_rendered(planned.item) for planned in included)
     required_tokens = sum(p.tokens for p in included if p.item.required)
     overflow = 0 if config.max_tokens is None else max(0, required_tokens - config.max_tokens)
     return PlanResult(

@@ -99,9 +99,9 @@ def message_key(
     return (message.role, message.name, content, message.tool_call_id, calls, message.state)
 
 
-def not_text(text: object) -> UsageError:
-    """The error for a ``text`` that is not a ``str``."""
-    return UsageError(f"text: must be a str, got {type(text).__name__} {short_repr(text)}", field="text")
+def not_text(text: object, field: str = "text") -> UsageError:
+    """The error for a ``text`` (or the argument ``field``) that is not a ``str``."""
+    return UsageError(f"{field}: must be a str, got {type(text).__name__} {short_repr(text)}", field=field)
 
 
 def check_message(message: object) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ctxbudget.context.items import ContextItem
 from ctxbudget.errors import SourceError
+from ctxbudget.messages._counter_inputs import not_text
 
 __all__ = [
     "INSTRUCTION_FILE_NAMES",
@@ -104,7 +105,12 @@ def compact_instructions(markdown: str) -> str | None:
     The section runs to the next heading of the same or a higher level (its own sub-headings are kept). ATX
     headings (``#`` .. ``######``) are recognised; lines inside fenced code blocks are never headings. Returns
     ``None`` when there is no such heading or its section is blank; otherwise the section, stripped.
+
+    Raises:
+        UsageError: ``markdown`` is not a ``str``.
     """
+    if not isinstance(markdown, str):
+        raise not_text(markdown, "markdown")
     lines = markdown.splitlines()
     level: int | None = None
     section: list[str] = []

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxbudget.context.items import ContextItem, Trust
 from ctxbudget.errors import SourceError
+from ctxbudget.messages._counter_inputs import not_text
 
 __all__ = ["Skill", "SkillLibrary", "parse_front_matter"]
 
@@ -42,7 +43,10 @@ def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
 
     Raises:
         SourceError: the front matter is opened by ``---`` but never closed.
+        UsageError: ``text`` is not a ``str``.
     """
+    if not isinstance(text, str):
+        raise not_text(text)
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         return {}, text
