@@ -17,12 +17,12 @@ messages, bounded outputs) for a query and names their handles, ``read_archived_
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxbudget.archive import HANDLE_PREFIX
 from ctxbudget.archive.search import render_hits
-from ctxbudget.errors import ArchiveError, InvalidPolicyError
+from ctxbudget.errors import ArchiveError, InvalidMessageError, InvalidPolicyError
 from ctxbudget.messages._validation import short_repr
 from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata, ToolOutput
 from llama_index.core.tools.types import AsyncBaseTool, adapt_to_async_tool
@@ -80,8 +80,21 @@ class BoundedTool(AsyncBaseTool):
 
 
 def bound_tools(tools: Sequence[BaseTool], memory: BudgetedMemory) -> list[BaseTool]:
-    """Wrap every tool in :class:`BoundedTool` for ``memory``."""
-    return [BoundedTool(tool, memory) for tool in tools]
+    """Wrap every tool in :class:`BoundedTool` for ``memory``.
+
+    Raises:
+        InvalidMessageError: ``tools`` is not a sequence of LlamaIndex tools (the item is named).
+    """
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
+        got = f"{type(tools).__name__} {short_repr(tools)}"
+        raise InvalidMessageError(f"tools: must be a sequence of LlamaIndex tools, got {got}", field="tools")
+    listed = list(tools)
+    for index, tool in enumerate(listed):
+        if not isinstance(tool, BaseTool):
+            raise InvalidMessageError(
+                f"tools[{index}]: expected a LlamaIndex tool (BaseTool), got {type(tool).__name__}", field="tools"
+            )
+    return [BoundedTool(tool, memory) for tool in listed]
 
 
 def archive_tools(memory: BudgetedMemory) -> list[FunctionTool]:

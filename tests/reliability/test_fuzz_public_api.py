@@ -198,16 +198,6 @@ def _echo(text: Any) -> str:
 KNOWN_RAW: dict[str, tuple[Any, str]] = {
     # Found when this module was written (issue 26); each raises a raw exception for a value of the wrong type.
     # Each has a value that shows it, tried first; the mark is strict: once it is fixed, remove its line here.
-    "ctxbudget.evidence_item(text=v)": (
-        {"k": 1},
-        "sources/outputs.py -> Archive.put_text: a raw pydantic ValidationError",
-    ),
-    "ctxbudget.evidence_item(source=v)": (
-        {"k": 1},
-        "sources/outputs.py -> Archive.put_text: a raw pydantic ValidationError",
-    ),
-    "ctxbudget.evidence_item(archive=v)": ({"k": 1}, "sources/outputs.py: the archive is not checked (AttributeError)"),
-    "llamaindex_ctxbudget.bound_tools(tools=v)": (None, "llamaindex tools.py: the tools are not checked (TypeError)"),
     "langchain_ctxbudget.archived_messages(state=v)": ("x", "langchain: the state is not checked (AttributeError)"),
     "langchain_ctxbudget.event_name(event=v)": ("x", "langchain: the event is not checked (AttributeError)"),
     "langchain_ctxbudget.from_langchain(message=v)": ({"k": 1}, "langchain convert.py: not checked to be a message"),

@@ -10,7 +10,10 @@ from __future__ import annotations
 from ctxbudget.archive.store import Archive
 from ctxbudget.context.evidence import excerpt
 from ctxbudget.context.items import ContextItem, Trust
-from ctxbudget.messages.tokens import TokenCounter
+from ctxbudget.errors import InvalidPolicyError, UsageError
+from ctxbudget.messages._counter_inputs import not_text
+from ctxbudget.messages._validation import JsonValueError, check_utf8, short_repr
+from ctxbudget.messages.tokens import TokenCounter, check_counter
 
 __all__ = ["evidence_item"]
 
@@ -48,9 +51,13 @@ def evidence_item(
         freshness: planner freshness 0..1.
 
     Raises:
-        InvalidPolicyError: ``max_tokens`` < 1 or an empty ``key``.
+        InvalidPolicyError: ``max_tokens`` < 1, an empty ``key``, ``archive`` not an :class:`Archive` or ``counter``
+            not a :class:`~ctxbudget.messages.tokens.TokenCounter`.
+        UsageError: ``text``, ``key`` or ``source`` is not a ``str``, or holds a lone surrogate (not valid Unicode);
+            these and ``archive`` and ``counter`` are checked before anything is archived.
         ArchiveError: ``key`` already holds a different text.
     """
+    _check_arguments(text, key, source, archive, counter)
     handle = archive.put_text(key, text, source=source)
     content = excerpt(text, max_tokens=max_tokens, counter=counter, handle=handle)
     return ContextItem(
@@ -69,3 +76,22 @@ def evidence_item(
             "truncated": content != text,
         },
     )
+
+
+def _check_arguments(text: object, key: object, source: object, archive: object, counter: object) -> None:
+    """Refuse an argument of the wrong type, naming it, before anything is archived.
+
+    A lone surrogate in ``text``, ``key`` or ``source`` could never be sent or persisted with the archive, so it is
+    refused here too.
+    """
+    for field, value in (("text", text), ("key", key), ("source", source)):
+        if not isinstance(value, str):
+            raise not_text(value, field)
+        try:
+            check_utf8(field, value)
+        except JsonValueError as exc:
+            raise UsageError(str(exc), field=field) from None
+    if not isinstance(archive, Archive):
+        got = f"{type(archive).__name__} {short_repr(archive)}"
+        raise InvalidPolicyError(f"archive: expected a ctxbudget Archive, got {got}", field="archive")
+    check_counter(counter)
