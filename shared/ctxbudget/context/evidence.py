@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import InvalidPolicyError, UsageError
 from ..messages._validation import short_repr
-from ..messages.tokens import TiktokenCounter, TokenCounter
+from ..messages.tokens import TiktokenCounter, TokenCounter, check_counter
 
 __all__ = ["excerpt"]
 
@@ -87,9 +87,7 @@ def excerpt(
         raise UsageError(f"text: must be a str, got {type(text).__name__}", field="text")
     if handle is not None and not isinstance(handle, str):
         raise InvalidPolicyError(f"handle: must be a str or None, got {type(handle).__name__}", field="handle")
-    if not isinstance(counter, TokenCounter):
-        got = f"{type(counter).__name__} {short_repr(counter)}"
-        raise InvalidPolicyError(f"counter: must be a TokenCounter, got {got}", field="counter")
+    check_counter(counter)
     total = counter.count_text(text)  # cached: an output counted when it arrived is not counted again
     if total <= max_tokens:
         return text

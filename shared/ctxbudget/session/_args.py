@@ -13,7 +13,7 @@ from ..errors import InvalidMessageError, InvalidPolicyError, SystemPromptTooLar
 from ..messages._foreign import check_not_foreign
 from ..messages.message import Message, ToolCall, ToolSchema
 from ..messages.registry import ModelRegistry
-from ..messages.tokens import EstimatingCounter, TiktokenCounter, TokenCounter
+from ..messages.tokens import EstimatingCounter, TiktokenCounter, TokenCounter, check_counter
 from ..providers.counting import counter_for_model
 from .events import EventType
 
@@ -39,8 +39,8 @@ def check_arguments(
     """Reject constructor arguments of the wrong type up front, naming the argument (not later, deep inside)."""
     if policy is not None and not isinstance(policy, CompactionPolicy):
         raise InvalidPolicyError(f"policy: expected a CompactionPolicy, got {type(policy).__name__}", field="policy")
-    if counter is not None and not isinstance(counter, TokenCounter):
-        raise InvalidPolicyError(f"counter: expected a TokenCounter, got {type(counter).__name__}", field="counter")
+    if counter is not None:
+        check_counter(counter)
     if session_id is not None:
         check_text("session_id", session_id, InvalidPolicyError)
     if system_prompt is not None:
