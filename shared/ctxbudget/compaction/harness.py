@@ -17,6 +17,7 @@ __all__ = [
     "HARNESS_PREFIXES",
     "is_continuation_summary",
     "persisted_output",
+    "strip_examples",
     "strip_harness",
 ]
 
@@ -92,11 +93,37 @@ def strip_harness(text: str) -> str:
         text = persisted[1]  # what the harness saved: the preview is the output's text the model saw
     if "<" not in text and "[" not in text and "Caveat" not in text:
         return text
+    kept = _without_blocks(text, _OPEN) if "<" in text else text
+    if any(marker in kept for marker in _MARKER_LITERALS):  # most texts hold none: skip the regex pass
+        kept = _MARKERS.sub("", kept)
+    return kept.strip()
+
+
+_EXAMPLE_TAGS = ("example", "examples", "example_response", "example_output")
+_EXAMPLE = re.compile(rf"<({'|'.join(_EXAMPLE_TAGS)})(?:\s[^<>]{{0,200}})?>", re.IGNORECASE)
+
+
+def strip_examples(text: str) -> str:
+    """``text`` without its example blocks (``<example_response>...</example_response>`` and the like).
+
+    An example shows what a reply could look like ("I need to understand the Builder-related code. Let me find
+    relevant files ..."): it states nothing, so none of its sentences is a fact, a constraint or a request. The same
+    rules as :func:`strip_harness`: a block opened at the start of a line, a tag quoted inside a sentence stays.
+    """
+    return _without_blocks(text, _EXAMPLE).strip() if "<" in text else text
+
+
+def _without_blocks(text: str, opener: re.Pattern[str]) -> str:
+    """``text`` without the blocks ``opener`` opens at the start of a line, each up to its closing tag.
+
+    A block never closed runs to the end when the text starts with it; one opened later and never closed, or a tag
+    quoted mid-sentence, stays (a person's words).
+    """
     out: list[str] = []
     position = 0
-    lower = text.lower() if "<" in text else text
+    lower = text.lower()
     while True:
-        match = _OPEN.search(text, position)
+        match = opener.search(text, position)
         if match is None:
             out.append(text[position:])
             break
@@ -110,10 +137,7 @@ def strip_harness(text: str) -> str:
             continue
         out.append(text[position : match.start()])
         position = len(text) if end < 0 else end + len(closing)
-    kept = "".join(out)
-    if any(marker in kept for marker in _MARKER_LITERALS):  # most texts hold none: skip the regex pass
-        kept = _MARKERS.sub("", kept)
-    return kept.strip()
+    return "".join(out)
 
 
 def is_continuation_summary(text: str) -> bool:

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .harness import strip_harness
+from .harness import strip_examples, strip_harness
 from .textscan import bounded, clip, content_words, sentences
 
 __all__ = ["Statement", "StatementKind", "assistant_statements", "classify", "label_of", "user_statements"]
@@ -235,9 +235,11 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
 def _prose(text: str) -> tuple[str, bool]:
     """The part of a message read for statements, and whether the message is a paste (code, a log, a document).
 
-    The part read is its prose lines, outside code fences, at most :data:`SCAN_HEAD` plus :data:`SCAN_TAIL` chars.
+    The part read is its prose lines, outside code fences and examples, at most :data:`SCAN_HEAD` plus
+    :data:`SCAN_TAIL` chars. Whether it is a paste is read from the whole message, as it was sent.
     """
     pasted = _FENCE in text or len(text) > PASTE_CHARS
+    text = strip_examples(text)
     if _FENCE in text:
         text = "\n".join(text.split(_FENCE)[0::2])  # outside the fences
     if len(text) > SCAN_HEAD + SCAN_TAIL:
@@ -269,7 +271,7 @@ def _is_prose(line: str) -> bool:
 
 
 def user_statements(text: str) -> list[Statement]:
-    """The statements of a user message, in order (harness text removed; a paste noted as one ``paste`` statement)."""
+    """The statements of a user message, in order (harness text and examples removed; a paste is one statement)."""
     text = strip_harness(bounded(text))
     if not text:
         return []
