@@ -1,4 +1,4 @@
-"""An example in a user message states nothing: its sentences are not the user's facts, constraints or requests.
+"""What a user message is read for: not its examples, and a list that finishes its lead-in as one sentence with it.
 
 Prompt templates (mini-swe-agent's, and prompts written in the style model vendors recommend) show the reply they
 want inside ``<example>`` or ``<example_response>`` blocks. "I need to understand the Builder-related code. Let me
@@ -39,3 +39,31 @@ def test_a_paste_is_noted_as_it_was_sent() -> None:
     paste = "\n".join(f"line {n}: value {n}" for n in range(200)) + "\n<example>\nsample reply\n</example>"
     notes = [s.text for s in user_statements(paste) if s.kind == "paste"]
     assert notes == [f"pasted 203 lines, {len(paste):,} chars, starting: line 0: value 0"]
+
+
+LEAD_IN = """You are operating in an environment where
+
+1. You issue at least one command
+2. You see the result(s)
+
+Constraints:
+- Budget cap is $500 total.
+- Never exceed without approval.
+
+Check the deploy script for
+- hardcoded hosts
+- missing retries"""
+
+
+def test_a_list_that_finishes_its_lead_in_is_one_statement_with_it() -> None:
+    said = [statement.text for statement in user_statements(LEAD_IN)]
+    assert "You are operating in an environment where You issue at least one command; You see the result(s)." in said
+    assert not any(text in ("You issue at least one command", "You see the result(s)") for text in said)
+    assert "Check the deploy script for hardcoded hosts; missing retries." in said
+
+
+def test_a_list_after_a_label_keeps_each_item_apart() -> None:
+    """A label ("Constraints:") names what follows; each rule stands alone, so a later one can replace it."""
+    said = [statement.text for statement in user_statements(LEAD_IN)]
+    assert "Budget cap is $500 total." in said
+    assert "Never exceed without approval." in said

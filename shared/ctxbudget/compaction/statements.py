@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .harness import strip_examples, strip_harness
+from ._prose import FENCE, LIST_MARKER, SCAN_HEAD, SCAN_TAIL, continued, ends, is_prose, prose_of
+from .harness import strip_harness
 from .textscan import bounded, clip, content_words, sentences
 
 __all__ = ["Statement", "StatementKind", "assistant_statements", "classify", "label_of", "user_statements"]
@@ -35,16 +36,10 @@ StatementKind = Literal[
     "fact", "constraint", "preference", "request", "question", "decision", "finding", "open", "paste"
 ]
 
-SCAN_HEAD = 6_000
-"""Characters of a message read for statements from its start (and :data:`SCAN_TAIL` from its end)."""
-SCAN_TAIL = 2_000
-PASTE_CHARS = 2_500
-"""A user message longer than this, or holding a fenced block, is a paste: its opening prose is read, not all of it."""
 _CLASSIFY_CHARS = 1_000
 """Characters of a sentence its kind is read from (a kind shows in how a sentence starts and what it says first)."""
 """A message whose kept sentences fit in this many characters is one statement (its sentences qualify each other)."""
 
-_LIST_MARKER = re.compile(r"^(?:[-*•>]+|\d{1,3}[.)]|[a-z][.)]|#{1,6})\s+")
 _ONLY_MARKER = re.compile(r"^(?:[-*•>#|`~=_]+|\d{1,3}[.)]?|[a-z][.)])$")
 _NOT_LABEL = r"(?!(?:is|are|was|were|has|have|had|be|been|will|can|must|should|do|does|did)\b)"
 _LABEL = re.compile(
@@ -165,11 +160,9 @@ _OPEN = re.compile(
     r"blocked (?:on|by)|not yet (?:done|fixed|implemented)|left to do|pending)\b",
     re.IGNORECASE,
 )
-_FENCE = "```"
 _MAX_SNIPPETS = 4
 _HEADING = re.compile(r"^#{1,6}\s")
 _HAS_VALUE = re.compile(r"\d|[A-Z][a-z]+ [A-Z][a-z]+|\b[\w-]+[./@][\w./-]+|\b[A-Z]{2,}\b|\w+_\w+")
-_CODE_SPAN = re.compile(r"`[^`\n]{1,200}`")
 _SPECIFIC = re.compile(
     r"`[^`\n]{2,80}`|\b[\w.-]*\d[\w.-]*\b|[\w-]+/[\w./-]+|\b\w+\.(?:py|js|ts|go|rs|md|json|toml|yaml|yml)\b"
 )
@@ -197,7 +190,7 @@ def label_of(text: str) -> str | None:
 
 def _body(sentence: str) -> str:
     """The sentence without its list marker, Markdown emphasis and label: what is classified."""
-    sentence = _LIST_MARKER.sub("", sentence, count=1).replace("**", "").replace("__", "")
+    sentence = LIST_MARKER.sub("", sentence, count=1).replace("**", "").replace("__", "")
     label = _LABEL.match(sentence)
     return sentence[label.end() :] if label else sentence
 
@@ -220,7 +213,7 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
         return "preference" if _PREFERENCE.search(body) and not _CONSTRAINT.search(body) else "constraint"
     if _PREFERENCE.search(body):
         return "preference"
-    label = _LABEL.match(_LIST_MARKER.sub("", sentence.strip(), count=1))
+    label = _LABEL.match(LIST_MARKER.sub("", sentence.strip(), count=1))
     labelled = label is not None and label.group(1).isupper()  # "GOAL STATE:" types a statement; "Step 3:" does not
     verb = _LEAD.sub("", body)  # "now also add a replica": the request starts at "add"
     # "Please proceed with ...", "Yes, please proceed ...": asks, whatever the verb
@@ -232,53 +225,15 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
     return "fact"
 
 
-def _prose(text: str) -> tuple[str, bool]:
-    """The part of a message read for statements, and whether the message is a paste (code, a log, a document).
-
-    The part read is its prose lines, outside code fences and examples, at most :data:`SCAN_HEAD` plus
-    :data:`SCAN_TAIL` chars. Whether it is a paste is read from the whole message, as it was sent.
-    """
-    pasted = _FENCE in text or len(text) > PASTE_CHARS
-    text = strip_examples(text)
-    if _FENCE in text:
-        text = "\n".join(text.split(_FENCE)[0::2])  # outside the fences
-    if len(text) > SCAN_HEAD + SCAN_TAIL:
-        text = _ends(text)
-    if pasted:
-        text = "\n".join(line for line in text.splitlines() if _is_prose(line))
-    return text, pasted
-
-
-def _ends(text: str) -> str:
-    """The first :data:`SCAN_HEAD` and last :data:`SCAN_TAIL` characters of a long text, cut between words."""
-    head = text[:SCAN_HEAD]
-    head = head[: head.rfind(" ")] if " " in head[SCAN_HEAD // 2 :] else head
-    tail = text[-SCAN_TAIL:]
-    tail = tail[tail.find(" ") + 1 :] if " " in tail[: SCAN_TAIL // 2] else tail
-    return f"{head}\n{tail}"
-
-
-def _is_prose(line: str) -> bool:
-    """A line of a paste that reads as the user's words: mostly letters and spaces, not indented code or a log."""
-    stripped = line.strip()
-    if len(stripped) < 12 or " " not in stripped:
-        return False
-    if line[:1].isspace() and not _LIST_MARKER.match(stripped):
-        return False  # indented: code or a log
-    plain = _CODE_SPAN.sub("code", stripped)  # `code in backticks` reads as a word
-    letters = sum(map(str.isalpha, plain)) + plain.count(" ")  # a space is not alpha: counted once
-    return letters >= 0.75 * len(plain)
-
-
 def user_statements(text: str) -> list[Statement]:
     """The statements of a user message, in order (harness text and examples removed; a paste is one statement)."""
     text = strip_harness(bounded(text))
     if not text:
         return []
-    prose, pasted = _prose(text)
+    prose, pasted = prose_of(text)
     classified = [
         (kind, s, first)
-        for line in prose.splitlines()
+        for line in continued(prose.splitlines())
         for first, s in enumerate(sentences(line))
         if (kind := classify(s)) is not None
     ]
@@ -298,7 +253,7 @@ def _group(classified: list[tuple[StatementKind, str, bool]]) -> list[Statement]
     """
     out: list[Statement] = []
     for kind, given, starts_line in classified:
-        sentence = _LIST_MARKER.sub("", given, count=1)
+        sentence = LIST_MARKER.sub("", given, count=1)
         previous = out[-1] if out else None
         dependent = _DEPENDENT.match(_body(sentence)) is not None
         joins = (
@@ -309,7 +264,7 @@ def _group(classified: list[tuple[StatementKind, str, bool]]) -> list[Statement]
             and (dependent or len(sentence.split()) < 4)
             and len(previous.text) + len(sentence) < 400
         )
-        sentence = _LIST_MARKER.sub("", sentence, count=1)
+        sentence = LIST_MARKER.sub("", sentence, count=1)
         if previous is not None and joins:
             merged: StatementKind = max(
                 previous.kind, kind if kind in _PRIORITY else previous.kind, key=_PRIORITY.__getitem__
@@ -340,23 +295,23 @@ def assistant_statements(text: str) -> list[Statement]:
     """
     text = strip_harness(bounded(text))
     out: list[Statement] = []
-    if _FENCE in text:
-        parts = text.split(_FENCE)
+    if FENCE in text:
+        parts = text.split(FENCE)
         for block in parts[1::2][:_MAX_SNIPPETS]:  # a one- or two-line block is a command or value given to use
             code = [ln for ln in block.splitlines()[1:] if ln.strip()] if "\n" in block else [block]
             if 0 < len(code) <= 2 and sum(map(len, code)) <= 200:
                 out.append(Statement("finding", clip(" ; ".join(ln.strip() for ln in code), 220)))
         text = "\n".join(parts[0::2])  # longer code blocks are not statements
     if len(text) > SCAN_HEAD + SCAN_TAIL:
-        text = _ends(text)
+        text = ends(text)
     said = sentences(text)
     done = _done_report(said)
     for sentence in said:
-        body = _LIST_MARKER.sub("", _body(sentence).strip(), count=1)
-        if len(body.split()) < 4 or body.endswith(("?", ":")) or not _is_prose(body) or sentence.lstrip()[:1] == "|":
+        body = LIST_MARKER.sub("", _body(sentence).strip(), count=1)
+        if len(body.split()) < 4 or body.endswith(("?", ":")) or not is_prose(body) or sentence.lstrip()[:1] == "|":
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
         narration = _NARRATION.match(body) is not None
-        labelled = (label_of(_LIST_MARKER.sub("", sentence.strip(), count=1)) or "").lower() in _DECISION_LABELS
+        labelled = (label_of(LIST_MARKER.sub("", sentence.strip(), count=1)) or "").lower() in _DECISION_LABELS
         if _OPEN.search(body):
             out.append(Statement("open", clip(body, 240)))
         elif (

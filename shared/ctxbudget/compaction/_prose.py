@@ -1,0 +1,114 @@
+"""What of a user message is read for its statements: its prose, and lists joined to the sentence they finish.
+
+A message's prose is its lines outside code fences and examples (:func:`~ctxbudget.compaction.harness.strip_examples`),
+its two ends when it is long, and, for a paste (code, a log, a document), only the lines that read as a person's
+words. A list whose lead-in stops on a word its sentence goes on after ("an environment where", "should include:")
+finishes that sentence, so it is read as one line with it (:func:`continued`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .harness import strip_examples
+
+__all__ = [
+    "FENCE",
+    "LIST_MARKER",
+    "PASTE_CHARS",
+    "SCAN_HEAD",
+    "SCAN_TAIL",
+    "continued",
+    "ends",
+    "is_prose",
+    "prose_of",
+]
+
+SCAN_HEAD = 6_000
+"""Characters of a message read for statements from its start (and :data:`SCAN_TAIL` from its end)."""
+SCAN_TAIL = 2_000
+PASTE_CHARS = 2_500
+"""A user message longer than this, or holding a fenced block, is a paste: its opening prose is read, not all of it."""
+FENCE = "```"
+LIST_MARKER = re.compile(r"^(?:[-*•>]+|\d{1,3}[.)]|[a-z][.)]|#{1,6})\s+")
+"""A list item's or a heading's marker at the start of a line."""
+_CODE_SPAN = re.compile(r"`[^`\n]{1,200}`")
+
+
+def prose_of(text: str) -> tuple[str, bool]:
+    """The part of a message read for statements, and whether the message is a paste (code, a log, a document).
+
+    The part read is its prose lines, outside code fences and examples, at most :data:`SCAN_HEAD` plus
+    :data:`SCAN_TAIL` chars. Whether it is a paste is read from the whole message, as it was sent.
+    """
+    pasted = FENCE in text or len(text) > PASTE_CHARS
+    text = strip_examples(text)
+    if FENCE in text:
+        text = "\n".join(text.split(FENCE)[0::2])  # outside the fences
+    if len(text) > SCAN_HEAD + SCAN_TAIL:
+        text = ends(text)
+    if pasted:
+        text = "\n".join(line for line in text.splitlines() if is_prose(line))
+    return text, pasted
+
+
+def ends(text: str) -> str:
+    """The first :data:`SCAN_HEAD` and last :data:`SCAN_TAIL` characters of a long text, cut between words."""
+    head = text[:SCAN_HEAD]
+    head = head[: head.rfind(" ")] if " " in head[SCAN_HEAD // 2 :] else head
+    tail = text[-SCAN_TAIL:]
+    tail = tail[tail.find(" ") + 1 :] if " " in tail[: SCAN_TAIL // 2] else tail
+    return f"{head}\n{tail}"
+
+
+def is_prose(line: str) -> bool:
+    """A line of a paste that reads as the user's words: mostly letters and spaces, not indented code or a log."""
+    stripped = line.strip()
+    if len(stripped) < 12 or " " not in stripped:
+        return False
+    if line[:1].isspace() and not LIST_MARKER.match(stripped):
+        return False  # indented: code or a log
+    plain = _CODE_SPAN.sub("code", stripped)  # `code in backticks` reads as a word
+    letters = sum(map(str.isalpha, plain)) + plain.count(" ")  # a space is not alpha: counted once
+    return letters >= 0.75 * len(plain)
+
+
+_LEAD_IN = re.compile(
+    r"\b(?:where|that|which|when|whether|if|include|includes|including|such as|like|with|to|of|for|by|are|is)"
+    r"\s*:?\s*$",
+    re.IGNORECASE,
+)
+"""A line that ends on a word its sentence goes on after ("an environment where", "should include:"): the list
+after it finishes that sentence."""
+_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(\S.*)$")
+_MAX_JOINED = 12
+
+
+def continued(lines: list[str]) -> list[str]:
+    """``lines`` with each list that finishes its lead-in's sentence joined to it as one line.
+
+    "You are operating in an environment where" followed by "1. You issue at least one command", "2. You see the
+    result(s)" is one statement; its items alone are fragments. A list after a heading or a label ("Constraints:",
+    "## Rules") is not joined: each of its items stands on its own.
+    """
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if not _LEAD_IN.search(line) or _ITEM.match(line) or line.lstrip().startswith("#"):
+            out.append(line)
+            continue
+        ahead = index
+        while ahead < len(lines) and not lines[ahead].strip():
+            ahead += 1
+        items: list[str] = []
+        while ahead < len(lines) and len(items) < _MAX_JOINED and (item := _ITEM.match(lines[ahead])) is not None:
+            items.append(item.group(1).strip().rstrip(".;"))
+            ahead += 1
+        if not items:
+            out.append(line)
+            continue
+        out.append(f"{line.strip()} {'; '.join(items)}.")
+        index = ahead
+    return out
