@@ -70,8 +70,27 @@ class _Spy:
         self.encoded.append(text)
         return self.encoding.encode_ordinary(text)  # type: ignore[attr-defined, no-any-return]
 
+    @property
+    def _core_bpe(self) -> object:
+        return _CoreSpy(self.encoding._core_bpe, self.encoded)  # type: ignore[attr-defined]  # a long text's count
+
     def __getattr__(self, name: str) -> object:
         return getattr(self.encoding, name)
+
+
+class _CoreSpy:
+    """The encoding's core, recording the texts counted from its token buffer into its spy's list."""
+
+    def __init__(self, core: object, encoded: list[str]) -> None:
+        self.core = core
+        self.encoded = encoded
+
+    def encode_to_tiktoken_buffer(self, text: str, allowed: frozenset[str]) -> object:
+        self.encoded.append(text)
+        return self.core.encode_to_tiktoken_buffer(text, allowed)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.core, name)
 
 
 def test_a_rebuilt_ledger_encodes_only_its_new_lines() -> None:

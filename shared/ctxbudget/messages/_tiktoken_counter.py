@@ -51,6 +51,10 @@ _FRESH = re.compile(r"[^\s/]")
 _LINE_CUT = re.compile(rf"\n(?={_FRESH.pattern})")
 """A newline the next line's first character cannot join in one pre-token (``/`` can: o200k's ``[\r\n/]*``)."""
 
+_BUFFER_OVER = 1024
+"""Texts longer than this are counted from tiktoken's token buffer (:meth:`TiktokenCounter._length`), not a list."""
+_NO_SPECIAL: frozenset[str] = frozenset()
+
 _CHUNKED_OVER = 2 * CHUNK_CHARS
 """Texts longer than this are counted and cut in parts (:mod:`ctxbudget.messages._token_chunks`), never encoded whole: a
 whole encoding holds a Python int per token, about nine times the text's size."""
@@ -69,7 +73,7 @@ class TiktokenCounter:
         self._messages = ContentCache(cache_size)
         self._texts = ContentCache(cache_size)
         self._roles: dict[str, int] = {}
-        self._last: tuple[str, list[int]] | None = None
+        self._last: tuple[str, list[int] | memoryview] | None = None
         self._last_key: tuple[str, object] | None = None
 
     @property
@@ -101,17 +105,37 @@ class TiktokenCounter:
         # excerpted because it is too long is encoded once, not twice. A huge one is never encoded whole here.
         last = self._last
         if last is not None and last[0] is text:
-            return last[1]
-        tokens = self._encoding.encode_ordinary(text)
+            if isinstance(last[1], list):
+                return last[1]
+            tokens: list[int] = last[1].cast("B").cast("I").tolist()  # counted by _length: its buffer, as a list
+        else:
+            tokens = self._encoding.encode_ordinary(text)
         if 4096 < len(text) <= _CHUNKED_OVER:
             self._last = (text, tokens)
         return tokens
+
+    def _length(self, text: str) -> int:
+        """``len(encode(text))``; a long text is counted from tiktoken's token buffer, with no list of ints built.
+
+        The buffer is ``encode_to_numpy``'s (``encode`` with no special token allowed: ``encode_ordinary``'s tokens).
+        """
+        last = self._last
+        buffer = getattr(self._encoding._core_bpe, "encode_to_tiktoken_buffer", None)  # tiktoken >= 0.7
+        if len(text) <= _BUFFER_OVER or buffer is None or (last is not None and last[0] is text):
+            return len(self._encode(text))
+        try:
+            view = memoryview(buffer(text, _NO_SPECIAL))
+        except UnicodeEncodeError:  # a lone surrogate: encode_ordinary replaces it (as tiktoken's own wrapper does)
+            return len(self._encode(text))
+        if 4096 < len(text) <= _CHUNKED_OVER:
+            self._last = (text, view)
+        return view.nbytes // view.itemsize  # not len(): tiktoken's buffer gives its shape in bytes
 
     def _count(self, text: str) -> int:
         """Tokens in ``text``, uncached; a huge text is counted a part at a time (memory: one part's tokens)."""
         if len(text) > _CHUNKED_OVER:
             return count_tokens(self._encoding, text)
-        return len(self._encode(text))
+        return self._length(text)
 
     def _key(self, text: str) -> object:
         """The cache key of ``text``, remembered for the last long text (by identity): a huge output is hashed once."""
@@ -124,7 +148,7 @@ class TiktokenCounter:
         return key
 
     def count_text(self, text: str) -> int:
-        """Tokens in ``text`` (cached for strings over 64 characters).
+        """Tokens in ``text`` (cached; a text of 64 characters or fewer is its own key).
 
         Raises:
             UsageError: ``text`` is not a ``str``.
@@ -132,7 +156,7 @@ class TiktokenCounter:
         if not isinstance(text, str):
             raise not_text(text)
         if len(text) <= 64:
-            return len(self._encoding.encode_ordinary(text))
+            return self._count_line(text)  # remembered too: names and call ids recur (a result repeats its call's)
         key = self._key(text)
         cached = self._texts.get(key)
         if cached is None:
@@ -163,7 +187,7 @@ class TiktokenCounter:
         return cached
 
     def _count_line(self, piece: str) -> int:
-        """Tokens of one piece of :meth:`count_lines`, remembered however short: a summary's lines recur."""
+        """Tokens of one piece of :meth:`count_lines` (or a short text), remembered however short: they recur."""
         if len(piece) > 64:
             return self.count_text(piece)
         cached = self._texts.get(piece)  # a short text is its own key (:func:`text_key`)
@@ -264,7 +288,7 @@ class TiktokenCounter:
             # Content goes to the encoder unless its text was counted already (a summary or a marker compaction
             # wrote and counted before making it a message); the message cache remembers it either way.
             known = self._texts.get(self._key(content)) if len(content) > 64 else None
-            total = TOKENS_PER_MESSAGE + role + (known if known is not None else len(self._encode(content)))
+            total = TOKENS_PER_MESSAGE + role + (known if known is not None else self._length(content))
         else:
             total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(message.text))
             total += block_tokens(message)
