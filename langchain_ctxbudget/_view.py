@@ -36,7 +36,7 @@ from ctxbudget.compaction.tiers import CLEARED_META
 from ctxbudget.messages import Message
 from ctxbudget.session import ContextSession
 from ctxbudget.session.snapshot import SessionSnapshot, TrackerSnapshot
-from langchain_core.messages import BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
 
 from ._archive_store import ArchiveRef, is_ref, legacy_entries
 from ._editing import ClearedResult, cleared_results
@@ -61,11 +61,11 @@ def _same(given: BaseMessage, held: BaseMessage) -> bool:
     """``given`` (the state's) says what ``held`` (the view's) does: the same id, content and tool calls."""
     if given is held:
         return True
-    return (
-        given.id == held.id
-        and given.content == held.content
-        and getattr(given, "tool_calls", None) == getattr(held, "tool_calls", None)
-    )
+    if given.id != held.id or given.content != held.content:
+        return False
+    if isinstance(given, AIMessage) or isinstance(held, AIMessage):  # only an AIMessage has tool calls
+        return isinstance(given, AIMessage) and isinstance(held, AIMessage) and given.tool_calls == held.tool_calls
+    return True
 
 
 @dataclass
