@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from ctxbudget.archive import HANDLE_PREFIX, Archive
 from ctxbudget.archive.search import ArchiveHit, check_search_args, render_hits
 from ctxbudget.compaction.policy import CompactionPolicy
-from ctxbudget.errors import ArchiveError, InvalidPolicyError, UsageError
+from ctxbudget.errors import ArchiveError, InvalidMessageError, InvalidPolicyError, UsageError
 from ctxbudget.messages import Message
 from ctxbudget.messages._validation import describe_error, to_usage_error
 from ctxbudget.messages.tokens import TokenCounter
@@ -288,8 +288,14 @@ def archived_messages(state: Mapping[str, Any], *, store: SnapshotStore | GraphS
             store. Not read for a state written by an earlier version, which holds its archive inline.
 
     Raises:
+        InvalidMessageError: ``state`` is not a mapping (``field="state"``).
         ArchiveError: the store does not hold the archive the state names (the message says which to pass).
     """
+    if not isinstance(state, Mapping):
+        raise InvalidMessageError(
+            f"state: expected the agent state, a mapping (agent.get_state(config).values), got {type(state).__name__}",
+            field="state",
+        )
     ref, inline = state_archive(state)
     if ref is None:
         return Archive(inline).messages()

@@ -163,7 +163,15 @@ _ROLE_OF_CLASS: dict[type, MessageRole] = {
 
 
 def from_langchain(message: BaseMessage) -> Message:
-    """Convert one LangChain message (an id is assigned in place when missing)."""
+    """Convert one LangChain message (an id is assigned in place when missing).
+
+    Raises:
+        InvalidMessageError: ``message`` is not a LangChain ``BaseMessage`` (``field="message"``).
+    """
+    if not isinstance(message, BaseMessage):
+        raise InvalidMessageError(
+            f"message: expected a LangChain BaseMessage, got {type(message).__name__}", field="message"
+        )
     message_id = message.id or ensure_id(message)
     role = _ROLE_OF_CLASS.get(type(message)) or role_of(message)
     marks = message.response_metadata.get(CTXBUDGET_KEY)
@@ -205,7 +213,20 @@ def to_langchain(message: Message, template: BaseMessage | None = None) -> BaseM
 
     With a ``template`` (the LangChain message it came from), the template is copied with the new content, so
     ``additional_kwargs``, ``response_metadata`` and ``usage_metadata`` survive.
+
+    Raises:
+        InvalidMessageError: ``message`` is not a ctxbudget ``Message``, or ``template`` neither ``None`` nor a
+            LangChain ``BaseMessage`` (``field`` names which).
     """
+    if not isinstance(message, Message):
+        raise InvalidMessageError(
+            f"message: expected a ctxbudget Message, got {type(message).__name__}", field="message"
+        )
+    if template is not None and not isinstance(template, BaseMessage):
+        raise InvalidMessageError(
+            f"template: expected None or the LangChain BaseMessage it came from, got {type(template).__name__}",
+            field="template",
+        )
     content = content_to_langchain(message.content)
     marks = _marks(message)
     if template is not None:
@@ -305,14 +326,31 @@ _SCHEMA_LOCK = threading.Lock()
 
 
 def tool_schemas(tools: Sequence[Any]) -> tuple[ToolSchema, ...]:
-    """Tool schemas for ``BaseTool`` objects, functions, pydantic models or OpenAI dicts (cached per object)."""
+    """Tool schemas for ``BaseTool`` objects, functions, pydantic models or OpenAI dicts (cached per object).
+
+    Raises:
+        InvalidMessageError: ``tools`` is not a sequence, or one of them is none of those (``field="tools[i]"``).
+    """
+    if isinstance(tools, (str, bytes, dict)) or not isinstance(tools, Sequence):
+        raise InvalidMessageError(
+            f"tools: expected a sequence of tools (BaseTool, function, pydantic model or OpenAI dict), got "
+            f"{type(tools).__name__}",
+            field="tools",
+        )
     out: list[ToolSchema] = []
-    for tool in tools:
+    for index, tool in enumerate(tools):
         cached = _SCHEMAS.get(id(tool))
         if cached is not None and cached[0] is tool and not isinstance(tool, dict):
             out.append(cached[1])
             continue
-        schema = ToolSchema.from_openai(convert_to_openai_tool(tool))
+        try:
+            schema = ToolSchema.from_openai(convert_to_openai_tool(tool))
+        except (ValueError, TypeError, AttributeError) as exc:  # LangChain's own refusal of what is not a tool
+            raise InvalidMessageError(
+                f"tools[{index}]: not a tool LangChain can describe (BaseTool, function, pydantic model or OpenAI "
+                f"dict), got {type(tool).__name__}: {exc}",
+                field=f"tools[{index}]",
+            ) from exc
         if not isinstance(tool, dict):
             with _SCHEMA_LOCK:
                 if len(_SCHEMAS) > 4096:

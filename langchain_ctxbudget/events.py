@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from ctxbudget.errors import UsageError
 from ctxbudget.session import ContextSession
 from ctxbudget.session.events import Event, EventType
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
@@ -29,7 +30,13 @@ DEFAULT_FORWARDED: frozenset[EventType] = frozenset(
 
 
 def event_name(event: Event) -> str:
-    """The custom event name for ``event``, e.g. ``ctxbudget.context_compacted``."""
+    """The custom event name for ``event``, e.g. ``ctxbudget.context_compacted``.
+
+    Raises:
+        UsageError: ``event`` is not a ctxbudget :class:`~ctxbudget.session.events.Event` (``field="event"``).
+    """
+    if not isinstance(event, Event):
+        raise UsageError(f"event: expected a ctxbudget Event, got {type(event).__name__}", field="event")
     return f"{EVENT_PREFIX}{event.type}"
 
 

@@ -196,14 +196,9 @@ def _echo(text: Any) -> str:
 
 
 KNOWN_RAW: dict[str, tuple[Any, str]] = {
-    # Found when this module was written (issue 26); each raises a raw exception for a value of the wrong type.
-    # Each has a value that shows it, tried first; the mark is strict: once it is fixed, remove its line here.
-    "langchain_ctxbudget.archived_messages(state=v)": ("x", "langchain: the state is not checked (AttributeError)"),
-    "langchain_ctxbudget.event_name(event=v)": ("x", "langchain: the event is not checked (AttributeError)"),
-    "langchain_ctxbudget.from_langchain(message=v)": ({"k": 1}, "langchain convert.py: not checked to be a message"),
-    "langchain_ctxbudget.to_langchain(message=v)": ({"k": 1}, "langchain convert.py: not checked to be a Message"),
-    "langchain_ctxbudget.to_langchain(template=v)": ({"k": 1}, "langchain convert.py: the template is not checked"),
-    "langchain_ctxbudget.tool_schemas(tools=v)": (["x"], "langchain convert.py: LangChain's ValueError escapes"),
+    # An entry that raises a raw exception for a value of the wrong type: its name, a value that shows it (tried
+    # first) and where. The mark is strict: once it is fixed, remove its line here. All 26 found when this module
+    # was written (issue 26) are fixed.
 }
 """Entries known to fail, with a value that shows it and where: each is a strict ``xfail`` until it is fixed."""
 

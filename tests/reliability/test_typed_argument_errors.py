@@ -7,6 +7,7 @@ cases, and these tests say, one group at a time, which error and which field a c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -29,8 +30,10 @@ from ctxbudget.context import (
 from ctxbudget.errors import InvalidFragmentError, InvalidMessageError, InvalidPolicyError, UsageError
 from ctxbudget.messages.tokens import CharCounter, count_request
 from ctxbudget.providers import counter_for_model
+from langchain_core.messages import HumanMessage
 from llama_index.core.tools import FunctionTool
 
+from langchain_ctxbudget import archived_messages, event_name, from_langchain, to_langchain, tool_schemas
 from llamaindex_ctxbudget import BudgetedMemory, bound_tools
 
 FRAGMENT = {"id": "f", "source_id": "s", "trust": "user", "value": "text"}
@@ -39,7 +42,7 @@ ITEM = ContextItem(id="i", source="s", content="the config lives in /etc/app.tom
 
 def _raises(error: type[UsageError], field: str, call: Callable[[], object]) -> UsageError:
     """``call()`` raises exactly ``error``, whose ``field`` is ``field`` and whose message starts by naming it."""
-    with pytest.raises(error, match=rf"^{field}\b") as caught:
+    with pytest.raises(error, match=rf"^{re.escape(field)}(?!\w)") as caught:
         call()
     assert type(caught.value) is error
     assert caught.value.field == field
@@ -170,3 +173,32 @@ def test_bound_tools_names_tools_that_are_not_llamaindex_tools() -> None:
     assert str(error).startswith("tools[0]: expected a LlamaIndex tool (BaseTool), got ToolSchema")
     echo = FunctionTool.from_defaults(lambda text: text, name="echo")
     assert [tool.metadata.name for tool in bound_tools((echo,), memory)] == ["echo"]
+
+
+@pytest.mark.parametrize(
+    ("error", "field", "call"),
+    [
+        (InvalidMessageError, "state", lambda: archived_messages("x")),  # type: ignore[arg-type]
+        (UsageError, "event", lambda: event_name("x")),  # type: ignore[arg-type]
+        (InvalidMessageError, "message", lambda: from_langchain({"k": 1})),  # type: ignore[arg-type]
+        (InvalidMessageError, "message", lambda: to_langchain({"k": 1})),  # type: ignore[arg-type]
+        (
+            InvalidMessageError,
+            "template",
+            lambda: to_langchain(Message(role="user", content="hi"), {"k": 1}),  # type: ignore[arg-type]
+        ),
+        (InvalidMessageError, "tools[0]", lambda: tool_schemas(["x"])),
+        (InvalidMessageError, "tools", lambda: tool_schemas("x")),
+    ],
+)
+def test_the_langchain_helpers_name_an_argument_of_the_wrong_type(
+    error: type[UsageError], field: str, call: Callable[[], object]
+) -> None:
+    _raises(error, field, call)
+
+
+def test_the_langchain_converters_still_convert() -> None:
+    message = from_langchain(HumanMessage(content="hello", id="m1"))
+    assert (message.role, message.text, message.id) == ("user", "hello", "m1")
+    assert to_langchain(message).content == "hello"
+    assert [schema.name for schema in tool_schemas([{"type": "function", "function": {"name": "f"}}])] == ["f"]
