@@ -121,14 +121,16 @@ def _without_blocks(text: str, opener: re.Pattern[str]) -> str:
     """
     out: list[str] = []
     position = 0
-    lower = text.lower()
+    # Closing tags are found in the lower-cased text, whose offsets are the text's only when lower-casing keeps its
+    # length (ASCII does; "İ" becomes two characters): any other text is searched case-insensitively itself.
+    lower = text.lower() if text.isascii() else None
     while True:
         match = opener.search(text, position)
         if match is None:
             out.append(text[position:])
             break
         closing = f"</{match.group(1).lower()}>"
-        end = lower.find(closing, match.end())
+        end = lower.find(closing, match.end()) if lower is not None else _find_closing(text, closing, match.end())
         at_line_start = match.start() == 0 or text[match.start() - 1] == "\n"
         if not at_line_start or (end < 0 and text[: match.start()].strip()):
             # quoted mid-sentence (a person writing about the tag), or opened late and never closed: their words
@@ -138,6 +140,12 @@ def _without_blocks(text: str, opener: re.Pattern[str]) -> str:
         out.append(text[position : match.start()])
         position = len(text) if end < 0 else end + len(closing)
     return "".join(out)
+
+
+def _find_closing(text: str, closing: str, start: int) -> int:
+    """Where ``closing`` (a lower-case ASCII tag) first occurs in ``text`` from ``start``, in any case; -1 if not."""
+    found = re.compile(re.escape(closing), re.IGNORECASE).search(text, start)
+    return -1 if found is None else found.start()
 
 
 def is_continuation_summary(text: str) -> bool:
