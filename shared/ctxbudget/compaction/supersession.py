@@ -188,19 +188,21 @@ def subject_of(text: str) -> Subject:
     body = text[len(label) + 1 :] if label else text
     numbered = _NUMBERED_LABEL.search(text[:80])  # "FACT-7:", "FACT-7 update:", "For the record: FACT-7:"
     label_id = numbered.group(1).lower() if numbered else None
-    reason = _REASON_CLAUSE.search(body)
+    lower = body.lower()  # read by the cue, the reason clause and the time-zone slot: lower-cased once
+    reason = _REASON_CLAUSE.search(body, lower)
     if reason is not None and len(body[: reason.start()].split()) >= 3:
         body = body[: reason.start()]  # what is stated, not why ("because the team operates it")
+        lower = body.lower()
     read = scan(body)
     every = frozenset(read.words)
     words = frozenset(w for w in every if w not in _CUE_WORDS and w not in _WEAK)
     kinds = frozenset(_EQUIVALENT.get(v.kind, v.kind) for v in read.values)
     slots = set()
-    if "timezone" in kinds and (every & _TIME_WORDS or "timezone" in body.lower()):
+    if "timezone" in kinds and (every & _TIME_WORDS or "timezone" in lower):
         slots.add("timezone")  # a statement about the time zone to use, not a time that names one ("03:00 EST")
     if words & _STYLE_WORDS:
         slots.add("style")
-    cue = _CUE.search(body) is not None or (label is not None and _CUE.search(label) is not None)
+    cue = _CUE.search(body, lower) is not None or (label is not None and _CUE.search(label) is not None)
     named = [v for v in read.values if v.kind != "identifier" or any(c.isdigit() for c in v.text)]
     values = frozenset(v.text.lower() for v in named)
     strong = frozenset(_EQUIVALENT.get(v.kind, v.kind) for v in named) & _STRONG

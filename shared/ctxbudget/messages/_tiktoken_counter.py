@@ -156,7 +156,7 @@ class TiktokenCounter:
         if not isinstance(text, str):
             raise not_text(text)
         if len(text) <= 64:
-            return self._count_line(text)  # remembered too: names and call ids recur (a result repeats its call's)
+            return self._count_short(text)  # remembered too: names and call ids recur (a result repeats its call's)
         key = self._key(text)
         cached = self._texts.get(key)
         if cached is None:
@@ -182,18 +182,16 @@ class TiktokenCounter:
         key = self._key(text)
         cached = self._texts.get(key)
         if cached is None:
-            cached = sum(map(self._count_line, line_pieces(text)))
+            cached = sum(map(self.count_text, line_pieces(text)))
             self._texts.put(key, cached)
         return cached
 
-    def _count_line(self, piece: str) -> int:
-        """Tokens of one piece of :meth:`count_lines` (or a short text), remembered however short: they recur."""
-        if len(piece) > 64:
-            return self.count_text(piece)
-        cached = self._texts.get(piece)  # a short text is its own key (:func:`text_key`)
+    def _count_short(self, text: str) -> int:
+        """Tokens of a text of 64 characters or fewer, remembered: a summary's short lines and tool names recur."""
+        cached = self._texts.get(text)  # a short text is its own key (:func:`text_key`)
         if cached is None:
-            cached = len(self._encoding.encode_ordinary(piece))
-            self._texts.put(piece, cached)
+            cached = len(self._encoding.encode_ordinary(text))
+            self._texts.put(text, cached)
         return cached
 
     def fit_text_edges(self, text: str, head_budget: int, budget: int) -> tuple[str, str]:
