@@ -18,7 +18,7 @@ from itertools import chain
 from typing import NamedTuple
 
 from ..messages.tokens import TokenCounter, count_text_by_lines
-from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, render_ledger
+from ._ledger_text import PASTED_STATEMENTS, RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, render_ledger
 from ._records import call_of, record_field, tool_name
 from .salience import USER_CHOSE, SalienceKind, Salient
 from .textscan import clip, scan
@@ -152,12 +152,18 @@ class Selection:
         # field is shown in its call's bullet when that is kept (it costs the field alone), else under the tool's
         # name (``get_order: tracking_id=1Z66``). Each pass goes through the items no pass took yet, best first.
         sections = [SECTION_OF[entry.item.kind] for entry in ranked]
+        pasted = {entry.item.order for entry in ranked if entry.item.kind == "paste"}
+        # What the user pasted (a harness's instruction template, an issue) is not what they said: the statements
+        # read out of a paste have no share of their own, they compete with every other section's items.
+        unshared = {i for i, e in enumerate(ranked) if e.item.kind in PASTED_STATEMENTS and e.item.order in pasted}
         left = list(range(len(ranked)))
         for shares in (_SHARES, _HALF, None):
             passed: list[int] = []
             for index in left:
                 section = sections[index]
-                if self.max_items is not None and per_section[section] >= self.max_items:
+                if (self.max_items is not None and per_section[section] >= self.max_items) or (
+                    shares is _SHARES and index in unshared
+                ):
                     passed.append(index)
                     continue
                 entry = ranked[index]
@@ -256,25 +262,30 @@ class Selection:
 def _diminished(scored: list[Scored]) -> list[Scored]:
     """Repeats worth less after the first: the n-th of a group keeps 1/n of its value.
 
-    The groups: the findings of one message (ranked by value), and the errors that failed the same way (the same
-    failure line naming a cause, an exception or an error message, from other commands; the newest first). An agent
-    thinking aloud states a dozen specifics in one message ("So `_cstack` is called with ..."), and tries five ways
-    round one missing module; each bullet alone reads as worth keeping, and short ones rank high per token, so one
-    monologue or one failure would fill the ledger while the other errors and outcomes around them drop out.
-    Nothing is dropped here: with room, repeats stay.
+    The groups: the findings of one message (ranked by value), the statements read out of one pasted message (a
+    harness's instruction template, a pasted issue or document: ranked by value), and the errors that failed the
+    same way (the same failure line naming a cause, an exception or an error message, from other commands; the
+    newest first). An agent thinking aloud states a dozen specifics in one message ("So `_cstack` is called with
+    ..."), and tries five ways round one missing module; each bullet alone reads as worth keeping, and short ones
+    rank high per token, so one monologue, one pasted template's dozen rules or one failure would fill the ledger
+    while the other errors and outcomes around them drop out (the paste itself is archived, and its bullet names
+    where). Nothing is dropped here: with room, repeats stay.
     """
     groups: dict[tuple[str, object], list[int]] = {}
+    pasted = {entry.item.order for entry in scored if entry.item.kind == "paste"}
     for index, entry in enumerate(scored):
         item = entry.item
         if item.kind == "finding" and item.order >= 0:
             groups.setdefault(("finding", item.order), []).append(index)
+        elif item.kind in PASTED_STATEMENTS and item.order in pasted:
+            groups.setdefault(("pasted", item.order), []).append(index)
         elif item.kind == "error" and " -> " in item.text:
             failure = item.text.removesuffix(RESOLVED).split(" -> ", 1)[1]
             if _CAUSE.search(failure):  # "exit code 1" says only that a command failed: it is told by the command
                 groups.setdefault(("error", failure.lower()), []).append(index)
     out = list(scored)
     for (kind, _), indices in groups.items():
-        first = (lambda i: -scored[i].value) if kind == "finding" else (lambda i: -scored[i].item.order)
+        first = (lambda i: -scored[i].value) if kind != "error" else (lambda i: -scored[i].item.order)
         for rank, index in enumerate(sorted(indices, key=first)[1:], start=2):
             out[index] = scored[index]._replace(value=scored[index].value / rank)
     return out

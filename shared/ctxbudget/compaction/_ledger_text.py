@@ -1,10 +1,11 @@
 """The ledger's text form: its sections, the section of each kind of item, and how a ledger is written and read back.
 
 A ledger is Markdown: one ``## <section>`` heading per section that has bullets (:data:`LEDGER_SECTIONS`, in order),
-one ``- <item>`` bullet per item. The current task is written ``Now: ...``, an earlier request that nothing answered
-yet ``Asked: ...``, one the conversation went on from (work followed it) ``Earlier: ...``; an error a later success
-answered ends with :data:`RESOLVED`. :func:`parse_ledger` reads such a text back into items
-with the same readers, so a ledger survives snapshots and is cumulative, never nested.
+one ``- <item>`` bullet per item; the statements read out of a paste are bullets nested under the paste's own
+(:data:`NESTED`), so they are read back together. The current task is written ``Now: ...``, an earlier request that
+nothing answered yet ``Asked: ...``, one the conversation went on from (work followed it) ``Earlier: ...``; an error
+a later success answered ends with :data:`RESOLVED`. :func:`parse_ledger` reads such a text back into items with the
+same readers, so a ledger survives snapshots and is cumulative (a summary is never summarized inside another).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from .statements import classify
 
 __all__ = [
     "LEDGER_SECTIONS",
+    "NESTED",
+    "PASTED_STATEMENTS",
     "RESOLVED",
     "SECTION_OF",
     "STATEMENTS",
@@ -63,6 +66,12 @@ SECTION_OF: dict[SalienceKind, str] = {
 """The section each kind of item is shown in."""
 STATEMENTS = frozenset({"fact", "constraint", "preference", "paste"})
 """The kinds of the user's statements (what supersession replaces and a capitals label may be dropped from)."""
+PASTED_STATEMENTS = frozenset({"fact", "constraint", "preference"})
+"""The statements read out of a pasted message besides its paste bullet, written nested under that bullet."""
+NESTED = "  - "
+"""How a statement read out of a paste is written: a bullet nested under the paste's own."""
+_UNDER = "\x00"
+"""Marks a nested bullet while a ledger is written (never in a bullet's text: texts are printable lines)."""
 _HEADING = re.compile(r"^#{1,4}\s+(\S.*)$")
 _LEGACY = {  # sections of summaries written before this ledger (snapshots keep them)
     "Decisions and facts": "Decisions",
@@ -146,7 +155,9 @@ def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
     # come first, then what the sections record, then the requests nothing answered yet, the current task, and the
     # latest request (newer than the work, so a request still open stays "Asked" until work follows it).
     buckets: dict[str, list[_Read]] = {place: [] for place in _PLACES}
+    nested: set[int] = set()  # ids of the entries read from a paste's nested bullets (they share its place in order)
     section: str | None = None
+    under_paste = False
     for number, line in enumerate(summary.splitlines()):
         if line.startswith("#"):
             heading = _HEADING.match(line)
@@ -162,16 +173,28 @@ def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
             continue
         # With a memo, the same bullet stood in earlier summaries: its kind is known.
         kind = _kind_for(section, text) if memo is None else _remembered_kind(memo, section, text)
+        inside = under_paste and line.startswith(NESTED) and section == SECTION_OF["paste"]
+        under_paste = (kind == "paste" and not inside) or (inside and kind in PASTED_STATEMENTS)
         if kind in ("call", "command", "figure"):
             # A record's bullet: its fields are items again, each kept or not on its own.
             fields = split_fields(kind, text, number)
             buckets["sections"].extend(_remembered(memo, kind, field) for kind, field in fields)
         elif kind is not None:
             place, shown = _place(section, text)
-            buckets[place].append(_remembered(memo, kind, shown))
+            entry = _remembered(memo, kind, shown)
+            if inside and kind in PASTED_STATEMENTS:
+                entry = (*entry,)  # its own tuple: a bullet met twice is two entries, one of them nested
+                nested.add(id(entry))
+            buckets[place].append(entry)
     parsed = [entry for place in _PLACES for entry in buckets[place]]
     total = len(parsed)
-    return [Salient(kind, text, key, index - total, tokens) for index, (kind, text, key, tokens) in enumerate(parsed)]
+    out: list[Salient] = []
+    order = -total
+    for index, (kind, text, key, tokens) in enumerate(parsed):
+        if id(parsed[index]) not in nested:  # a paste's statement is ordered with the paste, as when it was read
+            order = index - total
+        out.append(Salient(kind, text, key, order, tokens))
+    return out
 
 
 _Read = tuple[SalienceKind, str, "str | None", frozenset[str]]
@@ -200,12 +223,19 @@ def render_ledger(
     by_section: dict[str, list[str]] = {name: [] for name in LEDGER_SECTIONS}
     if task is not None:
         by_section["Task"].append(_NOW + task.text)
-    for item in sorted(items, key=lambda i: i.order):
+    pasted = {item.order for item in items if item.kind == "paste"}
+    for item in sorted(items, key=lambda i: (i.order, i.kind != "paste")):
         asked = item.kind in ("request", "question")
         prefix = (_EARLIER if item.order < answered_below else _ASKED) if asked else ""
+        if item.order in pasted and item.kind in PASTED_STATEMENTS:
+            prefix = _UNDER  # read out of the paste just above: nested under its bullet
         by_section[SECTION_OF[item.kind]].append(prefix + item.text)
     if request is not None:
         by_section["Latest request"] = [request.text]
     by_section["Commands and results"] = join_fields(by_section["Commands and results"])
-    blocks = [f"## {name}\n" + "\n".join(f"- {b}" for b in bullets) for name, bullets in by_section.items() if bullets]
+    blocks = [
+        f"## {name}\n" + "\n".join(NESTED + b[1:] if b.startswith(_UNDER) else f"- {b}" for b in bullets)
+        for name, bullets in by_section.items()
+        if bullets
+    ]
     return "\n".join(blocks) if blocks else "## Open items\n- (none)"
