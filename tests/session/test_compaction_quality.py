@@ -260,6 +260,19 @@ def test_every_message_that_leaves_the_prompt_is_covered_by_the_summary(seed: in
             {},
             "ImportError: You appear to be trying to import astropy from a source checkout. Either run: (at line 146",
         ),
+        (  # mini-swe-agent: `python -m pytest ... | head` exits 0; the interpreter's refusal is the failure
+            "<returncode>0</returncode>\n<output>\n/opt/miniconda3/bin/python: No module named pytest\n</output>",
+            {},
+            "/opt/miniconda3/bin/python: No module named pytest",
+        ),
+        (  # pytest that cannot load its conftest: the line in its "E   " gutter names the cause, gutter left out
+            "ImportError while loading conftest '/testbed/tests/conftest.py'.\ntests/conftest.py:4: in <module>\n"
+            "    from tests.base import User\ntests/base.py:5: in <module>\n    import simplejson\n"
+            "E   ModuleNotFoundError: No module named 'simplejson'\n",
+            {},
+            "ModuleNotFoundError: No module named 'simplejson'",
+        ),
+        ("The docs say: No module named foo is what you see when it is missing.", {}, None),
     ],
 )
 def test_a_tool_result_failed_only_when_its_structure_says_so(text: str, metadata: dict, expected: str | None) -> None:

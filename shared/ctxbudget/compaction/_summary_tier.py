@@ -179,6 +179,7 @@ class SummaryPlanner:
             messages=tuple(span),
             previous_summary=self.work.out.summary,
             goal=self.goal,
+            goal_id=self.work.goal_id,
             instructions=self.instructions,
             max_tokens=self._room_for_summary(cut, summary_limit),
             kept=user_texts(history[cut:]),

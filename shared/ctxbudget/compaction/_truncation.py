@@ -69,6 +69,7 @@ def _fold(
         messages=tuple(originals),
         previous_summary=work.out.summary,
         goal=goal,
+        goal_id=work.goal_id,
         max_tokens=max(16, min(cap, max(room, floor))),
         kept=kept,
         handles=handles,

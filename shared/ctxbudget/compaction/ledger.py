@@ -52,6 +52,9 @@ class Ledger:
         counter: counts bullet tokens so the rendered ledger stays within ``max_tokens``.
         max_tokens: the budget for the rendered ledger.
         goal: the pinned goal; a request equal to it is not repeated.
+        goal_order: the position among the new items' messages of the goal's own message (``None``: not among
+            them). What it asks is the goal, shown beside the summary (an excerpt, when long): a request of its
+            omitted middle (a harness template's "Verify your fix works") is never the task or the latest request.
         max_items: at most this many bullets per section (``None``: the budget decides).
     """
 
@@ -61,12 +64,14 @@ class Ledger:
         max_tokens: int,
         *,
         goal: str | None = None,
+        goal_order: int | None = None,
         max_items: int | None = None,
         memo: ReadMemo | None = None,
     ) -> None:
         self.counter = counter
         self.max_tokens = max_tokens
         self.goal = normal(goal) if goal else None
+        self.goal_order = goal_order
         self.max_items = max_items
         self.memo = memo if memo is not None else ReadMemo(max_chars=0)
 
@@ -114,7 +119,7 @@ class Ledger:
             for i in items
             if i.kind in ("request", "question")
             and normal(i.text) not in shown
-            and not self._in_goal(i)
+            and not self._asked_in_goal(i)
             and (any(c.isdigit() for c in i.text) or self._words(i.text) >= 3)  # not "Could you help?"
         ]
         rest = [i for i in items if i.kind not in ("request", "question", "task") and not self._in_goal(i)]
@@ -144,7 +149,7 @@ class Ledger:
             i
             for i in items
             if ((i.kind == "request" and len(i.text.split()) >= _TASK_WORDS) or i.kind == "task")
-            and not self._in_goal(i)
+            and not self._asked_in_goal(i)
         ]
         if not tasks:
             return None
@@ -159,15 +164,21 @@ class Ledger:
         """The item is part of the pinned goal (shown beside the summary), so the ledger need not repeat it."""
         return self.goal is not None and normal(item.text) in self.goal
 
+    def _asked_in_goal(self, item: Salient) -> bool:
+        """A request or question of the goal's own message (all of it, the part an excerpt omits too)."""
+        return item.order == self.goal_order or self._in_goal(item)
+
     def _latest_request(self, items: list[Salient], tail: Sequence[Salient]) -> Salient | None:
         """The user's latest request or question (all of that message's), unless one is still in view."""
         if any(t.kind in ("request", "question") for t in tail):
             return None
-        requests = [i for i in items if i.kind in ("request", "question") and not self._in_goal(i)]
+        requests = [i for i in items if i.kind in ("request", "question") and not self._asked_in_goal(i)]
         if not requests:
             return None
         newest = requests[-1].order
-        text = " ".join(i.text for i in requests if i.order == newest)
+        text = ""
+        for request in (i.text for i in requests if i.order == newest):  # a list's items stay apart: "a; b"
+            text = f"{text}{'' if not text else ' ' if text[-1] in '.?!:;' else '; '}{request}"
         room = max(16, self.max_tokens // 4)  # the request never crowds out the facts
         tokens = self.counter.count_text(text)
         if tokens > room:

@@ -34,10 +34,12 @@ _TRACEBACK = "Traceback (most recent call last)"
 _RAISED = re.compile(r"^(?!During handling|The above exception|Traceback)[A-Za-z_][\w.]*(?::\s.*|:?)$")
 _LEADING_ERROR = re.compile(
     r"^\s*(?:error|fatal|panic|exception|failed|failure)(?:\[[\w-]+\])?\s*[:!]"
-    r"|^\s*[\w.]+(?:Error|Exception)\b(?::|$)",
+    r"|^\s*[\w.]+(?:Error|Exception)\b(?::|$| while )",  # pytest's "ImportError while loading conftest '...'"
     re.IGNORECASE,
 )
-_REPORTED_ERROR = re.compile(r"^\W{0,3}(?:[A-Z]\d{3,4}\s+)?[\w.]*(?:Error|Exception):\s")
+_REPORTED_ERROR = re.compile(r"^(?:E {2,})?\W{0,3}(?:[A-Z]\d{3,4}\s+)?[\w.]*(?:Error|Exception):\s")
+"""An exception reported on a line of its own; ``E   `` is pytest's gutter before the line that failed."""
+_GUTTER = re.compile(r"^E {2,}")
 _EXIT = re.compile(  # a status report ("Exit code 2", "exited with 1"), never a script's own "|| exit 1"
     r"\b(?:exited(?: with)?(?: code| status)?|exit(?: with)?(?: code| status)|exit with|return ?code|returncode|"
     r"exit_code|status code)\s*[:=>]?\s*"
@@ -66,8 +68,17 @@ _HTTP = re.compile(
 _HTTP_FIELD = re.compile(r"\b(?:status(?:_code)?|http(?: status)?)\s*[:=]\s*([45]\d\d)\b", re.IGNORECASE)
 _TEST_FAIL = re.compile(r"\b([1-9]\d*) (?:failed|errors?)\b|^FAILED\b|^FAIL:|^ERROR:", re.IGNORECASE)
 _ZERO_FAILED = re.compile(r"\b0 failed\b")
-_EDGE_ERROR = re.compile(r"command not found|no such file or directory|permission denied|not recognized as", re.I)
-_EDGE_ERROR_WORDS = ("command not found", "no such file or directory", "permission denied", "not recognized as")
+_EDGE_ERROR = re.compile(
+    r"command not found|no such file or directory|permission denied|not recognized as|^\S+: no module named ", re.I
+)
+"""A shell's or an interpreter's refusal (``/opt/conda/bin/python: No module named pytest`` from ``python -m``)."""
+_EDGE_ERROR_WORDS = (
+    "command not found",
+    "no such file or directory",
+    "permission denied",
+    "not recognized as",
+    "no module named",
+)
 _HTTP_WORDS = ("status", "http")
 _TEST_FAIL_WORDS = ("fail", "error")
 """What every match of :data:`_EDGE_ERROR`, :data:`_HTTP_FIELD`, :data:`_TEST_FAIL` holds (lower-cased)."""
@@ -228,7 +239,7 @@ def _edge_failure(text: str) -> str | None:
         errors = [ln for ln in edges if _DIAGNOSTIC.match(ln)][:1] + errors
     said = None
     if errors:
-        distinct = list(dict.fromkeys(line.strip() for line in errors))
+        distinct = list(dict.fromkeys(_GUTTER.sub("", line.strip()) for line in errors))
         said = distinct[0] if len(distinct) == 1 else f"{distinct[0]} … {distinct[-1]}"
     if _LEADING_ERROR.match(first[0]) and not _exit_status(first[0]):
         said = said if said and said != first[0].strip() and len(errors) > 1 else first[0].strip()

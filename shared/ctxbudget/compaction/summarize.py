@@ -45,7 +45,16 @@ class SummaryRequest(BaseModel):
 
     messages: tuple[Message, ...] = Field(description="The span being evicted from the prompt (untrusted data).")
     previous_summary: str | None = Field(default=None, description="The cumulative summary so far, to merge in.")
-    goal: str | None = Field(default=None, description="The user's goal, pinned verbatim by the session.")
+    goal: str | None = Field(
+        default=None,
+        description="The user's goal as the session pins it beside the summary (verbatim, or an excerpt naming the "
+        "archived full text when it alone would crowd the window).",
+    )
+    goal_id: str | None = Field(
+        default=None,
+        description="The id of the user message the goal was taken from: what it asks is the goal, never the "
+        "current task or the latest request.",
+    )
     instructions: str | None = Field(default=None, description="Compact Instructions plus any manual focus.")
     max_tokens: int = Field(default=2000, gt=0, description="The summary must stay under this many tokens.")
     kept: tuple[str, ...] = Field(
@@ -187,7 +196,14 @@ class ExtractiveSummarizer:
 
     def ledger(self, request: SummaryRequest) -> Ledger:
         """The :class:`~ctxbudget.compaction.ledger.Ledger` this summarizer fills for ``request``."""
-        return Ledger(self.counter, request.max_tokens, goal=request.goal, max_items=self.max_items, memo=self.memo)
+        return Ledger(
+            self.counter,
+            request.max_tokens,
+            goal=request.goal,
+            goal_order=_order_of(request.messages, request.goal_id),
+            max_items=self.max_items,
+            memo=self.memo,
+        )
 
     def items(self, request: SummaryRequest) -> list[Salient]:
         """The salient items of the request's span, in conversation order."""
@@ -218,6 +234,13 @@ class ExtractiveSummarizer:
                 if text not in into:
                     into.append(clip(text, 200))
         return [*lines, *listed][:max_lines]
+
+
+def _order_of(messages: Sequence[Message], message_id: str | None) -> int | None:
+    """The position in ``messages`` of the message ``message_id`` (or of its first part), if it is there."""
+    if message_id is None:
+        return None
+    return next((i for i, m in enumerate(messages) if m.id.split("#")[0] == message_id), None)
 
 
 _LISTED = re.compile(r" \((?:found|listed) by [^()]{1,80}\)$")
