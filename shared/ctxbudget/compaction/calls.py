@@ -24,6 +24,7 @@ __all__ = [
     "file_op",
     "is_file_read",
     "is_search",
+    "reads_source",
     "shell_command",
     "shell_writes",
 ]
@@ -130,6 +131,39 @@ def is_file_read(call: ToolCall | None) -> bool:
         return True  # what a search shows is the content of the files it matched
     operation = file_op(call)
     return operation is not None and operation.op == "read"
+
+
+_SOURCE_SUFFIXES = frozenset(
+    (
+        "py", "pyi", "go", "rs", "ts", "tsx", "js", "jsx", "mjs", "cjs", "java", "kt", "kts", "scala", "c", "h", "cc",
+        "cpp", "cxx", "hpp", "hh", "cs", "rb", "php", "swift", "m", "mm", "sh", "bash", "zsh", "lua", "r", "jl", "ex",
+        "exs", "erl", "hs", "ml", "clj", "dart", "vue", "svelte", "sql", "pl", "proto", "toml", "yaml", "yml", "json",
+        "ini", "cfg", "conf", "env", "properties", "xml", "gradle", "tf", "hcl", "lock", "mod", "sum",
+    )
+)  # fmt: skip
+"""What a source or configuration file is named (``fields.py``, ``settings.toml``): what it holds is code and values."""
+
+
+def reads_source(call: ToolCall | None) -> bool:
+    """The call reads a source or configuration file (by its path's suffix): every line of it is the file's.
+
+    A log or a report that was read (``app.log``, ``results.txt``) can hold the work's measurements; code and
+    configuration only hold what the file says (``bytes := make([]byte, 6)``, ``TIMEOUT = 30``).
+    """
+    if call is None or not is_file_read(call) or is_search(call):
+        return False
+    command = shell_command(call)
+    if command is None:
+        operation = file_op(call)
+        return operation is not None and _is_source(operation.path)
+    first = COMMAND_SEPARATOR.split(QUOTED_STRING.sub("", command), 1)[0]  # what the first command shows
+    paths = [word for word in first.split() if _FILE_LIKE.match(word)]
+    return bool(paths) and all(map(_is_source, paths))
+
+
+def _is_source(path: str) -> bool:
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return "." in name and name.rsplit(".", 1)[1].lower() in _SOURCE_SUFFIXES
 
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_]\w*)\1")

@@ -96,6 +96,10 @@ _RECORD = re.compile(r"^\s*[\"']?([A-Za-z][\w .-]{0,40}?)[\"']?\s*[:=]\s*[\"']?(
 _MISSING = re.compile(r"no such file|cannot access|not found|does not exist", re.IGNORECASE)
 _CODE_OR_LISTING = re.compile(r"^\s*(?:#|//|/\*|--\s|;)|^total \d+$")
 """A comment line of a script or config, or ``ls -l``'s block count: not a figure of the work."""
+_GUTTER = re.compile(r"^\s*\d+(?:→|\t)")
+"""The line number a file viewer shows a line behind (Claude Code's ``    43→``, ``cat -n``'s tab)."""
+_CODE = re.compile(r"[()\[\]{}=;]|//|->")
+"""What a line of code or configuration holds and a sentence about the work does not."""
 _FUNCTION_WORDS = frozenset({"at", "to", "in", "of", "for", "from", "on", "by", "with", "is", "are", "was", "the", "a"})
 """Words a field's name never ends with: a line ending so before its colon is a sentence going on."""
 _FAILED_FIELDS = frozenset({"error", "errors", "exception", "fatal", "failure"})
@@ -119,6 +123,7 @@ def output_items(
     tool: str,
     *,
     file_read: bool = False,
+    source: bool = False,
     command: bool = False,
     search: bool = False,
     in_call: bool = False,
@@ -129,7 +134,8 @@ def output_items(
     file's content); a command or another call the paths it wrote or reports an outcome for, its figures, and, for
     a short output, the paths it lists (and, for a lookup, its ``field: value`` lines). A JSON output is one item,
     its fields in a line (:func:`~ctxbudget.compaction._json_fields.fields_line`), or, ``in_call`` (its call is
-    known), one item per field (``key=value``), which the ledger shows in the call's bullet.
+    known), one item per field (``key=value``), which the ledger shows in the call's bullet. A read of a ``source``
+    or configuration file reports a figure only from a line of prose, not of code (``bytes := make([]byte, 6)``).
     """
     head = text[:SCAN_CHARS]  # read by find() and bounded patterns; what regexes scan at length is bounded() below
     records = _json_records(head, tool, in_call=in_call)
@@ -143,7 +149,7 @@ def output_items(
     if search:
         found.listing(_first_paths(head[:20_000]), f"found by {tool}", weight=2)
     if search or file_read:
-        _add_file_lines(found, head, (lower, present), tool, search=search)
+        _add_file_lines(found, head, (lower, present), tool, search=search, source=source)
         return found.best()
     for position, line in word_lines(head, _OUTCOME_WORDS, lower, present):
         path = _PATH.search(line)
@@ -166,7 +172,13 @@ def output_items(
 
 
 def _add_file_lines(
-    found: _Found, head: str, read: tuple[str, frozenset[str] | None], tool: str, *, search: bool = False
+    found: _Found,
+    head: str,
+    read: tuple[str, frozenset[str] | None],
+    tool: str,
+    *,
+    search: bool = False,
+    source: bool = False,
 ) -> None:
     """The items of a file read or a search: its measurements and prose outcome lines, nothing of its values."""
     # What a file holds is the file's: its assignments (PROD_DSN = ...) are not current facts. A measurement it
@@ -177,7 +189,10 @@ def _add_file_lines(
         path = _PATH.search(line)
         if path and _prose(line, path.start()) and not _REFERENCE.search(line):
             found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
-    for position, line in _figure_lines(head, lower, present):
+    for position, shown in _figure_lines(head, lower, present):
+        line = _GUTTER.sub("", shown) if source else shown  # Claude Code's Read and ``cat -n`` number their lines
+        if source and _CODE.search(line):
+            continue  # a line of the code or configuration itself: "bytes := make([]byte, 6) // 6 bytes"
         if (search and _HIT.match(line)) or _CODE_OR_LISTING.match(line):
             continue  # a hit's or a script's figure is the file's ("a.py:12: TIMEOUT = 30 s", "# $1 is the remote")
         found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))

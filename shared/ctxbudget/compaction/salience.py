@@ -22,7 +22,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Literal, NamedTuple
 
 from ..messages.message import Message, ToolCall
-from .calls import call_kind, call_label, file_op, is_file_read, is_search, shell_command, shell_writes
+from .calls import (
+    call_kind,
+    call_label,
+    file_op,
+    is_file_read,
+    is_search,
+    reads_source,
+    shell_command,
+    shell_writes,
+)
 from .harness import is_continuation_summary, strip_harness
 from .memo import ReadMemo
 from .outcomes import call_failure, failure_key, failure_line, outcome
@@ -323,7 +332,16 @@ def _tool_items(
     search = call is not None and is_search(call)
     text = strip_harness(message.text)
     in_call = call is not None and failed is None  # the call's bullet shows a JSON record's fields
-    for found in output_items(text, tool, file_read=read, command=kind == "command", search=search, in_call=in_call):
+    found_items = output_items(
+        text,
+        tool,
+        file_read=read,
+        source=read and reads_source(call),
+        command=kind == "command",
+        search=search,
+        in_call=in_call,
+    )
+    for found in found_items:
         if found.kind == "field":  # one field of the record the call returned: the ledger shows it in its bullet
             # what it holds is the field's, not the call's arguments' (each field would hold the call's rare ids)
             tokens = informative_tokens(f"{tool}: {found.text}")  # as the ledger reads it back (_records)

@@ -1,0 +1,48 @@
+"""What a source or configuration file holds is the file's: a line of its code is no figure of the work.
+
+Claude Code's Read shows a file behind a line-number gutter (``    43→	bytes := make([]byte, 6) // 6 bytes = 12
+hex chars``), which read as a measurement ("6 bytes") and filled "Commands and results" with lines of id.go. A log
+or a report that was read can still hold the work's measurements.
+"""
+
+from __future__ import annotations
+
+import pytest
+from ctxbudget import Message, ToolCall
+from ctxbudget.compaction.calls import reads_source
+from ctxbudget.compaction.salience import salient_items
+
+GO = "    42→func Generate() string {\n    43→\tbytes := make([]byte, 6) // 6 bytes = 12 hex chars\n    44→}\n"
+LOG = "request served\np95 latency: 212 ms\nthroughput: 1,840 rps\n"
+
+
+def _items(call: ToolCall, output: str) -> list[str]:
+    messages = (
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", tool_call_id=call.id, content=output),
+    )
+    return [f"{item.kind}: {item.text}" for item in salient_items(messages)]
+
+
+@pytest.mark.parametrize(
+    ("call", "source"),
+    [
+        (ToolCall(id="r", name="Read", args={"file_path": "/repo/id/id.go"}), True),
+        (ToolCall(id="r", name="bash", args={"command": "sed -n '1090,1130p' src/marshmallow/fields.py"}), True),
+        (ToolCall(id="r", name="bash", args={"command": "cat ./pyproject.toml | head -40"}), True),
+        (ToolCall(id="r", name="Read", args={"file_path": "/var/log/app.log"}), False),
+        (ToolCall(id="r", name="bash", args={"command": "cat results.txt"}), False),
+        (ToolCall(id="r", name="bash", args={"command": "cat a.py notes.txt"}), False),  # not all of it is code
+        (ToolCall(id="r", name="bash", args={"command": "python bench.py"}), False),  # a run, not a read
+        (ToolCall(id="r", name="Grep", args={"pattern": "x", "path": "src/a.py"}), False),  # a search's hits
+    ],
+)
+def test_a_read_of_source_or_configuration_is_known_by_its_paths_suffix(call: ToolCall, source: bool) -> None:
+    assert reads_source(call) is source
+
+
+def test_reading_a_source_file_reports_no_figure_from_its_code_and_a_log_still_does() -> None:
+    go = _items(ToolCall(id="r", name="Read", args={"file_path": "/repo/id/id.go"}), GO)
+    assert not [item for item in go if "bytes" in item]
+    log = _items(ToolCall(id="l", name="Read", args={"file_path": "/var/log/app.log"}), LOG)
+    assert any("p95 latency: 212 ms" in item for item in log)
