@@ -5,7 +5,7 @@ Counted by calls, never by time; each remembered answer is the one a fresh readi
 
 from __future__ import annotations
 
-import ctxbudget.compaction.outputs as outputs_module
+import ctxbudget.compaction._figure_lines as figures_module
 import ctxbudget.compaction.salience as salience_module
 import pytest
 from ctxbudget import Message
@@ -63,9 +63,9 @@ def test_a_bullet_size_is_remembered_per_counter() -> None:
 def test_figure_lines_are_those_the_word_by_word_visit_takes(lines: int) -> None:
     # Many distinct candidate lines (each holds one figure word): past the cap on lines taken, the visit word by
     # word decides which are taken; under it, the first candidates that match.
-    words = outputs_module._FIGURE_WORDS
+    words = figures_module.FIGURE_WORDS
     text = "\n".join(f"step {i} took {i % 97} {words[i % len(words)]} here" for i in range(lines))
-    found = outputs_module._figure_lines(text)
+    found = figures_module.figure_lines(text)
     lower = text.lower()
     taken: dict[int, str] = {}
     for word in words:  # the visit as it reads: each word's first lines, until enough are taken
@@ -74,7 +74,7 @@ def test_figure_lines_are_those_the_word_by_word_visit_takes(lines: int) -> None
             start = lower.rfind("\n", 0, position) + 1
             stop = lower.find("\n", position)
             stop = len(lower) if stop < 0 else stop
-            if start not in taken and stop - start < 200 and outputs_module._FIGURE_LOWER.search(lower, start, stop):
+            if start not in taken and stop - start < 200 and figures_module._FIGURE_LOWER.search(lower, start, stop):
                 taken[start] = text[start:stop]
             seen += 1
             position = lower.find(word, stop)

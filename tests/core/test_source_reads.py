@@ -46,3 +46,19 @@ def test_reading_a_source_file_reports_no_figure_from_its_code_and_a_log_still_d
     assert not [item for item in go if "bytes" in item]
     log = _items(ToolCall(id="l", name="Read", args={"file_path": "/var/log/app.log"}), LOG)
     assert any("p95 latency: 212 ms" in item for item in log)
+
+
+def test_a_diff_that_was_shown_says_which_files_are_modified() -> None:
+    """``git diff`` or ``cat patch.txt``: the files the diff changes, whatever changed them (a script, sed -i)."""
+    diff = (
+        "diff --git a/src/marshmallow/fields.py b/src/marshmallow/fields.py\nindex 0b18e7dd..102b0cfd 100644\n"
+        "--- a/src/marshmallow/fields.py\n+++ b/src/marshmallow/fields.py\n@@ -1114,7 +1114,7 @@\n"
+        "-            or getattr(schema.opts, self.SCHEMA_OPTS_VAR_NAME)\n"
+        "+            or (self.root and getattr(self.root.opts, self.SCHEMA_OPTS_VAR_NAME, None))\n"
+    )
+    for command in ("git diff", "cat patch.txt"):
+        items = _items(ToolCall(id="d", name="bash", args={"command": command}), diff)
+        assert "artifact: src/marshmallow/fields.py: modified" in items
+    # A search's hits are the matched files' lines, whatever they say.
+    hits = _items(ToolCall(id="g", name="Grep", args={"pattern": "diff"}), diff)
+    assert not [item for item in hits if item.endswith(": modified")]

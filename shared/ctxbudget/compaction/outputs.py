@@ -7,10 +7,13 @@ Read from an output's structure, in time linear in its length:
 * otherwise the lines the regex engine finds: a path on a line that says it was written (``wrote``, ``created``,
   ``modified`` ...) or on a result line, the summary line at the end (``3 failed, 40 passed in 2.1s``), and figures
   (a number with its unit) in outputs that report something;
-* in a short listing (search results, ``ls``), the paths themselves: they are the answer.
+* in a short listing (search results, ``ls``), the paths themselves: they are the answer;
+* a verbose test run's line per test is one figure of the run (:mod:`~ctxbudget.compaction._test_runs`), and a
+  unified diff's header names a file as ``modified``.
 
 What a *file read* shows is the file's content: values in it (``PROD_DSN = db-prod-1:5432``) are not current facts,
-so a read yields only the paths it reports as written (none) and no figures.
+so a read yields only the paths it reports as written and a log's measurements; a source or configuration file's
+lines of code yield none (``bytes := make([]byte, 6) // 6 bytes``).
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from ._figure_lines import FIGURE_WORDS, figure_lines
 from ._json_fields import fields_line, record_fields
+from ._test_runs import run_lines, run_tally
 from .outcomes import SCAN_CHARS
-from .textscan import MAX_HITS, bounded, clip, hit_lines, may_occur, word_lines
+from .textscan import MAX_HITS, clip, may_occur, word_lines
 
 __all__ = ["OutputItem", "output_items"]
 
@@ -38,31 +43,6 @@ _WRITE = re.compile(
     r"added|patched|saved|generated|applied)\b",
     re.IGNORECASE,
 )
-_FIGURE = re.compile(  # matched on lower-cased lines
-    r"[$€£]\s?\d[\d,]*(?:\.\d+)?(?![\d\"'}])"  # not a shell parameter ("$1")
-    r"|\b\d[\d,]*(?:\.\d+)?(?:%|\s?(?:ms|µs|us|ns|s|sec|seconds?|minutes?|mins?|kb|mb|gb|tb|"
-    r"kib|mib|gib|rps|qps|req/s|tokens?|passed|failed|errors?|warnings?|skipped|rows?|items?|files?|lines?|bytes|x)\b)"
-    r"|\b(?:p\d{2}|latency|throughput|coverage|total|count|duration|accuracy|score)\b[^\n\d]{0,24}\d",
-    re.IGNORECASE,
-)
-_FIGURE_LOWER = re.compile(r"(?=[$€£\dplctdas])(?:" + _FIGURE.pattern.replace("µs", "[µμ]s") + ")")
-""":data:`_FIGURE` for text already lower-cased (case folding costs the engine a third of its time). A match starts
-with a currency sign, a digit or a measure's first letter: other places are passed over by one class test."""
-_UNITS = (
-    r"ms|[µμ]s|us|ns|s|sec|seconds?|minutes?|mins?|kb|mb|gb|tb|kib|mib|gib|rps|qps|req/s|tokens?|passed|failed|"
-    r"errors?|warnings?|skipped|rows?|items?|files?|lines?|bytes|x"
-)
-_AMOUNT = re.compile(r"[$€£]\s?\d[\d,]*(?:\.\d+)?(?![\d\"'}])")
-_QUANTITY = re.compile(r"\d(?<!\w\d)[\d,]*+(?:\.\d+)?+(?:%|\s?(?:" + _UNITS + r")\b)")
-_MEASURE = re.compile(r"\b(?:p\d{2}|latency|throughput|coverage|total|count|duration|accuracy|score)\b[^\n\d]{0,24}\d")
-_P_DIGITS = re.compile(r"p\d\d")
-_MEASURES = ("total", "count", "latency", "score", "duration", "coverage", "throughput", "accuracy")
-"""The three branches of :data:`_FIGURE_LOWER`, searched one by one (a line matches one when it matches the whole).
-
-A quantity's number starts at a word boundary (``\\b\\d``: no word character before its digit), and neither its
-digits nor its fraction are given back: what follows a shorter number is a digit, a comma or a point, which starts
-no unit. A measure is searched only in a line holding its word (or ``p`` and two digits).
-"""
 _PATH = re.compile(
     # Where a run starts and its first "." or "/" comes before any other joiner (every path's does): a word is
     # given up at its end, without trying both forms of a path inside it.
@@ -84,18 +64,14 @@ _OUTCOME_WORDS = (
     "not found", "timed out", "rejected", "reverted",
 )  # fmt: skip
 """Words of a result line: a path on such a line is an artifact with its outcome ("failed to import a.py: ...")."""
-_FIGURE_WORDS = (
-    "ms", "%", "passed", "failed", "error", "latency", "throughput", "coverage", "total", "duration", "seconds",
-    "tokens", "bytes", "rows", "items", " mb", " gb", " kb", "mib", "gib", "kib", " s ", " s,", " s.", "sec",
-    "minute", "$", "€", "£", "rps", "qps", "p9", "p5", "score",
-)  # fmt: skip
-"""Words a figure line holds (a unit, a measure): what candidate lines are found by."""
-_WORDS = tuple(dict.fromkeys(_WRITE_WORDS + _OUTCOME_WORDS + _FIGURE_WORDS))
+_WORDS = tuple(dict.fromkeys(_WRITE_WORDS + _OUTCOME_WORDS + FIGURE_WORDS))
 _RESULT_WORDS = re.compile(r"\b(?:failed|error|passed|ok|success|succeeded|missing|conflict|not found|skipped)\b", re.I)
 _RECORD = re.compile(r"^\s*[\"']?([A-Za-z][\w .-]{0,40}?)[\"']?\s*[:=]\s*[\"']?([^\"'{}\[\]]{1,100}?)[\"']?,?\s*$")
 _MISSING = re.compile(r"no such file|cannot access|not found|does not exist", re.IGNORECASE)
 _CODE_OR_LISTING = re.compile(r"^\s*(?:#|//|/\*|--\s|;)|^total \d+$")
 """A comment line of a script or config, or ``ls -l``'s block count: not a figure of the work."""
+_DIFF_HEADER = re.compile(r"^diff --git a/\S+ b/(\S{1,300})$", re.MULTILINE)
+"""A unified diff's header line (``diff --git a/src/x.py b/src/x.py``): the file it changes is its ``b/`` path."""
 _GUTTER = re.compile(r"^\s*\d+(?:→|\t)")
 """The line number a file viewer shows a line behind (Claude Code's ``    43→``, ``cat -n``'s tab)."""
 _CODE = re.compile(r"[()\[\]{}=;]|//|->")
@@ -145,6 +121,8 @@ def output_items(
     present = may_occur(lower, _WORDS) if len(lower) == len(head) else None
     found = _Found()
     _add_written(found, head, lower, present, search=search)
+    if not search and "diff --git " in head:
+        _add_diffed(found, head)
     short = head.count("\n") < _SHORT_OUTPUT_LINES
     if search:
         found.listing(_first_paths(head[:20_000]), f"found by {tool}", weight=2)
@@ -155,10 +133,7 @@ def output_items(
         path = _PATH.search(line)
         if path and not _REFERENCE.search(line):
             found.add(2, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
-    figures = _figure_lines(head, lower, present)
-    for position, line in figures:
-        if not _CODE_OR_LISTING.match(line):
-            found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
+    figures = _add_figures(found, head, (lower, present), tool)
     if short:
         listed = _listed(head)
         if len(listed) <= MAX_LISTED:
@@ -189,7 +164,7 @@ def _add_file_lines(
         path = _PATH.search(line)
         if path and _prose(line, path.start()) and not _REFERENCE.search(line):
             found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
-    for position, shown in _figure_lines(head, lower, present):
+    for position, shown in figure_lines(head, lower, present):
         line = _GUTTER.sub("", shown) if source else shown  # Claude Code's Read and ``cat -n`` number their lines
         if source and _CODE.search(line):
             continue  # a line of the code or configuration itself: "bytes := make([]byte, 6) // 6 bytes"
@@ -222,6 +197,27 @@ def _prose(line: str, path_at: int) -> bool:
     """``line`` reads as a sentence about the path at ``path_at``, not as code or a search hit (``a.py:12: ...``)."""
     before = line[:path_at]
     return line[:1].isalpha() and not any(map(before.__contains__, "(=\"'#{["))
+
+
+def _add_figures(found: _Found, head: str, read: tuple[str, frozenset[str] | None], tool: str) -> list[tuple[int, str]]:
+    """The figure lines of a command's or a call's output (returned); a verbose test run's lines are one figure."""
+    figures = figure_lines(head, *read)
+    tests, each_test = run_lines(head)
+    if any(status == "failed" for _, (status, _, _) in tests):
+        # One line per test (go test -v, pytest -v, unittest -v): one figure of a run that failed, its failures named
+        # (a run that passed says so in its own summary line, which is a figure as it stands).
+        found.add(1, tests[0][0], OutputItem("figure", f"{tool}: {run_tally(tests)}", None))
+    for position, line in figures:
+        if not _CODE_OR_LISTING.match(line) and position not in each_test:
+            found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
+    return figures
+
+
+def _add_diffed(found: _Found, head: str) -> None:
+    """The files a unified diff in ``head`` changes (``git diff``, ``cat patch.txt``): each ``path: modified``."""
+    for match in _DIFF_HEADER.finditer(head):
+        path = match.group(1)
+        found.add(3, match.start(), OutputItem("artifact", f"{path}: modified", path.lower()))
 
 
 def _add_written(found: _Found, head: str, lower: str, present: frozenset[str] | None, *, search: bool = False) -> None:
@@ -275,88 +271,6 @@ def _first_paths(text: str) -> list[str]:
 def _ref_path(path: str) -> str:
     """A path without the line reference a search result gives it (``a.py:12`` is ``a.py``)."""
     return path.split(":", 1)[0] if ":" in path and "://" not in path else path
-
-
-def _figure_lines(text: str, lower: str | None = None, present: frozenset[str] | None = None) -> list[tuple[int, str]]:
-    """Lines of ``text`` reporting a figure (a number with its unit, a named measure), at most :data:`_MAX_HITS`.
-
-    Candidates come from ``str.find`` of each unit or measure word on the lower-cased text (memory speed); only those
-    lines are matched against :data:`_FIGURE`, so a long log costs a scan, not a regex pass per line.
-    """
-    lower = text.lower() if lower is None else lower
-    if len(lower) != len(text):
-        return [(p, ln) for p, ln in hit_lines(bounded(text), _FIGURE) if len(ln) < 200]
-    # Lines are matched lazily: while the lines visited are fewer than the cap on lines taken, the cap cannot bind,
-    # and the lines found are the first of them that match (only those are matched). Past it, the lines visited so
-    # far are matched in the order first visited and every later one at once, as the cap then decides which are
-    # taken. ``lines`` holds each line visited once (its start and end), in the order first visited.
-    scan = lower + "\n"  # every line ends in a line break: a word (which holds none) is found as in ``lower``
-    find, rfind = scan.find, scan.rfind
-    lines: dict[int, int] = {}
-    taken: dict[int, str] = {}
-    rejected: set[int] = set()  # a line holding several figure words is matched once
-    cap = 4 * _MAX_HITS
-    eager = False
-    for word in _FIGURE_WORDS:
-        if present is not None and word not in present:
-            continue  # known absent: find() would find nothing
-        position, seen = find(word), 0
-        while position >= 0 and seen < _MAX_HITS:
-            start = rfind("\n", 0, position) + 1
-            stop = find("\n", position)
-            if stop - start < 200:
-                if not eager:
-                    lines[start] = stop
-                    if len(lines) > cap:
-                        eager = True
-                        _take_figures(text, lower, lines, taken=taken, rejected=rejected)
-                elif start not in taken and start not in rejected:
-                    _take_figure(text, lower, (start, stop), taken=taken, rejected=rejected)
-                if len(taken) >= cap:
-                    return sorted(taken.items())[:_MAX_HITS]  # no later visit can take a line
-            seen += 1
-            position = find(word, stop)
-    return sorted(taken.items())[:_MAX_HITS] if eager else _first_figures(text, lower, lines)
-
-
-def _first_figures(text: str, lower: str, lines: dict[int, int]) -> list[tuple[int, str]]:
-    """The first :data:`_MAX_HITS` of ``lines`` (start: end) that report a figure, in the text's order."""
-    found: list[tuple[int, str]] = []
-    for start in sorted(lines):
-        if _figure_at(lower, start, lines[start]):
-            found.append((start, text[start : lines[start]]))
-            if len(found) >= _MAX_HITS:
-                break
-    return found
-
-
-def _take_figures(text: str, lower: str, lines: dict[int, int], *, taken: dict[int, str], rejected: set[int]) -> None:
-    """Match ``lines`` (start: end) in the order first visited, until the cap on lines taken."""
-    for start, stop in lines.items():
-        if len(taken) >= 4 * _MAX_HITS:
-            break
-        if start not in taken and start not in rejected:
-            _take_figure(text, lower, (start, stop), taken=taken, rejected=rejected)
-
-
-def _take_figure(text: str, lower: str, line: tuple[int, int], *, taken: dict[int, str], rejected: set[int]) -> None:
-    """Match the line at ``line`` (its start and end) once: taken when it reports a figure, else rejected."""
-    start, stop = line
-    if _figure_at(lower, start, stop):
-        taken[start] = text[start:stop]
-    else:
-        rejected.add(start)
-
-
-def _figure_at(lower: str, start: int, stop: int) -> bool:
-    """The line ``lower[start:stop]`` reports a figure: ``_FIGURE_LOWER.search(lower, start, stop)``, sooner."""
-    if _QUANTITY.search(lower, start, stop):
-        return True
-    line = lower[start:stop]
-    if any(map(line.__contains__, "$€£")) and _AMOUNT.search(lower, start, stop):
-        return True
-    measured = any(map(line.__contains__, _MEASURES)) or _P_DIGITS.search(line)
-    return bool(measured and _MEASURE.search(lower, start, stop))
 
 
 def _record_lines(text: str) -> list[tuple[int, str]]:

@@ -1,0 +1,71 @@
+"""A verbose test run's own line per test (``go test -v``, ``pytest -v``, ``unittest -v``), told as one figure.
+
+A run of forty tests prints forty result lines; each alone reads as a figure of the work, and a summary showed ten
+``Bash: --- PASS: TestParseCheckpoint/no_trailer (0.00s)`` bullets, the one ``--- FAIL`` among them reading as
+current beside the rerun that passed. A run that failed is one figure instead: how many passed, failed and were
+skipped, and the lines of those that failed (one that passed says so in its own summary line). Linear in the
+output: one anchored pattern whose quantifiers never overlap.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .textscan import clip
+
+__all__ = ["run_lines", "run_tally"]
+
+Tests = list[tuple[int, tuple[str, str, str]]]
+"""Each test's result line: its start in the output, and (status, test name, the line as the run printed it)."""
+
+_TEST_LINE = re.compile(
+    r"^[ \t]*--- (PASS|FAIL|SKIP): (\S{1,200}) \(\d"  # go test -v: status, name
+    r"|^([^\s:]{1,300}(?:::[^\s:]{1,200}){1,6}) (PASSED|FAILED|SKIPPED|ERROR)\b"  # pytest -v: name, status
+    r"|^(\w{1,200}) \([\w.]{1,200}\) \.\.\. (ok|FAIL|ERROR|skipped)\b",  # unittest -v: name, status
+    re.MULTILINE,
+)
+"""One test's result line; no two of its quantifiers overlap, so each line costs at most its length."""
+_TEST_MARKERS = ("--- PASS", "--- FAIL", "::", " ... ")
+_TEST_STATUS = {
+    "PASS": "passed",
+    "PASSED": "passed",
+    "OK": "passed",
+    "FAIL": "failed",
+    "FAILED": "failed",
+    "ERROR": "failed",
+    "SKIP": "skipped",
+    "SKIPPED": "skipped",
+}
+
+
+def run_lines(head: str) -> tuple[Tests, set[int]]:
+    """Each test's result line in a verbose test run, as (line start, (status, test name)), and every such line's start.
+
+    A test nested in another (go's subtests) counts once, as itself: the parent's line says only that one failed.
+    Fewer than two tests: no run to tell (``[]``).
+    """
+    if not any(marker in head for marker in _TEST_MARKERS):
+        return [], set()
+    found = []
+    for match in _TEST_LINE.finditer(head):
+        go_status, go_name, py_name, py_status, unit_name, unit_status = match.groups()
+        status, name = (
+            (go_status, go_name) if go_status else (py_status, py_name) if py_status else (unit_status, unit_name)
+        )
+        end = head.find("\n", match.start())
+        line = head[match.start() : end if end >= 0 else None].strip()
+        found.append((match.start(), (_TEST_STATUS[status.upper()], name, line)))
+    parents = {name.rsplit("/", depth)[0] for _, (_, name, _) in found for depth in range(1, name.count("/") + 1)}
+    starts = {position for position, _ in found}
+    found = [entry for entry in found if entry[1][1] not in parents]
+    return (found, starts) if len(found) >= 2 else ([], set())
+
+
+def run_tally(tests: Tests) -> str:
+    """``8 tests: 7 passed, 1 failed; --- FAIL: TestParse/too_long (0.00s)``: the counts, and the failures' lines."""
+    counts = Counter(status for _, (status, _, _) in tests)
+    parts = [f"{counts[status]} {status}" for status in ("passed", "failed", "skipped") if counts[status]]
+    failed = [clip(line, 120) for _, (status, _, line) in tests if status == "failed"]
+    named = f"; {'; '.join(failed[:3])}{'; …' if len(failed) > 3 else ''}" if failed else ""
+    return clip(f"{len(tests)} tests: {', '.join(parts)}{named}", 300)
