@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from ._artifacts import canonical_paths, merge_artifact
@@ -31,6 +32,9 @@ _SPOKEN = frozenset({*STATEMENTS, "request", "question", "decision", "finding", 
 
 _NOT_CORE = re.compile(r"^(?:-{1,2}[\w-]+(?:=\S*)?|\d?>>?&?\S*|<\S*)$")
 """A flag (``--short``, ``-n``) or a redirection (``2>&1``, ``>/dev/null``) of a command line."""
+_TIMES = " (failed {} times)"
+_REPEATS = re.compile(r" \(failed (\d{1,6}) times\)$")
+"""How an error bullet says its call failed the same way more than once (read back from an earlier ledger)."""
 _CONTAINMENT_ITEMS = 600
 """Statements past this many are deduped by exact text only (containment is checked pairwise)."""
 
@@ -72,12 +76,19 @@ def merge(items: list[Salient], tail: Sequence[Salient], reader: SubjectReader) 
 def _dedupe(items: list[Salient]) -> list[Salient]:
     """The same text twice (however spaced, cased or punctuated) is one bullet, at its later position.
 
+    An error repeated is counted (``... (failed 4 times)``): the same call failing the same way again is news.
+
     A statement whose words another one of its section holds whole ("Let's focus on X." beside "Let's focus on
     X. Can we check Y?") is that one.
     """
     slots = [(SECTION_OF[item.kind], normal(item.text)) for item in items]
     last = {slot: index for index, slot in enumerate(slots)}
-    kept = [item for index, item in enumerate(items) if last[slots[index]] == index]
+    times = Counter(slot for slot, item in zip(slots, items, strict=True) if item.kind == "error")
+    kept = [
+        item if times[slots[index]] < 2 else item._replace(text=f"{item.text}{_TIMES.format(times[slots[index]])}")
+        for index, item in enumerate(items)
+        if last[slots[index]] == index
+    ]
     spoken = [item for item in kept if item.kind in _SPOKEN]
     if len(spoken) > _CONTAINMENT_ITEMS:
         return kept
@@ -292,9 +303,30 @@ def _keyed(items: list[Salient]) -> list[Salient]:
             out[latest[slot]] = None
             if item.kind == "artifact" and earlier is not None:
                 item = merge_artifact(earlier, item, key)  # noqa: PLW2901  # the merged bullet takes its place
+            elif item.kind == "error" and earlier is not None:
+                item = _repeated(earlier, item)  # noqa: PLW2901  # the same failure again: counted, not lost
         latest[slot] = len(out)
         out.append(item)
     return [item for item in out if item is not None]
+
+
+def _repeated(earlier: Salient, later: Salient) -> Salient:
+    """``later``, saying how many times in all its call failed so when ``earlier`` failed the same way.
+
+    A model that sees one failure retries the call; one that sees it failed four times with the same arguments
+    and the same error changes them. Another failure (or one resolved since) is not counted with it.
+    """
+    before, times_before = _failed_times(earlier.text)
+    after, times_after = _failed_times(later.text)
+    if before != after or RESOLVED in earlier.text:
+        return later
+    return later._replace(text=f"{after}{_TIMES.format(times_before + times_after)}")
+
+
+def _failed_times(text: str) -> tuple[str, int]:
+    """An error bullet without its count, and the count (1 when it has none)."""
+    match = _REPEATS.search(text)
+    return (text[: match.start()], int(match.group(1))) if match else (text, 1)
 
 
 def _latest_open(items: list[Salient]) -> list[Salient]:

@@ -1,0 +1,46 @@
+"""The same call failing the same way again is counted, not folded away: a model that sees one failure retries it.
+
+tau-bench airline (task 9): ``book_reservation`` failed four times with ``payment amount does not add up, total
+price is 1203, but paid 833``; the summary showed it once, and the agent tried a fifth time.
+"""
+
+from __future__ import annotations
+
+from ctxbudget import Message, ToolCall
+from ctxbudget.compaction.summarize import ExtractiveSummarizer, SummaryRequest
+from ctxbudget.messages import TiktokenCounter
+
+ARGS = {"user_id": "mohamed_silva_9265", "cabin": "business", "payment_methods": [{"id": "gift_card_8020792"}]}
+ERROR = "Error: payment amount does not add up, total price is 1203, but paid 833"
+
+
+def _attempt(n: int, error: str = ERROR) -> tuple[Message, Message]:
+    call = ToolCall(id=f"c{n}", name="book_reservation", args=ARGS)
+    return (
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", tool_call_id=call.id, name="book_reservation", content=error),
+    )
+
+
+def _errors(summary: str) -> list[str]:
+    section = summary.split("## Errors\n", 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("- ")]
+
+
+def test_a_failure_repeated_is_one_bullet_with_its_count_across_summaries() -> None:
+    summarizer = ExtractiveSummarizer(TiktokenCounter())
+    first = summarizer.summarize(SummaryRequest(messages=(*_attempt(1), *_attempt(2), *_attempt(3)), max_tokens=800))
+    (bullet,) = _errors(first)
+    assert bullet.endswith(f"{ERROR} (failed 3 times)")
+    again = summarizer.summarize(SummaryRequest(messages=_attempt(4), previous_summary=first, max_tokens=800))
+    (bullet,) = _errors(again)
+    assert bullet.endswith(f"{ERROR} (failed 4 times)")
+
+
+def test_another_failure_of_the_call_is_not_counted_with_it() -> None:
+    other = "Error: flight HAT045 is not available on 2024-05-24"
+    summary = ExtractiveSummarizer(TiktokenCounter()).summarize(
+        SummaryRequest(messages=(*_attempt(1), *_attempt(2), *_attempt(3, other)), max_tokens=800)
+    )
+    assert not [line for line in _errors(summary) if "times)" in line]
+    assert any(line.endswith(other) for line in _errors(summary))
