@@ -67,3 +67,14 @@ def test_a_list_after_a_label_keeps_each_item_apart() -> None:
     said = [statement.text for statement in user_statements(LEAD_IN)]
     assert "Budget cap is $500 total." in said
     assert "Never exceed without approval." in said
+
+
+def test_a_sentence_whose_quote_runs_onto_the_next_line_is_one_statement() -> None:
+    """Claude Code (entire explain): '... it should say "No associated' and 'Entire checkpoint"' are one sentence."""
+    text = (
+        "2. yes, entire explain --commit <sha> should return its checkpoint - or if there is no trailer it should say "
+        '"No associated \nEntire checkpoint"\n3. not sure what the current behaviour is, but I would like a filter.'
+    )
+    said = [statement.text for statement in user_statements(text)]
+    assert any(s.endswith('say "No associated Entire checkpoint"') for s in said), said
+    assert not [s for s in said if s.startswith("Entire checkpoint")]

@@ -1,4 +1,5 @@
-"""The user's goal: the first user message that asks for something, else the first user message.
+"""The user's goal: the first user message that asks for something, else the first user message (and it, once the
+assistant works on it before any user message asks).
 
 Whether a message asks is read lazily (when the goal is next needed); these tests pin that the goal is the one
 reading every message on arrival would give, wherever it is read and however many messages wait.
@@ -7,7 +8,7 @@ reading every message on arrival would give, wherever it is read and however man
 from __future__ import annotations
 
 import pytest
-from ctxbudget import ContextSession, Message
+from ctxbudget import ContextSession, Message, ToolCall
 from ctxbudget.session import _goal as goal_module
 from ctxbudget.session._goal import is_request
 from hypothesis import given, settings
@@ -17,28 +18,60 @@ ASKS = ("Please add retries to the upload client.", "Why does the refund fail?")
 STATES = ("The retry logic uses backoff.", "The staging db lives at db-stg-4.internal:5433.")
 
 
-def expected_goal(users: list[Message]) -> str | None:
-    """The goal by its definition, each message read as it arrived."""
-    asking = next((m for m in users if is_request(m)), None)
-    first = asking or (users[0] if users else None)
+def expected_goal(messages: list[Message]) -> str | None:
+    """The goal by its definition, each message read as it arrived: the first user message that asks, unless the
+    assistant worked (called a tool) before any did, when the first user message is the goal."""
+    first: Message | None = None
+    for message in messages:
+        if message.role == "user":
+            if is_request(message):
+                return message.text
+            first = first or message
+        elif message.tool_calls and first is not None:
+            return first.text
     return first.text if first is not None else None
 
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.tuples(st.booleans(), st.integers(0, 1), st.booleans()), min_size=1, max_size=150),
+    st.lists(st.tuples(st.booleans(), st.integers(0, 1), st.booleans(), st.integers(0, 9)), min_size=1, max_size=150),
 )
-def test_the_goal_is_the_first_user_message_that_asks_wherever_it_is_read(turns: list[tuple[bool, int, bool]]) -> None:
+def test_the_goal_is_the_first_user_message_that_asks_wherever_it_is_read(
+    turns: list[tuple[bool, int, bool, int]],
+) -> None:
     session = ContextSession(model="gpt-4o", max_tokens=100_000)
-    users: list[Message] = []
-    for index, (asks, variant, read_now) in enumerate(turns):
+    messages: list[Message] = []
+    for index, (asks, variant, read_now, works) in enumerate(turns):
         text = (ASKS if asks else STATES)[variant]
         user = Message(role="user", content=f"{text} ({index})")
-        users.append(user)
-        session.add(user, Message(role="assistant", content=f"Noted ({index})."))
+        if works == 0:  # now and then the assistant works on what it was told: it calls a tool
+            call = ToolCall(id=f"c{index}", name="grep", args={"pattern": "retry"})
+            reply = [
+                Message(role="assistant", tool_calls=(call,)),
+                Message(role="tool", tool_call_id=call.id, content="ok"),
+            ]
+        else:
+            reply = [Message(role="assistant", content=f"Noted ({index}).")]
+        messages += [user, *reply]
+        session.add(user, *reply)
         if read_now:
-            assert session.goal == expected_goal(users)
-    assert session.goal == expected_goal(users)
+            assert session.goal == expected_goal(messages)
+    assert session.goal == expected_goal(messages)
+
+
+def test_a_first_message_the_assistant_worked_on_is_the_goal_though_it_asks_nothing() -> None:
+    """Claude Code: "I got this feedback for the changes in the local branch:" and a pasted review, then work; a
+    question many turns later ("could we use the regexp from the id package?") is not the goal."""
+    session = ContextSession(model="gpt-4o", max_tokens=100_000)
+    feedback = "I got this feedback for the changes in the local branch: the regex accepts IDs of any length."
+    call = ToolCall(id="g", name="Grep", args={"pattern": "checkpointTrailerRegex"})
+    session.add(
+        Message(role="user", content=feedback),
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", tool_call_id="g", content="trailers.go:62: var checkpointTrailerRegex = ..."),
+        Message(role="user", content="could we use the regexp from the id package?"),
+    )
+    assert session.goal == feedback
 
 
 def test_a_request_that_arrives_after_many_statements_becomes_the_goal_and_survives_compaction() -> None:

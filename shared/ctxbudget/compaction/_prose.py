@@ -82,15 +82,37 @@ _LEAD_IN = re.compile(
 after it finishes that sentence."""
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(\S.*)$")
 _MAX_JOINED = 12
+_QUOTED_LINES = 3
+
+
+def _quotes_closed(lines: list[str]) -> list[str]:
+    """``lines`` with a line that leaves a double quote open joined to the next, up to the line that closes it.
+
+    ``say "No associated`` and ``Entire checkpoint"`` are one sentence. At most :data:`_QUOTED_LINES` lines become
+    one: a stray quote (``a 5" screen``) joins a few lines, never a paragraph.
+    """
+    if not any(line.count('"') % 2 for line in lines):
+        return lines
+    out: list[str] = []
+    joined = 0
+    for line in lines:
+        if out and joined and line.strip():
+            out[-1] = f"{out[-1].rstrip()} {line.strip()}"
+            joined = joined + 1 if out[-1].count('"') % 2 and joined < _QUOTED_LINES - 1 else 0
+            continue
+        out.append(line)
+        joined = 1 if line.count('"') % 2 else 0
+    return out
 
 
 def continued(lines: list[str]) -> list[str]:
-    """``lines`` with each list that finishes its lead-in's sentence joined to it as one line.
+    """``lines`` with each list that finishes its lead-in's sentence joined to it as one line (and open quotes closed).
 
     "You are operating in an environment where" followed by "1. You issue at least one command", "2. You see the
     result(s)" is one statement; its items alone are fragments. A list after a heading or a label ("Constraints:",
     "## Rules") is not joined: each of its items stands on its own.
     """
+    lines = _quotes_closed(lines)
     out: list[str] = []
     index = 0
     while index < len(lines):

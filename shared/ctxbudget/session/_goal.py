@@ -1,9 +1,9 @@
 """The user's goal: which user message can be it, and how the summary message shows it.
 
-The goal is the first user message that asks for something (a request or a question); until one does, the first
-user message stands in. It is shown before the summary once its message has left the live history: verbatim, or,
-when it alone would crowd the window (a pasted document as the first message), as head and tail naming the archive
-handle of its full text.
+The goal is the first user message that asks for something (a request or a question); until one does, the first user
+message stands in, and it is the goal once the assistant works on it (a tool call) before any user message asks. It
+is shown before the summary once its message has left the live history: verbatim, or, when it alone would crowd the
+window (a pasted document as the first message), as head and tail naming the archive handle of its full text.
 """
 
 from __future__ import annotations
@@ -90,7 +90,15 @@ class Goal:
         return self._live
 
     def arrived(self, message: Message) -> None:
-        """A new message is being appended to the live history: a user message the caller wrote can be the goal."""
+        """A new message is being appended to the live history: a user message the caller wrote can be the goal.
+
+        A first message that asks nothing ("I got this feedback: ..." and a pasted review) stands in until one that
+        asks is read, or until the assistant works on it (calls a tool): then it is the task the work is for.
+        """
+        if message.role == "assistant" and message.tool_calls and self._tentative:
+            self._read()
+            self._tentative = False  # the assistant acted on what was said so far: a later question is no goal
+            return
         if message.role != "user" or message.metadata.get("ctxbudget") or not (self._text is None or self._tentative):
             return
         if self._text is None:  # the first user message stands in until one that asks is read
