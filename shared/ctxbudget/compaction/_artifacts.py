@@ -93,11 +93,13 @@ def merge_artifact(earlier: Salient, later: Salient, key: str) -> Salient:
 def canonical_paths(keys: Iterable[str]) -> dict[str, str]:
     """For each relative path among ``keys`` that exactly one longer key ends with (at a ``/``), that key.
 
+    A bare file name counts (``trailers_test.go``, as ``go test`` names the file a failure is in) when it is unique.
+
     Linear in the paths' length: each key's suffixes after a ``/`` are listed once, and a relative key looks itself
     up among them.
     """
     distinct = set(keys)
-    relative = {k.removeprefix("./"): k for k in distinct if "/" in k and not k.startswith(("/", "~"))}
+    relative = {k.removeprefix("./"): k for k in distinct if ("/" in k or "." in k) and not k.startswith(("/", "~"))}
     if not relative:
         return {}
     longer: dict[str, set[str]] = {}
@@ -108,4 +110,8 @@ def canonical_paths(keys: Iterable[str]) -> dict[str, str]:
             if suffix in relative and relative[suffix] != key:
                 longer.setdefault(suffix, set()).add(key)
             at = key.find("/", at + 1)
-    return {relative[short]: next(iter(found)) for short, found in longer.items() if len(found) == 1}
+    same = {relative[short]: next(iter(found)) for short, found in longer.items() if len(found) == 1}
+    for short, found in longer.items():  # "a.go" in "x/a.go" and "/abs/x/a.go", which are one file: that file
+        if len(found) > 1 and len(targets := {same.get(key, key) for key in found}) == 1:
+            same[relative[short]] = next(iter(targets))
+    return same
