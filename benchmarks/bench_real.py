@@ -47,7 +47,7 @@ from typing import Any
 from ctxbudget import CompactionPolicy, ContextSession, CtxBudgetError, Message, count_request
 
 from benchmarks.quality.probes import message_text, request_text
-from benchmarks.quality.real import RealTranscript, cut, load_set
+from benchmarks.quality.real import HELDOUT, RealTranscript, cut, load_set
 from benchmarks.quality.systems import COUNTER
 
 RESULTS = Path(__file__).parent / "results" / "real.md"
@@ -348,12 +348,14 @@ def _pooled(rows: Sequence[Row], system: str, *, recovered: bool = False) -> str
     return f"{_share(flags)} ({sum(flags)}/{len(flags)})" if flags else ""
 
 
-def budget_table(rows: Sequence[Row], fraction: float, *, of_whole: bool = False) -> list[str]:
+def budget_table(
+    rows: Sequence[Row], fraction: float, *, of_whole: bool = False, heading: str = "## Budget"
+) -> list[str]:
     """The markdown table for one budget: a row per transcript, then the pooled share."""
     chosen = [row for row in rows if row.fraction == fraction]
     title = f"{fraction:.0%} of each transcript" if of_whole else f"header + {fraction:.0%} of the rest"
     lines = [
-        f"## Budget: {title}",
+        f"{heading}: {title}",
         "",
         "| transcript | kind | tokens | header | budget | probes | tail floor | ctxbudget in request | ctxbudget + "
         "search (top 3) | trim_messages | semantic-checklist | Claude Code's own summary | request tokens: "
@@ -427,8 +429,8 @@ def notes(rows: Sequence[Row], seconds: float) -> list[str]:
     return lines
 
 
-def render(rows: Sequence[Row], seconds: float, *, of_whole: bool = False) -> str:
-    """The results file."""
+def render(rows: Sequence[Row], seconds: float, *, of_whole: bool = False, heldout: Sequence[Row] = ()) -> str:
+    """The results file (``heldout``: the rows of the held-out transcripts, in a section of their own)."""
     lines = [
         "# Compaction on real transcripts",
         "",
@@ -443,7 +445,18 @@ def render(rows: Sequence[Row], seconds: float, *, of_whole: bool = False) -> st
     ]
     for fraction in FRACTIONS:
         lines += [*budget_table(rows, fraction, of_whole=of_whole), ""]
-    lines += [*kind_table(rows), "", *notes(rows, seconds), ""]
+    lines += [*kind_table(rows), ""]
+    if heldout:
+        lines += [
+            "## Held-out transcripts",
+            "",
+            "Three more public transcripts (`benchmarks/quality/heldout/README.md`), their probes written by a "
+            "reviewer who had not seen ctxbudget's summaries of them; reported beside the set, not gated.",
+            "",
+        ]
+        for fraction in FRACTIONS:
+            lines += [*budget_table(heldout, fraction, of_whole=of_whole, heading="### Held-out, budget"), ""]
+    lines += [*notes([*rows, *heldout], seconds), ""]
     return "\n".join(lines)
 
 
@@ -460,7 +473,7 @@ def write_summaries(rows: Sequence[Row], directory: Path = SUMMARIES) -> None:
 
 def show(name: str, width: int = 600) -> None:
     """Print a transcript's messages with the indices probe ``message`` fields refer to."""
-    transcript = next(t for t in load_set() if t.name == name)
+    transcript = next(t for t in (*load_set(), *load_set(HELDOUT)) if t.name == name)
     print(f"# {transcript.name}: {len(transcript.messages)} messages; probes come from [0, {cut(transcript)})")
     for index, message in enumerate(transcript.messages):
         text = message_text(message)
@@ -488,11 +501,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         transcripts = tuple(t for t in transcripts if t.name in wanted)
     started = time.perf_counter()
     rows = run(transcripts, of_whole=args.of_whole)
-    text = render(rows, time.perf_counter() - started, of_whole=args.of_whole)
+    heldout = [] if args.only else run(load_set(HELDOUT), of_whole=args.of_whole)
+    text = render(rows, time.perf_counter() - started, of_whole=args.of_whole, heldout=heldout)
     print(text)
     if not args.only and not args.of_whole:
         RESULTS.write_text(text, encoding="utf-8")
-        write_summaries(rows)
+        write_summaries([*rows, *heldout])
         print(f"wrote {RESULTS} and {SUMMARIES}/", file=sys.stderr)
     return 0
 

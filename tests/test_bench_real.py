@@ -1,4 +1,5 @@
-"""The real-transcript probe set is well formed: public sources recorded, probes taken from where they say.
+"""The real-transcript probe set (and the held-out transcripts beside it) is well formed: public sources recorded,
+probes taken from where they say.
 
 These check the data, not a score: every probe's answer is verbatim in the message it names, in the first 70% of its
 transcript; the set spans at least eight transcripts of four kinds with fifteen probes each; every file has its
@@ -13,9 +14,12 @@ from pathlib import Path
 import pytest
 
 from benchmarks.bench_real import budget_for, header_tokens, run_claude_code, transcript_tokens
-from benchmarks.quality.real import PROBE_KINDS, REAL, RealTranscript, answer_in, cut, load_set
+from benchmarks.quality.real import HELDOUT, PROBE_KINDS, REAL, RealTranscript, answer_in, cut, load_set
 
 SET = load_set()
+HELD = load_set(HELDOUT)
+EVERY = (*SET, *HELD)
+"""The set and the held-out transcripts: the same checks of their data."""
 PERMISSIVE = ("MIT", "Apache-2.0", "BSD", "CC-BY")
 
 
@@ -31,7 +35,7 @@ def test_the_set_spans_eight_transcripts_of_four_kinds() -> None:
     assert {t.kind for t in SET} & {"openai", "anthropic", "responses"}
 
 
-@pytest.mark.parametrize("transcript", SET, ids=_id)
+@pytest.mark.parametrize("transcript", EVERY, ids=_id)
 def test_every_probe_answer_is_in_the_message_it_names_early_in_the_transcript(transcript: RealTranscript) -> None:
     assert len(transcript.probes) >= 15
     early = cut(transcript)
@@ -40,7 +44,7 @@ def test_every_probe_answer_is_in_the_message_it_names_early_in_the_transcript(t
         assert answer_in(probe, transcript.messages), f"{probe.answer!r} is not in message {probe.message}"
 
 
-@pytest.mark.parametrize("transcript", SET, ids=_id)
+@pytest.mark.parametrize("transcript", EVERY, ids=_id)
 def test_probes_are_short_exact_strings_with_a_question(transcript: RealTranscript) -> None:
     for probe in transcript.probes:
         assert probe.kind in PROBE_KINDS
@@ -51,15 +55,18 @@ def test_probes_are_short_exact_strings_with_a_question(transcript: RealTranscri
     assert len(answers) == len(set(answers)), "a probe is listed twice"
 
 
-@pytest.mark.parametrize("transcript", SET, ids=_id)
+@pytest.mark.parametrize("transcript", EVERY, ids=_id)
 def test_every_file_is_under_a_megabyte(transcript: RealTranscript) -> None:
     assert transcript.file.stat().st_size < 1_000_000
 
 
-def test_sources_are_recorded_with_commit_and_a_permissive_licence() -> None:
-    readme = (REAL / "README.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize(("folder", "transcripts"), [(REAL, SET), (HELDOUT, HELD)], ids=["set", "held-out"])
+def test_sources_are_recorded_with_commit_and_a_permissive_licence(
+    folder: Path, transcripts: tuple[RealTranscript, ...]
+) -> None:
+    readme = (folder / "README.md").read_text(encoding="utf-8")
     rows = [line for line in readme.splitlines() if line.startswith("| `")]
-    for transcript in SET:
+    for transcript in transcripts:
         row = next((r for r in rows if r.startswith(f"| `{transcript.file.name}` |")), None)
         assert row is not None, f"{transcript.file.name} has no row in the README's source table"
         cells = [cell.strip() for cell in row.strip("|").split("|")]
@@ -71,10 +78,12 @@ def test_sources_are_recorded_with_commit_and_a_permissive_licence() -> None:
     assert "Permission is hereby granted, free of charge" in readme  # the licence notice is quoted
 
 
-def test_every_transcript_in_the_folder_has_probes() -> None:
-    described = {t.file.name for t in SET}
-    on_disk = {p.name for p in Path(REAL).iterdir() if p.suffix != ".md" and not p.name.endswith(".probes.json")}
+@pytest.mark.parametrize(("folder", "transcripts"), [(REAL, SET), (HELDOUT, HELD)], ids=["set", "held-out"])
+def test_every_transcript_in_the_folder_has_probes(folder: Path, transcripts: tuple[RealTranscript, ...]) -> None:
+    described = {t.file.name for t in transcripts}
+    on_disk = {p.name for p in Path(folder).iterdir() if p.suffix != ".md" and not p.name.endswith(".probes.json")}
     assert on_disk == described
+    assert not {t.name for t in SET} & {t.name for t in HELD}  # held out: none of them is in the set
 
 
 def test_the_claude_code_compaction_is_split_at_its_boundary() -> None:

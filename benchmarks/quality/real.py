@@ -32,6 +32,7 @@ from ctxbudget.transcripts import Transcript, load_transcript, parse_transcript
 from .probes import message_text
 
 __all__ = [
+    "HELDOUT",
     "PROBE_KINDS",
     "REAL",
     "RealProbe",
@@ -44,6 +45,8 @@ __all__ = [
 
 REAL = Path(__file__).parent / "real"
 """Where the transcripts and their probe files live."""
+HELDOUT = Path(__file__).parent / "heldout"
+"""Transcripts kept apart from the set, their probes written by a reviewer who had not seen their summaries."""
 
 ProbeKind = Literal[
     "task", "constraint", "fact", "file", "command", "outcome", "error", "correction", "decision", "next_step"

@@ -12,9 +12,12 @@ import re
 from functools import cache
 
 import pytest
+from ctxbudget.compaction._ledger_text import NESTED
+from ctxbudget.session._goal import GOAL_HEADING
+from ctxbudget.session.request import SUMMARY_HEADER
 
 from benchmarks.bench_real import budget_for, run_ours
-from benchmarks.quality.real import load_set
+from benchmarks.quality.real import HELDOUT, load_set
 
 HARNESS = (
     "<local-command-caveat>",
@@ -39,7 +42,7 @@ VALUE = re.compile(r"\d|[/._@:]\w|`")
 @cache
 def summaries() -> dict[str, str]:
     out = {}
-    for transcript in load_set():
+    for transcript in (*load_set(), *load_set(HELDOUT)):
         for fraction in (0.3, 0.1):
             outcome = run_ours(transcript, budget_for(transcript, fraction))
             assert outcome.error is None, outcome.error
@@ -48,10 +51,14 @@ def summaries() -> dict[str, str]:
 
 
 def bullets(summary: str) -> list[str]:
+    """The summary's bullets; the pinned goal, the user's own message shown whole over its lines, is one of them."""
     found = []
+    if summary.startswith(f"{SUMMARY_HEADER}\n{GOAL_HEADING}\n- "):
+        goal, _, summary = summary.removeprefix(f"{SUMMARY_HEADER}\n{GOAL_HEADING}\n- ").partition("\n## ")
+        found.append(" ".join(goal.split()))
     for line in summary.splitlines():
-        if line.startswith("- "):
-            text = line[2:].strip()
+        if line.startswith(("- ", NESTED)):  # a statement read out of a paste is nested under the paste's bullet
+            text = line.lstrip()[2:].strip()
             for prefix in PREFIXES:
                 text = text.removeprefix(prefix)
             found.append(text)
