@@ -37,10 +37,16 @@ def test_a_failure_repeated_is_one_bullet_with_its_count_across_summaries() -> N
     assert bullet.endswith(f"{ERROR} (failed 4 times)")
 
 
-def test_another_failure_of_the_call_is_not_counted_with_it() -> None:
+def test_another_failure_of_the_call_is_not_counted_with_it_and_the_first_is_named() -> None:
+    """mini-swe-agent: ``python reproduce_issue.py`` failed with ``No module named 'marshmallow'``, then (installed)
+    with an ``AttributeError``: the bullet says both, what the work got past and where it stands."""
     other = "Error: flight HAT045 is not available on 2024-05-24"
-    summary = ExtractiveSummarizer(TiktokenCounter()).summarize(
+    summarizer = ExtractiveSummarizer(TiktokenCounter())
+    summary = summarizer.summarize(
         SummaryRequest(messages=(*_attempt(1), *_attempt(2), *_attempt(3, other)), max_tokens=800)
     )
-    assert not [line for line in _errors(summary) if "times)" in line]
-    assert any(line.endswith(other) for line in _errors(summary))
+    (bullet,) = _errors(summary)
+    assert bullet.endswith(f"-> {other} (first: {ERROR})")
+    again = summarizer.summarize(SummaryRequest(messages=_attempt(4, other), previous_summary=summary, max_tokens=800))
+    (bullet,) = _errors(again)
+    assert bullet.endswith(f"-> {other} (first: {ERROR}) (failed 2 times)")

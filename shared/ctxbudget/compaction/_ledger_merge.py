@@ -22,6 +22,7 @@ from ._records import record_field
 from .salience import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
 from .supersession import Subject, SupersessionIndex
+from .textscan import clip
 
 __all__ = ["Postings", "SubjectReader", "merge", "normal", "posting_keys"]
 
@@ -32,6 +33,9 @@ _SPOKEN = frozenset({*STATEMENTS, "request", "question", "decision", "finding", 
 
 _NOT_CORE = re.compile(r"^(?:-{1,2}[\w-]+(?:=\S*)?|\d?>>?&?\S*|<\S*)$")
 """A flag (``--short``, ``-n``) or a redirection (``2>&1``, ``>/dev/null``) of a command line."""
+_FIRST = re.compile(r" \(first: ([^()]{1,200}(?:\([^()]{0,80}\)[^()]{0,100})*)\)$")
+"""How an error bullet names the different way its call failed first (read back from an earlier ledger)."""
+_FIRST_CHARS = 120
 _TIMES = " (failed {} times)"
 _REPEATS = re.compile(r" \(failed (\d{1,6}) times\)$")
 """How an error bullet says its call failed the same way more than once (read back from an earlier ledger)."""
@@ -311,22 +315,32 @@ def _keyed(items: list[Salient]) -> list[Salient]:
 
 
 def _repeated(earlier: Salient, later: Salient) -> Salient:
-    """``later``, saying how many times in all its call failed so when ``earlier`` failed the same way.
+    """``later``, saying how its call failed before ``earlier``'s way: how many times, or how it failed first.
 
-    A model that sees one failure retries the call; one that sees it failed four times with the same arguments
-    and the same error changes them. Another failure (or one resolved since) is not counted with it.
+    A model that sees one failure retries the call; one that sees it failed four times with the same arguments and
+    the same error changes them. A call that failed one way and then another (``No module named 'marshmallow'``,
+    then, once installed, an ``AttributeError``) says what the work got past. An error resolved since is not
+    carried on.
     """
-    before, times_before = _failed_times(earlier.text)
-    after, times_after = _failed_times(later.text)
-    if before != after or RESOLVED in earlier.text:
+    if RESOLVED in earlier.text:
         return later
-    return later._replace(text=f"{after}{_TIMES.format(times_before + times_after)}")
+    before, first_before, times_before = _failure_parts(earlier.text)
+    after, first_after, times_after = _failure_parts(later.text)
+    if before == after:
+        first, times = first_before or first_after, times_before + times_after
+    else:
+        first, times = first_before or before.partition(" -> ")[2], times_after
+    shown = f" (first: {clip(first, _FIRST_CHARS)})" if first and first != after.partition(" -> ")[2] else ""
+    return later._replace(text=f"{after}{shown}{_TIMES.format(times) if times > 1 else ''}")
 
 
-def _failed_times(text: str) -> tuple[str, int]:
-    """An error bullet without its count, and the count (1 when it has none)."""
+def _failure_parts(text: str) -> tuple[str, str | None, int]:
+    """An error bullet's call and failure, the first failure it names (if any), and its count (1 when none)."""
     match = _REPEATS.search(text)
-    return (text[: match.start()], int(match.group(1))) if match else (text, 1)
+    times = int(match.group(1)) if match else 1
+    text = text[: match.start()] if match else text
+    first = _FIRST.search(text)
+    return (text[: first.start()], first.group(1), times) if first else (text, None, times)
 
 
 def _latest_open(items: list[Salient]) -> list[Salient]:
