@@ -6,6 +6,7 @@ bounded text's first and last non-blank lines, a word known absent is one ``str.
 
 from __future__ import annotations
 
+import ctxbudget.compaction._figure_lines as figures_module
 import ctxbudget.compaction.outcomes as outcomes_module
 import ctxbudget.compaction.outputs as outputs_module
 from ctxbudget.compaction.textscan import MAX_RUN, bounded, bounded_line, may_occur, word_lines
@@ -31,8 +32,8 @@ def test_a_figure_line_is_what_the_figure_pattern_finds_in_it(text: str) -> None
     start = 0
     for line in lower.split("\n"):
         stop = start + len(line)
-        expected = bool(outputs_module._FIGURE_LOWER.search(lower, start, stop))
-        assert outputs_module._figure_at(lower, start, stop) == expected
+        expected = bool(figures_module._FIGURE_LOWER.search(lower, start, stop))
+        assert figures_module._figure_at(lower, start, stop) == expected
         start = stop + 1
 
 
@@ -52,8 +53,8 @@ def test_word_lines_skip_only_words_that_are_absent(text: str, copies: int) -> N
     present = may_occur(lower, outputs_module._WORDS)
     for words in (outputs_module._WRITE_WORDS, outputs_module._OUTCOME_WORDS):
         assert word_lines(text, words, lower, present) == word_lines(text, words)
-    skipped = outputs_module._figure_lines(text, lower, present)
-    assert skipped == outputs_module._figure_lines(text)
+    skipped = figures_module.figure_lines(text, lower, present)
+    assert skipped == figures_module.figure_lines(text)
 
 
 @settings(max_examples=300)
