@@ -273,6 +273,14 @@ def test_every_message_that_leaves_the_prompt_is_covered_by_the_summary(seed: in
             "ModuleNotFoundError: No module named 'simplejson'",
         ),
         ("The docs say: No module named foo is what you see when it is missing.", {}, None),
+        (  # a script's own checks: the first that failed and the last, not "2 failed" read out of "Test 2 FAILED"
+            "\n".join(
+                f"Test {n} FAILED: '{kind}' object has no attribute 'opts'"
+                for n, kind in enumerate(("List", "Tuple", "Dict", "List", "Nested"), start=1)
+            ),
+            {},
+            "Test 1 FAILED: 'List' object has no attribute 'opts' … Test 5 FAILED: 'Nested' object",
+        ),
     ],
 )
 def test_a_tool_result_failed_only_when_its_structure_says_so(text: str, metadata: dict, expected: str | None) -> None:

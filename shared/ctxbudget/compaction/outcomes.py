@@ -251,14 +251,18 @@ def _edge_failure(text: str) -> str | None:
         if _HTTP.match(line) or (_may_hold(line, _HTTP_WORDS) and _HTTP_FIELD.search(line)):
             return line
     # (no edge line reports an exit status here: code_line would have found it)
-    return next(
-        (
-            line
-            for line in last[-5:]
+    failing = list(
+        dict.fromkeys(
+            line.strip()
+            for line in (*first, *last[-5:])
             if _may_hold(line, _TEST_FAIL_WORDS) and _TEST_FAIL.search(line) and not _ZERO_FAILED.search(line)
-        ),
-        None,
+        )
     )
+    if not failing:
+        return None
+    # The first failing line and the last (a run's summary, or the last test that failed): "Test 1 FAILED: ... …
+    # Test 5 FAILED: ...", "FAILED tests/a.py::t - KeyError … === 1 failed, 40 passed ===".
+    return failing[0] if len(failing) == 1 else f"{failing[0]} … {failing[-1]}"
 
 
 def _traceback_failure(text: str) -> str | None:
