@@ -26,6 +26,7 @@ re-exported here.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 
 from ..messages.tokens import TokenCounter
@@ -34,13 +35,22 @@ from ._ledger_merge import normal, posting_keys
 from ._ledger_select import Selection, bullet_size, structure_bonus
 from ._ledger_text import LEDGER_SECTIONS, parse_ledger
 from .memo import ReadMemo
-from .salience import USER_CHOSE, Salient
+from .salience import ASKED, USER_CHOSE, Salient
 from .supersession import Subject, subject_of
 from .textscan import clip, content_words
 
 __all__ = ["LEDGER_SECTIONS", "Ledger", "parse_ledger"]
 
 _TASK_WORDS = 5
+_ASSENT = re.compile(
+    r"^(?:yes|yeah|yep|ok(?:ay)?|sure|alright|right|sounds good|go ahead|please (?:go ahead|proceed|do)|proceed|"
+    r"do it|confirm(?:ed)?|correct|that'?s (?:right|correct|fine))\b",
+    re.IGNORECASE,
+)
+"""A reply that only says yes: the task it sets is the question it answers."""
+_ASSENT_WORDS = 10
+_ANSWERS = " (to: "
+"""How the task shows the question a bare yes answers."""
 _WORK = frozenset({"finding", "call", "command", "figure", "artifact", "error", "open"})
 """Kinds of item the assistant's side of the conversation produces: a request before one of them was worked on."""
 
@@ -113,7 +123,7 @@ class Ledger:
             request = None  # the latest request is the current task: shown once, as the task
         elif task is not None and request is not None and request.order > task.order and self._asks(request):
             task = None  # a newer request ("can you document it?") is what is asked now: "Now:" would be stale
-        shown = {normal(s.text) for s in (task, request) if s is not None}
+        shown = {normal(s.text.split(_ANSWERS, 1)[0]) for s in (task, request) if s is not None}
         asked = [
             i
             for i in items
@@ -122,7 +132,8 @@ class Ledger:
             and not self._asked_in_goal(i)
             and (any(c.isdigit() for c in i.text) or self._words(i.text) >= 3)  # not "Could you help?"
         ]
-        rest = [i for i in items if i.kind not in ("request", "question", "task") and not self._in_goal(i)]
+        asks = ("request", "question", "task")
+        rest = [i for i in items if i.kind not in asks and i.key != ASKED and not self._in_goal(i)]
         worked = (
             i.order for i in items if i.kind in _WORK or (i.kind == "decision" and not i.text.startswith(USER_CHOSE))
         )
@@ -154,7 +165,13 @@ class Ledger:
         if not tasks:
             return None
         last = tasks[-1]
-        return Salient("task", clip(last.text, 400), "task", last.order, last.tokens)
+        text = last.text
+        if _ASSENT.match(text) and len(text.split()) <= _ASSENT_WORDS:
+            # "Yes, please proceed with this arrangement.": what it says yes to is the question before it
+            asked = [i for i in items if i.key == ASKED and i.order < last.order]
+            if asked:
+                text = f"{text}{_ANSWERS}{asked[-1].text})"
+        return Salient("task", clip(text, 400), "task", last.order, last.tokens)
 
     def _asks(self, item: Salient) -> bool:
         """``item`` asks for work (at least :data:`_TASK_WORDS` words), not only a short question ("why?")."""

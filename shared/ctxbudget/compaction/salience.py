@@ -40,6 +40,7 @@ from .statements import Statement, assistant_statements, user_statements
 from .textscan import clip, informative_tokens
 
 __all__ = [
+    "ASKED",
     "RECORD_CALL",
     "USER_CHOSE",
     "SalienceKind",
@@ -80,6 +81,8 @@ _META_FLAGS = ("isMeta", "is_meta", "harness")
 """Message metadata flags a transcript reader sets on text the harness, not the person, wrote."""
 RECORD_CALL = " -> ok"
 """How a call whose result was a record ends its bullet; each field of it is ``<call> -> ok: key=value``."""
+ASKED = "asked"
+"""The key of the question an assistant's reply ends on: the task reads it when the user's answer is a bare yes."""
 USER_CHOSE = "User chose: "
 """How a user's decision starts (among the assistant's, in the Decisions section)."""
 _CALL_CHARS = 320
@@ -289,6 +292,9 @@ def _assistant_items(
 ) -> Iterator[Salient]:
     for statement in assistant_statements(message.text):
         yield _item(statement.kind, statement.text, item_key(statement.kind, statement.text), order)
+    asked = _closing_question(message) if not message.tool_calls else None
+    if asked is not None:  # what a user's "Yes, please proceed" answers (never a bullet of its own)
+        yield _item("open", asked, ASKED, order)
     if message.state == "interrupted":
         yield _item("open", "The assistant's reply was interrupted before it finished.", "open", order)
     for call in message.tool_calls:
@@ -348,6 +354,16 @@ def _tool_items(
             yield Salient("figure", f"{label}{RECORD_CALL}: {found.text}", None, order, tokens)
         else:
             yield _item(found.kind, found.text, found.key, order)
+
+
+def _closing_question(message: Message) -> str | None:
+    """The question an assistant's reply ends on ("Would you like to proceed with this booking arrangement?")."""
+    text = message.text.rstrip().rstrip("*_ ")
+    if not text.endswith("?"):
+        return None
+    start = max(text.rfind(end, 0, len(text) - 1) for end in (". ", "! ", "? ", "\n", ": "))
+    question = " ".join(text[start + 1 :].split()).lstrip("*_-# ")
+    return clip(question, 240) if len(question.split()) >= 3 else None
 
 
 def tail_statements(texts: Iterable[str], said: Said = user_statements) -> list[Salient]:

@@ -1,0 +1,39 @@
+"""A user's bare yes sets the task the question before it asked: "Now: Yes, please proceed with this arrangement."
+said nothing of what was agreed (tau-bench airline, task 9)."""
+
+from __future__ import annotations
+
+from ctxbudget import Message
+from ctxbudget.compaction.summarize import ExtractiveSummarizer, SummaryRequest
+from ctxbudget.messages import TiktokenCounter
+
+PROPOSAL = (
+    "Here is the arrangement: Reservation 1 uses the $500 certificate, Reservation 2 and 3 one $250 certificate "
+    "each. Would you like to proceed with this booking arrangement?"
+)
+
+
+def _summary(*messages: Message) -> str:
+    request = SummaryRequest(messages=(Message(role="user", content="I want to book three flights."), *messages))
+    return ExtractiveSummarizer(TiktokenCounter()).summarize(request)
+
+
+def test_a_bare_yes_is_the_task_with_the_question_it_answers() -> None:
+    summary = _summary(
+        Message(role="assistant", content=PROPOSAL),
+        Message(role="user", content="Yes, please proceed with this arrangement."),
+    )
+    assert (
+        "- Now: Yes, please proceed with this arrangement. "
+        "(to: Would you like to proceed with this booking arrangement?)" in summary
+    )
+    assert summary.count("Would you like to proceed") == 1  # the question is no bullet of its own
+
+
+def test_a_question_nobody_answered_with_a_yes_is_not_shown() -> None:
+    summary = _summary(
+        Message(role="assistant", content=PROPOSAL),
+        Message(role="user", content="Please book the cheapest business round trip without changing the dates."),
+    )
+    assert "Would you like to proceed" not in summary
+    assert "(to: " not in summary
