@@ -8,7 +8,7 @@ find relevant files" there is what a reply could say, not something the user sai
 from __future__ import annotations
 
 from ctxbudget.compaction.harness import strip_examples
-from ctxbudget.compaction.statements import user_statements
+from ctxbudget.compaction.statements import assistant_statements, user_statements
 
 TEMPLATE = """Fix the username validator so it rejects a trailing newline.
 - DO NOT MODIFY: tests or configuration files.
@@ -78,3 +78,11 @@ def test_a_sentence_whose_quote_runs_onto_the_next_line_is_one_statement() -> No
     said = [statement.text for statement in user_statements(text)]
     assert any(s.endswith('say "No associated Entire checkpoint"') for s in said), said
     assert not [s for s in said if s.startswith("Entire checkpoint")]
+
+
+def test_a_finding_keeps_the_label_of_its_list_item() -> None:
+    """Claude Code: "- Too long: `a1b2c3d4e5f6789` (15 chars) → returns `found=false`" without "Too long:" says
+    nothing of which case it is."""
+    text = "**2. Added test cases** in `trailers.go`:\n- Too long: `a1b2c3d4e5f6789` (15 chars) → returns `found=false`"
+    found = [statement.text for statement in assistant_statements(text) if statement.kind == "finding"]
+    assert "Too long: `a1b2c3d4e5f6789` (15 chars) → returns `found=false`" in found

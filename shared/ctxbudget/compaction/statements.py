@@ -322,7 +322,9 @@ def assistant_statements(text: str) -> list[Statement]:
             inline = _INLINE_DECISION.search(body)  # "... the tests pass Decision: we will ..." (no full stop)
             out.append(Statement("decision", clip(body[inline.start() :] if inline else body, 280)))
         elif not narration and (_SPECIFIC.search(body) or (_REASON.search(body) and _RESULT.search(body))):
-            out.append(Statement("finding", clip(body, 280)))
+            # A list item's label is part of what it found ("Too long: `a1b2c3d4e5f6789` → returns found=false")
+            full = LIST_MARKER.sub("", sentence.strip(), count=1).replace("**", "").replace("__", "").strip()
+            out.append(Statement("finding", clip(full if label_of(full) else body, 280)))
     if done is None:
         return out
     return [done, *(st for st in out if f"Done: {st.text}" != done.text)]  # the report is said once, as done
