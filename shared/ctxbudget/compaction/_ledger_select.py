@@ -61,6 +61,7 @@ _STRONG_VALUES = frozenset(
     {"path", "money", "date", "person", "email", "url", "hostport", "host", "version", "timezone"}
 )
 _SAMPLED = re.compile(r" \(1 of \d+\)$")
+_ONLY_LISTED = re.compile(r" \((?:found|listed) by [^()]{1,80}\)$")
 _UPPER_LABEL = re.compile(r"^[A-Z][A-Z0-9 _-]{2,30}:")
 _LABEL_WORDS = re.compile(r"[\s_-]+")
 """Where the words of a capitals label split (``SAFETY RULE``, ``HARD_CONSTRAINT``, ``USER-PREFERENCE``)."""
@@ -209,6 +210,8 @@ class Selection:
             value *= 0.75  # an earlier request the conversation went on from is history; an open error is not
         elif item.kind == "figure" and _SAMPLED.search(item.text):
             value *= 0.5  # one value of a column ("price": 216.03 (1 of 14)) says little about the other thirteen
+        elif item.kind == "artifact" and _ONLY_LISTED.search(item.text):
+            value *= 0.5  # a file a search or a listing named, nothing done to it: running it again names it
         field = record_field(item.text) if item.kind == "figure" else None
         if field is not None:  # a record's field: without its call's bullet it is shown under the tool's name
             _, tokens = self._size(f"{tool_name(field[0])}: {field[1]}", cap)

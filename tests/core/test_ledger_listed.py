@@ -1,0 +1,24 @@
+"""A file a search or a listing only named is worth less than one the work touched: running it again names it.
+
+Claude Code (entire, git status): six ``(found by Grep)`` test files nobody opened, and a ``.vscode`` extension's
+``server-node.js (listed by Bash)``, filled "Files and artifacts" while the session's findings about gc dropped out.
+"""
+
+from __future__ import annotations
+
+from ctxbudget.compaction._ledger_select import Selection
+from ctxbudget.compaction.salience import Salient
+from ctxbudget.compaction.textscan import informative_tokens
+from ctxbudget.messages import TiktokenCounter
+
+
+def _artifact(text: str) -> Salient:
+    return Salient("artifact", text, text.split(" ", 1)[0].lower(), 3, informative_tokens(text))
+
+
+def test_a_file_only_listed_is_worth_half_of_one_the_work_touched() -> None:
+    selection = Selection(TiktokenCounter(), max_tokens=400, max_items=None, bonus=lambda item: 0.0)
+    touched = selection._scored(_artifact("cmd/entire/cli/checkpoint/committed.go: read"), (0.5, 0.5), 100)
+    for how in ("found by Grep", "listed by Bash"):
+        listed = selection._scored(_artifact(f"cmd/entire/cli/checkpoint/committed.go ({how})"), (0.5, 0.5), 100)
+        assert listed.value == touched.value / 2
