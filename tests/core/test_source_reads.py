@@ -62,3 +62,21 @@ def test_a_diff_that_was_shown_says_which_files_are_modified() -> None:
     # A search's hits are the matched files' lines, whatever they say.
     hits = _items(ToolCall(id="g", name="Grep", args={"pattern": "diff"}), diff)
     assert not [item for item in hits if item.endswith(": modified")]
+
+
+def test_an_edit_of_one_line_says_the_line_it_left() -> None:
+    """Claude Code's Edit: what the file holds now is in the call, not in its result ("The file ... updated.")."""
+    edit = ToolCall(
+        id="e",
+        name="Edit",
+        args={
+            "file_path": "/repo/trailers/trailers.go",
+            "old_string": "\tcheckpointTrailerRegex = regexp.MustCompile(`([0-9a-f]{12})`)",
+            "new_string": "\tcheckpointTrailerRegex = regexp.MustCompile(`(` + id.Pattern + `)`)",
+        },
+    )
+    items = _items(edit, "The file /repo/trailers/trailers.go has been updated.")
+    now = "checkpointTrailerRegex = regexp.MustCompile(`(` + id.Pattern + `)`)"
+    assert f"artifact: /repo/trailers/trailers.go: edited -> now: {now}" in items
+    block = ToolCall(id="b", name="Edit", args={"file_path": "/repo/a.go", "old_string": "x", "new_string": "a\nb"})
+    assert "artifact: /repo/a.go: edited" in _items(block, "ok")  # a block of lines: no line to say

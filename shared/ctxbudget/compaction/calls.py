@@ -21,6 +21,7 @@ __all__ = [
     "FileOp",
     "call_kind",
     "call_label",
+    "edited_line",
     "file_op",
     "is_file_read",
     "is_search",
@@ -133,6 +134,9 @@ def is_file_read(call: ToolCall | None) -> bool:
     return operation is not None and operation.op == "read"
 
 
+_NEW_TEXT_ARGS = ("new_string", "new_str")
+"""The argument an edit tool takes the replacing text in (Claude Code's Edit, SWE-agent's str_replace_editor)."""
+_EDITED_LINE_CHARS = 200
 _SOURCE_SUFFIXES = frozenset(
     (
         "py", "pyi", "go", "rs", "ts", "tsx", "js", "jsx", "mjs", "cjs", "java", "kt", "kts", "scala", "c", "h", "cc",
@@ -159,6 +163,19 @@ def reads_source(call: ToolCall | None) -> bool:
     first = COMMAND_SEPARATOR.split(QUOTED_STRING.sub("", command), 1)[0]  # what the first command shows
     paths = [word for word in first.split() if _FILE_LIKE.match(word)]
     return bool(paths) and all(map(_is_source, paths))
+
+
+def edited_line(call: ToolCall) -> str | None:
+    """The one line an edit call writes in place of another (``new_string``, ``new_str``), if it is one short line.
+
+    It is the edited file's state after the call: "trailers.go: edited -> now: ... id.Pattern ...".
+    """
+    for key in _NEW_TEXT_ARGS:
+        value = call.args.get(key)
+        if isinstance(value, str):
+            line = value.strip()
+            return line if line and "\n" not in line and len(line) <= _EDITED_LINE_CHARS else None
+    return None
 
 
 def _is_source(path: str) -> bool:

@@ -25,6 +25,7 @@ from ..messages.message import Message, ToolCall
 from .calls import (
     call_kind,
     call_label,
+    edited_line,
     file_op,
     is_file_read,
     is_search,
@@ -306,6 +307,8 @@ def _assistant_items(
             operation = file_op(call)
             assert operation is not None
             status = f" -> {shown}" if failed or result is None else ""
+            if not status and operation.op == "edited" and (line := edited_line(call)) is not None:
+                status = f" -> now: {line}"  # the line as the edit left it: the file's state, read from the call
             yield _item("artifact", f"{operation.path}: {operation.op}{status}", operation.path.lower(), order)
             if failed:
                 continue
