@@ -22,3 +22,18 @@ def test_a_file_only_listed_is_worth_half_of_one_the_work_touched() -> None:
     for how in ("found by Grep", "listed by Bash"):
         listed = selection._scored(_artifact(f"cmd/entire/cli/checkpoint/committed.go ({how})"), (0.5, 0.5), 100)
         assert listed.value == touched.value / 2
+
+
+def test_a_command_that_only_showed_files_is_worth_less_than_one_that_changed_something() -> None:
+    """mini-swe-agent at 10%: four ``sed -n`` reads of fields.py stayed while ``pip install -e .`` went."""
+    selection = Selection(TiktokenCounter(), max_tokens=400, max_items=None, bonus=lambda item: 0.0)
+
+    def value(command: str) -> float:
+        text = f"bash: {command} -> ok"
+        item = Salient("command", text, f"bash: {command}", 3, informative_tokens(text))
+        return selection._scored(item, (0.5, 0.5), 100).value
+
+    changed = value("cd /testbed && pip install -e .")
+    for read in ("sed -n '1090,1130p' src/marshmallow/fields.py", "cd /testbed && cat setup.py", "grep -rn root src"):
+        assert value(read) < changed
+    assert value("cat > fix.py << 'EOF'") == changed  # a cat that writes a file is no read

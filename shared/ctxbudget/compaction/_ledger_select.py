@@ -20,6 +20,7 @@ from typing import NamedTuple
 from ..messages.tokens import TokenCounter, count_text_by_lines
 from ._ledger_text import PASTED_STATEMENTS, RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, render_ledger
 from ._records import call_of, record_field, tool_name
+from .calls import is_read_command
 from .salience import USER_CHOSE, SalienceKind, Salient
 from .textscan import clip, scan
 
@@ -212,6 +213,8 @@ class Selection:
             value *= 0.5  # one value of a column ("price": 216.03 (1 of 14)) says little about the other thirteen
         elif item.kind == "artifact" and _ONLY_LISTED.search(item.text):
             value *= 0.5  # a file a search or a listing named, nothing done to it: running it again names it
+        elif item.kind == "command" and is_read_command(item.text.split(": ", 1)[-1].split(" -> ", 1)[0]):
+            value *= 0.6  # it only showed files (sed -n, cat, grep): it can be run again, unlike a pip install
         field = record_field(item.text) if item.kind == "figure" else None
         if field is not None:  # a record's field: without its call's bullet it is shown under the tool's name
             _, tokens = self._size(f"{tool_name(field[0])}: {field[1]}", cap)

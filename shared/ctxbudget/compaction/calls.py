@@ -24,6 +24,7 @@ __all__ = [
     "edited_line",
     "file_op",
     "is_file_read",
+    "is_read_command",
     "is_search",
     "reads_source",
     "shell_command",
@@ -121,13 +122,18 @@ def call_label(call: ToolCall, limit: int = 160) -> str:
     return clip(f"{call.name} {call.args_json()}", limit)  # a lookup or an action: its arguments, exactly
 
 
+def is_read_command(command: str) -> bool:
+    """The shell command only shows files or lists them (``cat``, ``sed -n``, ``grep``, ``ls``, ``git diff``)."""
+    return _SHELL_READ.match(command) is not None and not shell_writes(command)
+
+
 def is_file_read(call: ToolCall | None) -> bool:
     """The call reads a file (or lists one): values inside its output are the file's, not current facts."""
     if call is None:
         return False
     command = shell_command(call)
     if command is not None:
-        return _SHELL_READ.match(command) is not None and not shell_writes(command)
+        return is_read_command(command)
     if is_search(call):
         return True  # what a search shows is the content of the files it matched
     operation = file_op(call)
