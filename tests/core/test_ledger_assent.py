@@ -37,3 +37,11 @@ def test_a_question_nobody_answered_with_a_yes_is_not_shown() -> None:
     )
     assert "Would you like to proceed" not in summary
     assert "(to: " not in summary
+
+
+def test_a_no_is_not_taken_for_a_yes() -> None:
+    summary = _summary(
+        Message(role="assistant", content=PROPOSAL),
+        Message(role="user", content="No, book it all on the MasterCard."),
+    )
+    assert "(to: " not in summary

@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from .salience import Salient
 from .textscan import clip, informative_tokens
 
-__all__ = ["canonical_paths", "merge_artifact"]
+__all__ = ["ONLY_LISTED", "canonical_paths", "merge_artifact"]
 
 _OPS_SPLIT = re.compile(r" -> | — ")
 _COUNT = re.compile(r"^(.*?) x(\d+)$")
 _LISTING = re.compile(r"^ \(((?:found|listed) by [^()]{1,80})\)$")
+ONLY_LISTED = re.compile(r" \((?:found|listed) by [^()]{1,80}\)$")
+"""How the bullet of a file a search or a listing only named ends (``a.go (found by Grep)``): nothing was done to it."""
 _MAX_CHARS = 280
 
 

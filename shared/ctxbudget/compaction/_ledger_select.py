@@ -18,6 +18,7 @@ from itertools import chain
 from typing import NamedTuple
 
 from ..messages.tokens import TokenCounter, count_text_by_lines
+from ._artifacts import ONLY_LISTED
 from ._ledger_text import PASTED_STATEMENTS, RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, render_ledger
 from ._records import call_of, record_field, tool_name
 from .calls import is_read_command
@@ -62,7 +63,6 @@ _STRONG_VALUES = frozenset(
     {"path", "money", "date", "person", "email", "url", "hostport", "host", "version", "timezone"}
 )
 _SAMPLED = re.compile(r" \(1 of \d+\)$")
-_ONLY_LISTED = re.compile(r" \((?:found|listed) by [^()]{1,80}\)$")
 _UPPER_LABEL = re.compile(r"^[A-Z][A-Z0-9 _-]{2,30}:")
 _LABEL_WORDS = re.compile(r"[\s_-]+")
 """Where the words of a capitals label split (``SAFETY RULE``, ``HARD_CONSTRAINT``, ``USER-PREFERENCE``)."""
@@ -211,7 +211,7 @@ class Selection:
             value *= 0.75  # an earlier request the conversation went on from is history; an open error is not
         elif item.kind == "figure" and _SAMPLED.search(item.text):
             value *= 0.5  # one value of a column ("price": 216.03 (1 of 14)) says little about the other thirteen
-        elif item.kind == "artifact" and _ONLY_LISTED.search(item.text):
+        elif item.kind == "artifact" and ONLY_LISTED.search(item.text):
             value *= 0.5  # a file a search or a listing named, nothing done to it: running it again names it
         elif item.kind == "command" and is_read_command(item.text.split(": ", 1)[-1].split(" -> ", 1)[0]):
             value *= 0.6  # it only showed files (sed -n, cat, grep): it can be run again, unlike a pip install

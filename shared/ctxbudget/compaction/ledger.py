@@ -26,7 +26,6 @@ re-exported here.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 
 from ..messages.tokens import TokenCounter
@@ -36,19 +35,15 @@ from ._ledger_select import Selection, bullet_size, structure_bonus
 from ._ledger_text import LEDGER_SECTIONS, parse_ledger
 from .memo import ReadMemo
 from .salience import ASKED, USER_CHOSE, Salient
+from .statements import says_yes
 from .supersession import Subject, subject_of
 from .textscan import clip, content_words
 
 __all__ = ["LEDGER_SECTIONS", "Ledger", "parse_ledger"]
 
 _TASK_WORDS = 5
-_ASSENT = re.compile(
-    r"^(?:yes|yeah|yep|ok(?:ay)?|sure|alright|right|sounds good|go ahead|please (?:go ahead|proceed|do)|proceed|"
-    r"do it|confirm(?:ed)?|correct|that'?s (?:right|correct|fine))\b",
-    re.IGNORECASE,
-)
-"""A reply that only says yes: the task it sets is the question it answers."""
 _ASSENT_WORDS = 10
+"""The most words a reply that only says yes has (a longer one says what it wants)."""
 _ANSWERS = " (to: "
 """How the task shows the question a bare yes answers."""
 _WORK = frozenset({"finding", "call", "command", "figure", "artifact", "error", "open"})
@@ -166,7 +161,7 @@ class Ledger:
             return None
         last = tasks[-1]
         text = last.text
-        if _ASSENT.match(text) and len(text.split()) <= _ASSENT_WORDS:
+        if says_yes(text) and len(text.split()) <= _ASSENT_WORDS:
             # "Yes, please proceed with this arrangement.": what it says yes to is the question before it
             asked = [i for i in items if i.key == ASKED and i.order < last.order]
             if asked:

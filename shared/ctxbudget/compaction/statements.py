@@ -30,7 +30,15 @@ from ._prose import FENCE, LIST_MARKER, SCAN_HEAD, SCAN_TAIL, continued, ends, i
 from .harness import strip_harness
 from .textscan import bounded, clip, content_words, sentences
 
-__all__ = ["Statement", "StatementKind", "assistant_statements", "classify", "label_of", "user_statements"]
+__all__ = [
+    "Statement",
+    "StatementKind",
+    "assistant_statements",
+    "classify",
+    "label_of",
+    "says_yes",
+    "user_statements",
+]
 
 StatementKind = Literal[
     "fact", "constraint", "preference", "request", "question", "decision", "finding", "open", "paste"
@@ -52,6 +60,7 @@ _ASSENT = (
     r"go ahead|continue|proceed|done|right|correct|exactly|agreed|fine|alright|all right|makes sense|"
     r"(?:that|this|it)(?:'s| is)? (?:sounds (?:good|great)|looks good|works|fine|great|perfect|correct|right))"
 )
+_SAYS_YES = re.compile(rf"^(?!no\b|nope\b)(?:please\s+)?{_ASSENT}\b", re.IGNORECASE)
 _CHITCHAT = re.compile(  # "Yes, that sounds good.", "Okay, thanks again!"
     rf"^{_ASSENT}(?:[ ,]+(?:{_ASSENT}|thanks?|please|again|then|so|there|now))*[\s.!,:)]*$", re.IGNORECASE
 )
@@ -180,6 +189,11 @@ class Statement:
 
     kind: StatementKind
     text: str
+
+
+def says_yes(text: str) -> bool:
+    """``text`` opens by agreeing ("Yes, please proceed ...", "yeah check what's triggering gc", "Go ahead.")."""
+    return _SAYS_YES.match(text) is not None
 
 
 def label_of(text: str) -> str | None:

@@ -7,7 +7,6 @@ trimmed away).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Protocol, runtime_checkable
@@ -17,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import InvalidMessageError, InvalidPolicyError
 from ..messages.message import Message, ToolCall
 from ..messages.tokens import CharCounter, TokenCounter
+from ._artifacts import ONLY_LISTED
 from ._records import record_field
 from .ledger import LEDGER_SECTIONS, Ledger, parse_ledger
 from .memo import ReadMemo
@@ -230,7 +230,7 @@ class ExtractiveSummarizer:
                 field = record_field(item.text) if item.kind == "figure" else None
                 text = item.text.split(": ", 1)[1] if item.kind == "figure" and ": " in item.text else item.text
                 text = field[1] if field is not None else text  # a record's field: the call's label is not its text
-                into = listed if _LISTED.search(text) else lines
+                into = listed if ONLY_LISTED.search(text) else lines
                 if text not in into:
                     into.append(clip(text, 200))
         return [*lines, *listed][:max_lines]
@@ -243,8 +243,6 @@ def _order_of(messages: Sequence[Message], message_id: str | None) -> int | None
     return next((i for i, m in enumerate(messages) if m.id.split("#")[0] == message_id), None)
 
 
-_LISTED = re.compile(r" \((?:found|listed) by [^()]{1,80}\)$")
-"""A path an output only listed (see :mod:`~ctxbudget.compaction.outputs`)."""
 _MUST_KEEP = ("constraint", "preference", "fact", "task", "error", "decision", "artifact")
 _SECTION_FOR = {
     "constraint": "User facts and constraints",
