@@ -21,8 +21,7 @@ __all__ = ["ONLY_LISTED", "canonical_paths", "merge_artifact"]
 
 _OPS_SPLIT = re.compile(r" -> | — ")
 _COUNT = re.compile(r"^(.*?) x(\d+)$")
-_LISTING = re.compile(r"^ \(((?:found|listed) by [^()]{1,80})\)$")
-ONLY_LISTED = re.compile(r" \((?:found|listed) by [^()]{1,80}\)$")
+ONLY_LISTED = re.compile(r" \(((?:found|listed) by [^()]{1,80})\)$")
 """How the bullet of a file a search or a listing only named ends (``a.go (found by Grep)``): nothing was done to it."""
 _MAX_CHARS = 280
 
@@ -40,7 +39,7 @@ def _parts(text: str, key: str) -> _Parts:
     if not text.lower().startswith(key):
         return _Parts(None, (), text)
     path, rest = text[: len(key)], text[len(key) :]
-    listing = _LISTING.match(rest)
+    listing = ONLY_LISTED.fullmatch(rest)
     if listing:
         return _Parts(path, ((listing.group(1), 1),), None)
     if not rest:

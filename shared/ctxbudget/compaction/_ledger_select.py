@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ..messages.tokens import TokenCounter, count_text_by_lines
 from ._artifacts import ONLY_LISTED
-from ._ledger_text import PASTED_STATEMENTS, RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, render_ledger
+from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, read_from_paste, render_ledger
 from ._records import call_of, record_field, tool_name
 from .calls import is_read_command
 from .salience import USER_CHOSE, SalienceKind, Salient
@@ -154,10 +154,10 @@ class Selection:
         # field is shown in its call's bullet when that is kept (it costs the field alone), else under the tool's
         # name (``get_order: tracking_id=1Z66``). Each pass goes through the items no pass took yet, best first.
         sections = [SECTION_OF[entry.item.kind] for entry in ranked]
-        pasted = {entry.item.order for entry in ranked if entry.item.kind == "paste"}
         # What the user pasted (a harness's instruction template, an issue) is not what they said: the statements
         # read out of a paste have no share of their own, they compete with every other section's items.
-        unshared = {i for i, e in enumerate(ranked) if e.item.kind in PASTED_STATEMENTS and e.item.order in pasted}
+        from_paste = read_from_paste(entry.item for entry in ranked)
+        unshared = {i for i, entry in enumerate(ranked) if from_paste(entry.item)}
         left = list(range(len(ranked)))
         for shares in (_SHARES, _HALF, None):
             passed: list[int] = []
@@ -278,12 +278,12 @@ def _diminished(scored: list[Scored]) -> list[Scored]:
     where). Nothing is dropped here: with room, repeats stay.
     """
     groups: dict[tuple[str, object], list[int]] = {}
-    pasted = {entry.item.order for entry in scored if entry.item.kind == "paste"}
+    from_paste = read_from_paste(entry.item for entry in scored)
     for index, entry in enumerate(scored):
         item = entry.item
         if item.kind == "finding" and item.order >= 0:
             groups.setdefault(("finding", item.order), []).append(index)
-        elif item.kind in PASTED_STATEMENTS and item.order in pasted:
+        elif from_paste(item):
             groups.setdefault(("pasted", item.order), []).append(index)
         elif item.kind == "error" and " -> " in item.text:
             failure = item.text.removesuffix(RESOLVED).split(" -> ", 1)[1]

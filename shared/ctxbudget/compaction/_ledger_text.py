@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ._records import item_tokens, join_fields, split_fields
 from .memo import ReadMemo
@@ -28,6 +28,7 @@ __all__ = [
     "STATEMENTS",
     "SUPERSEDED",
     "parse_ledger",
+    "read_from_paste",
     "render_ledger",
 ]
 
@@ -212,6 +213,16 @@ def _remembered(memo: ReadMemo | None, kind: SalienceKind, text: str) -> _Read:
     return memo.get(("read", kind, text), lambda: _read(kind, text), lambda _read: 2 * len(text))
 
 
+def read_from_paste(items: Iterable[Salient]) -> Callable[[Salient], bool]:
+    """Whether an item is a statement read out of a pasted message among ``items`` (the paste's bullet is not one).
+
+    Such statements are written nested under their paste's bullet, and weigh as the paste's, not as what the user
+    said (:mod:`~ctxbudget.compaction._ledger_select`).
+    """
+    pasted = {item.order for item in items if item.kind == "paste"}
+    return lambda item: item.kind in PASTED_STATEMENTS and item.order in pasted
+
+
 def render_ledger(
     items: Sequence[Salient], task: Salient | None, request: Salient | None, *, answered_below: float = -math.inf
 ) -> str:
@@ -223,11 +234,11 @@ def render_ledger(
     by_section: dict[str, list[str]] = {name: [] for name in LEDGER_SECTIONS}
     if task is not None:
         by_section["Task"].append(_NOW + task.text)
-    pasted = {item.order for item in items if item.kind == "paste"}
+    nested = read_from_paste(items)
     for item in sorted(items, key=lambda i: (i.order, i.kind != "paste")):
         asked = item.kind in ("request", "question")
         prefix = (_EARLIER if item.order < answered_below else _ASKED) if asked else ""
-        if item.order in pasted and item.kind in PASTED_STATEMENTS:
+        if nested(item):
             prefix = _UNDER  # read out of the paste just above: nested under its bullet
         by_section[SECTION_OF[item.kind]].append(prefix + item.text)
     if request is not None:
