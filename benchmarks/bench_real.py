@@ -422,6 +422,8 @@ def notes(rows: Sequence[Row], seconds: float) -> list[str]:
                 )
     for system in RUNNERS:
         times = sorted(row.outcomes[system].seconds for row in rows)
+        if not times:
+            continue
         lines.append(
             f"- {system}: median {times[len(times) // 2]:.2f} s per transcript and budget, total {sum(times):.1f} s"
         )
@@ -443,15 +445,17 @@ def render(rows: Sequence[Row], seconds: float, *, of_whole: bool = False, heldo
         "own summary has no budget: it is the same in both tables.",
         "",
     ]
-    for fraction in FRACTIONS:
-        lines += [*budget_table(rows, fraction, of_whole=of_whole), ""]
-    lines += [*kind_table(rows), ""]
+    if rows:
+        for fraction in FRACTIONS:
+            lines += [*budget_table(rows, fraction, of_whole=of_whole), ""]
+        lines += [*kind_table(rows), ""]
     if heldout:
         lines += [
             "## Held-out transcripts",
             "",
-            "Three more public transcripts (`benchmarks/quality/heldout/README.md`), their probes written by a "
-            "reviewer who had not seen ctxbudget's summaries of them; reported beside the set, not gated.",
+            f"{len({row.transcript.name for row in heldout})} more public transcripts "
+            "(`benchmarks/quality/heldout/README.md`), their probes written by a reviewer who had not seen "
+            "ctxbudget's summaries of them; reported beside the set, not gated.",
             "",
         ]
         for fraction in FRACTIONS:
@@ -484,8 +488,15 @@ def show(name: str, width: int = 600) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark (or show a transcript)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--only", help="comma-separated transcript names; prints the table, writes nothing")
+    parser.add_argument(
+        "--only", help="comma-separated transcript names (of the set or the held-out); prints the table, writes nothing"
+    )
     parser.add_argument("--show", help="print one transcript's messages with their indices")
+    parser.add_argument("--no-write", action="store_true", help="print the table, write no results file")
+    parser.add_argument(
+        "--missing", action="store_true", help="also print each probe ctxbudget's request misses, per budget"
+    )
+    parser.add_argument("--summaries", type=Path, help="write ctxbudget's summaries into this directory")
     parser.add_argument(
         "--of-whole",
         action="store_true",
@@ -495,20 +506,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.show:
         show(args.show)
         return 0
-    transcripts = load_set()
+    transcripts, held = load_set(), load_set(HELDOUT)
     if args.only:
         wanted = set(args.only.split(","))
+        unknown = wanted - {t.name for t in (*transcripts, *held)}
+        if unknown:
+            parser.error(f"--only: no transcript named {', '.join(sorted(unknown))}")
         transcripts = tuple(t for t in transcripts if t.name in wanted)
+        held = tuple(t for t in held if t.name in wanted)
     started = time.perf_counter()
     rows = run(transcripts, of_whole=args.of_whole)
-    heldout = [] if args.only else run(load_set(HELDOUT), of_whole=args.of_whole)
+    heldout = run(held, of_whole=args.of_whole)
     text = render(rows, time.perf_counter() - started, of_whole=args.of_whole, heldout=heldout)
     print(text)
-    if not args.only and not args.of_whole:
+    if args.missing:
+        print("\n".join(missing_lines([*rows, *heldout])))
+    if args.summaries is not None:
+        write_summaries([*rows, *heldout], args.summaries)
+    if not args.only and not args.of_whole and not args.no_write:
         RESULTS.write_text(text, encoding="utf-8")
         write_summaries([*rows, *heldout])
         print(f"wrote {RESULTS} and {SUMMARIES}/", file=sys.stderr)
     return 0
+
+
+def missing_lines(rows: Sequence[Row]) -> list[str]:
+    """Each probe ctxbudget's request misses, per transcript and budget, and whether search finds it."""
+    lines = ["## Probes missing from ctxbudget's request", ""]
+    for row in rows:
+        outcome = row.outcomes[OURS]
+        recovered = outcome.recovered or outcome.found
+        for index, probe in enumerate(row.transcript.probes):
+            if not outcome.found[index]:
+                how = "found by search" if recovered[index] else "NOT found by search"
+                lines.append(
+                    f"- {row.transcript.name} at {row.fraction:.0%}: [{probe.kind}] {probe.answer!r} "
+                    f"(asked: {probe.question!r}; {how})"
+                )
+    return lines
 
 
 if __name__ == "__main__":
