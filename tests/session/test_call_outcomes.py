@@ -131,3 +131,48 @@ def test_a_cleared_search_keeps_the_figure_it_printed_before_the_paths_it_only_l
     lines = ExtractiveSummarizer(COUNTER).key_lines(result, 4, {"s": call})
     assert lines[0] == "measured peak memory of the checkout job: 9686 MiB"
     assert all(line.endswith("(found by search)") for line in lines[1:])
+
+
+def test_an_install_commands_progress_lines_are_not_figures_of_the_work() -> None:
+    progress = (
+        "Collecting pytest\n  Downloading pytest-9.0.3-py3-none-any.whl (375 kB)\n"
+        "  Downloading pluggy-1.6.0-py3-none-any.whl.metadata (4.8 kB)\n"
+        "Installing collected packages: pluggy, pytest\nSuccessfully installed pluggy-1.6.0 pytest-9.0.3"
+    )
+    sections = summary_of((bash("a", "pip install pytest"), progress, False))
+    bullets = sections["Commands and results"].strip().splitlines()
+    assert len(bullets) == 1  # the call's own, which says how it ended; no "Bash: Downloading ... (375 kB)" figures
+    assert bullets[0].startswith("- Bash: pip install pytest -> ok: Collecting pytest")
+    assert bullets[0].endswith("Successfully installed pluggy-1.6.0 pytest-9.0.3")
+    assert output_items(progress, "Bash", command=True, install=True) == []
+
+
+def test_a_scripts_own_test_lines_are_one_figure_of_the_run() -> None:
+    lines = [f"Test {n} PASSED: case {n} works" for n in range(1, 4)] + ["Test 4 FAILED: 'List' has no 'opts'"]
+    items = output_items("\n".join(lines) + "\n" + "log line\n" * 50, "bash", command=True)
+    assert [item.text for item in items] == ["bash: 4 tests: 3 passed, 1 failed; Test 4 FAILED: 'List' has no 'opts'"]
+    passed = output_items("\n".join(lines[:3]) + "\n" + "log line\n" * 50, "bash", command=True)
+    assert [item.text for item in passed] == ["bash: 3 tests: 3 passed"]  # a script prints no summary line of its own
+
+
+def test_a_line_the_calls_bullet_shows_is_not_a_bullet_again() -> None:
+    output = "Test 1 PASSED: DateTime in List works\nmeasured p95 latency: 212 ms"
+    sections = summary_of((bash("a", "python test_fix.py"), output, False))
+    commands = sections["Commands and results"]
+    assert "python test_fix.py -> ok: Test 1 PASSED: DateTime in List works | measured p95 latency: 212 ms" in commands
+    assert commands.count("212 ms") == 1
+
+
+def test_a_line_the_calls_bullet_shows_stands_in_for_the_bullet_when_that_is_clipped_short_of_it() -> None:
+    noise = " ".join(f"--flag-{n}=value{n}" for n in range(40))  # a long command: its bullet costs ~200 tokens
+    call = bash("a", f"python run.py {noise}")
+    result = "collected 727 items\n== 3 passed, 724 deselected in 0.26s =="
+    messages = (
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", tool_call_id="a", content=result),
+    )
+    roomy = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages, max_tokens=2000))
+    assert roomy.count("3 passed, 724 deselected") == 1  # in the call's bullet only
+    tight = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages, max_tokens=80))
+    assert "--flag-39" not in tight  # the call's bullet is clipped short of its outcome ...
+    assert "3 passed, 724 deselected" in tight  # ... so its figure line stands in for it

@@ -22,7 +22,7 @@ from ._artifacts import ONLY_LISTED
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, read_from_paste, render_ledger
 from ._records import call_of, record_field, tool_name
 from .calls import is_read_command
-from .salience import USER_CHOSE, SalienceKind, Salient
+from .salience import SHOWN_BY_CALL, USER_CHOSE, SalienceKind, Salient
 from .textscan import clip, scan
 
 __all__ = ["Scored", "Selection", "bullet_size", "structure_bonus", "with_rarity"]
@@ -144,11 +144,6 @@ class Selection:
             scored = [self._unlabelled(entry) for entry in scored]
         ranked = sorted(scored, key=lambda s: (-s.value / math.sqrt(max(1, s.tokens)), -s.item.order))
         alone = self._field_costs(ranked, cap)
-        kept: list[Scored] = []
-        taken_calls: set[str] = set()
-        per_section: Counter[str] = Counter()
-        spent: Counter[str] = Counter()
-        used = 0
         # Three passes: each section first gets its share of the budget (so one kind never crowds out the others),
         # then the best remaining items while no section holds more than half, then whatever still fits. A record's
         # field is shown in its call's bullet when that is kept (it costs the field alone), else under the tool's
@@ -158,32 +153,29 @@ class Selection:
         # read out of a paste have no share of their own, they compete with every other section's items.
         from_paste = read_from_paste(entry.item for entry in ranked)
         unshared = {i for i, entry in enumerate(ranked) if from_paste(entry.item)}
+        kept = _Kept()
         left = list(range(len(ranked)))
         for shares in (_SHARES, _HALF, None):
             passed: list[int] = []
             for index in left:
-                section = sections[index]
-                if (self.max_items is not None and per_section[section] >= self.max_items) or (
+                entry, section = ranked[index], sections[index]
+                if (self.max_items is not None and kept.per_section[section] >= self.max_items) or (
                     shares is _SHARES and index in unshared
                 ):
                     passed.append(index)
                     continue
-                entry = ranked[index]
+                if kept.shows(entry.item):
+                    continue  # a figure line its call's bullet, kept, shows
                 field = alone.get(index)
-                cost = field[1] if field is not None and field[0] in taken_calls else entry.tokens
-                if (shares is not None and spent[section] + cost > shares.get(section, 0.0) * budget) or (
-                    used + cost > budget
+                cost = field[1] if field is not None and field[0] in kept.calls else entry.tokens
+                if (shares is not None and kept.spent[section] + cost > shares.get(section, 0.0) * budget) or (
+                    kept.used + cost > budget
                 ):
                     passed.append(index)
                     continue
-                kept.append(entry)
-                if entry.item.kind in ("call", "command") and (label := call_of(entry.item.text)) is not None:
-                    taken_calls.add(label)
-                used += cost
-                spent[section] += cost
-                per_section[section] += 1
+                kept.add(entry, cost, section)
             left = passed
-        return kept
+        return kept.entries()
 
     def _field_costs(self, ranked: list[Scored], cap: int) -> dict[int, tuple[str, int]]:
         """The record fields among ``ranked`` (``<call> -> ok: key=value``): each one's call, and its tokens alone.
@@ -263,6 +255,70 @@ class Selection:
         if count(text) > self.max_tokens:
             text = self._render(kept, None, None)
         return text
+
+
+class _Kept:
+    """The items a :class:`Selection` keeps, as it takes them: what each section and the whole spent, and the calls.
+
+    A figure line its call's bullet shows (keyed :data:`~ctxbudget.compaction.salience.SHOWN_BY_CALL`) stands in for
+    that bullet: it is kept only while the bullet is not, or is clipped short of it; a bullet taken after it takes
+    its place, and its room is given back.
+    """
+
+    def __init__(self) -> None:
+        self._kept: list[Scored | None] = []
+        self.per_section: Counter[str] = Counter()
+        self.spent: Counter[str] = Counter()
+        self.used = 0
+        self.calls: set[str] = set()
+        """The labels of the successful calls whose bullet is kept (:func:`~ctxbudget.compaction._records.call_of`)."""
+        self._bullets: dict[str, str] = {}  # lower-cased call label: its bullet as kept
+        self._standing: dict[str, list[tuple[int, int, str]]] = {}  # call label: stand-ins' (place, cost, section)
+
+    def shows(self, item: Salient) -> bool:
+        """``item`` is a figure line that a kept call's bullet shows."""
+        label = _shown_by(item)
+        return label is not None and _line(item) in self._bullets.get(label, "")
+
+    def add(self, entry: Scored, cost: int, section: str) -> None:
+        """Keep ``entry`` at ``cost`` tokens in ``section``."""
+        label = _shown_by(entry.item)
+        if label is not None:
+            self._standing.setdefault(label, []).append((len(self._kept), cost, section))
+        self._kept.append(entry)
+        self.used += cost
+        self.spent[section] += cost
+        self.per_section[section] += 1
+        text = entry.item.text
+        if entry.item.kind not in ("call", "command") or " -> " not in text:
+            return
+        if (called := call_of(text)) is not None:
+            self.calls.add(called)
+        bullet = self._bullets[text.split(" -> ", 1)[0].lower()] = text
+        for place, given_back, where in self._standing.pop(text.split(" -> ", 1)[0].lower(), ()):
+            stand_in = self._kept[place]
+            if stand_in is not None and _line(stand_in.item) in bullet:
+                self._kept[place] = None
+                self.used -= given_back
+                self.spent[where] -= given_back
+                self.per_section[where] -= 1
+
+    def entries(self) -> list[Scored]:
+        """What is kept, in the order taken."""
+        return [entry for entry in self._kept if entry is not None]
+
+
+def _line(item: Salient) -> str:
+    """The output line a figure bullet shows (``<tool>: <line>``)."""
+    return item.text.split(": ", 1)[-1]
+
+
+def _shown_by(item: Salient) -> str | None:
+    """The (lower-cased) label of the call whose bullet shows ``item``, a figure line, else ``None``."""
+    key = item.key
+    if item.kind != "figure" or key is None or not key.startswith(SHOWN_BY_CALL):
+        return None
+    return key[len(SHOWN_BY_CALL) :]
 
 
 def _diminished(scored: list[Scored]) -> list[Scored]:

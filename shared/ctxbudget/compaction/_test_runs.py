@@ -1,10 +1,11 @@
-"""A verbose test run's own line per test (``go test -v``, ``pytest -v``, ``unittest -v``), told as one figure.
+"""A test run's own line per test (``go test -v``, ``pytest -v``, ``unittest -v``, a script's), told as one figure.
 
-A run of forty tests prints forty result lines; each alone reads as a figure of the work, and a summary showed ten
-``Bash: --- PASS: TestParseCheckpoint/no_trailer (0.00s)`` bullets, the one ``--- FAIL`` among them reading as
-current beside the rerun that passed. A run that failed is one figure instead: how many passed, failed and were
-skipped, and the lines of those that failed (one that passed says so in its own summary line). Linear in the
-output: one anchored pattern whose quantifiers never overlap.
+A run of forty tests prints forty result lines (a script its own, ``Test 3 PASSED: ...``); each alone reads as a
+figure of the work, and a summary showed ten ``Bash: --- PASS: TestParseCheckpoint/no_trailer (0.00s)`` bullets, the
+one ``--- FAIL`` among them reading as current beside the rerun that passed. A run that failed is one figure instead:
+how many passed, failed and were skipped, and the lines of those that failed (one that passed says so in its own
+summary line; a script, which prints none, gets its tally too). Linear in the output: one anchored pattern whose
+quantifiers never overlap.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections import Counter
 
 from .textscan import clip
 
-__all__ = ["run_lines", "run_tally"]
+__all__ = ["own_tests", "run_lines", "run_tally"]
 
 Tests = list[tuple[int, tuple[str, str, str]]]
 """Each test's result line: its start in the output, and (status, test name, the line as the run printed it)."""
@@ -22,11 +23,13 @@ Tests = list[tuple[int, tuple[str, str, str]]]
 _TEST_LINE = re.compile(
     r"^[ \t]*--- (PASS|FAIL|SKIP): (\S{1,200}) \(\d"  # go test -v: status, name
     r"|^([^\s:]{1,300}(?:::[^\s:]{1,200}){1,6}) (PASSED|FAILED|SKIPPED|ERROR)\b"  # pytest -v: name, status
-    r"|^(\w{1,200}) \([\w.]{1,200}\) \.\.\. (ok|FAIL|ERROR|skipped)\b",  # unittest -v: name, status
+    r"|^(\w{1,200}) \([\w.]{1,200}\) \.\.\. (ok|FAIL|ERROR|skipped)\b"  # unittest -v: name, status
+    # a script's own: "Test 3 PASSED: ..."
+    r"|^[ \t]*(?:[✓✗✔✘❌✅] ?)?((?:Test|Case|Check|Scenario) #?\d{1,4}):? (PASSED|FAILED|PASS|FAIL|ERROR)\b",
     re.MULTILINE,
 )
 """One test's result line; no two of its quantifiers overlap, so each line costs at most its length."""
-_TEST_MARKERS = ("--- PASS", "--- FAIL", "::", " ... ")
+_TEST_MARKERS = ("--- PASS", "--- FAIL", "::", " ... ", " PASS", " FAIL", " ERROR")
 _TEST_STATUS = {
     "PASS": "passed",
     "PASSED": "passed",
@@ -49,9 +52,15 @@ def run_lines(head: str) -> tuple[Tests, set[int]]:
         return [], set()
     found = []
     for match in _TEST_LINE.finditer(head):
-        go_status, go_name, py_name, py_status, unit_name, unit_status = match.groups()
+        go_status, go_name, py_name, py_status, unit_name, unit_status, own_name, own_status = match.groups()
         status, name = (
-            (go_status, go_name) if go_status else (py_status, py_name) if py_status else (unit_status, unit_name)
+            (go_status, go_name)
+            if go_status
+            else (py_status, py_name)
+            if py_status
+            else (unit_status, unit_name)
+            if unit_status
+            else (own_status, own_name)
         )
         end = head.find("\n", match.start())
         line = head[match.start() : end if end >= 0 else None].strip()
@@ -69,3 +78,11 @@ def run_tally(tests: Tests) -> str:
     failed = [clip(line, 120) for _, (status, _, line) in tests if status == "failed"]
     named = f"; {'; '.join(failed[:3])}{'; …' if len(failed) > 3 else ''}" if failed else ""
     return clip(f"{len(tests)} tests: {', '.join(parts)}{named}", 300)
+
+
+_OWN = ("Test ", "Case ", "Check ", "Scenario ")
+
+
+def own_tests(tests: Tests) -> bool:
+    """The lines are a script's own (``Test 3 PASSED: ...``), which prints no test runner's summary line."""
+    return all(name.startswith(_OWN) for _, (_, name, _) in tests)

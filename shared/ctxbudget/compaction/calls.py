@@ -24,6 +24,7 @@ __all__ = [
     "edited_line",
     "file_op",
     "is_file_read",
+    "is_install_command",
     "is_read_command",
     "is_search",
     "reads_source",
@@ -48,6 +49,11 @@ _SHELL_READ = re.compile(
     r"git (?:show|diff|log))\b"
 )
 """A command that shows a file (or lists files); one that also writes one (``cat > f << EOF``) is no read."""
+_SHELL_INSTALL = re.compile(
+    r"^\s*(?:cd \S+ && )?(?:sudo )?(?:pip3?|python3? -m pip|uv pip|uv|npm|pnpm|yarn|apt(?:-get)?|conda|mamba|gem|"
+    r"cargo|go|poetry|brew|apk|dnf|yum)\s+(?:install|add|i|get|sync)\b"
+)
+"""A command that installs packages (``pip install -e .``, ``npm i``, ``apt-get install -y``)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,11 @@ def call_label(call: ToolCall, limit: int = 160) -> str:
 def is_read_command(command: str) -> bool:
     """The shell command only shows files or lists them (``cat``, ``sed -n``, ``grep``, ``ls``, ``git diff``)."""
     return _SHELL_READ.match(command) is not None and not shell_writes(command)
+
+
+def is_install_command(command: str) -> bool:
+    """The shell command installs packages: its output is the installer's progress, its outcome is whether it did."""
+    return _SHELL_INSTALL.match(command) is not None
 
 
 def is_file_read(call: ToolCall | None) -> bool:

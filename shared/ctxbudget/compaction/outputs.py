@@ -25,7 +25,7 @@ from typing import Literal
 
 from ._figure_lines import FIGURE_WORDS, figure_lines
 from ._json_fields import fields_line, record_fields
-from ._test_runs import run_lines, run_tally
+from ._test_runs import own_tests, run_lines, run_tally
 from .outcomes import SCAN_CHARS
 from .textscan import MAX_HITS, clip, may_occur, word_lines
 
@@ -103,6 +103,7 @@ def output_items(
     command: bool = False,
     search: bool = False,
     in_call: bool = False,
+    install: bool = False,
 ) -> list[OutputItem]:
     """The items of one tool output (see the module docstring), most informative first, at most :data:`MAX_ITEMS`.
 
@@ -112,7 +113,12 @@ def output_items(
     its fields in a line (:func:`~ctxbudget.compaction._json_fields.fields_line`), or, ``in_call`` (its call is
     known), one item per field (``key=value``), which the ledger shows in the call's bullet. A read of a ``source``
     or configuration file reports a figure only from a line of prose, not of code (``bytes := make([]byte, 6)``).
+    An ``install`` command's output (``pip install``: ``Downloading pytest-9.0.3-py3-none-any.whl (375 kB)``) is the
+    installer's progress: it reports nothing of the work (the call's outcome says whether it installed, and a
+    failure is read as one).
     """
+    if install:
+        return []
     head = text[:SCAN_CHARS]  # read by find() and bounded patterns; what regexes scan at length is bounded() below
     records = _json_records(head, tool, in_call=in_call)
     if records is not None:
@@ -203,13 +209,14 @@ def _add_figures(found: _Found, head: str, read: tuple[str, frozenset[str] | Non
     """The figure lines of a command's or a call's output (returned); a verbose test run's lines are one figure."""
     figures = figure_lines(head, *read)
     tests, each_test = run_lines(head)
-    if any(status == "failed" for _, (status, _, _) in tests):
-        # One line per test (go test -v, pytest -v, unittest -v): one figure of a run that failed, its failures named
-        # (a run that passed says so in its own summary line, which is a figure as it stands).
+    others = [(p, line) for p, line in figures if not _CODE_OR_LISTING.match(line) and p not in each_test]
+    if tests and (any(status == "failed" for _, (status, _, _) in tests) or (not others and own_tests(tests))):
+        # One line per test (go test -v, pytest -v, unittest -v, a script's "Test 3 PASSED: ..."): one figure of a run
+        # that failed, its failures named, or of a script's run that passed (a test runner's own summary line, "6
+        # passed in 0.1s", is a figure as it stands).
         found.add(1, tests[0][0], OutputItem("figure", f"{tool}: {run_tally(tests)}", None))
-    for position, line in figures:
-        if not _CODE_OR_LISTING.match(line) and position not in each_test:
-            found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
+    for position, line in others:
+        found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
     return figures
 
 

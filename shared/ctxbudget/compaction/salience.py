@@ -28,6 +28,7 @@ from .calls import (
     edited_line,
     file_op,
     is_file_read,
+    is_install_command,
     is_search,
     reads_source,
     shell_command,
@@ -43,6 +44,7 @@ from .textscan import clip, informative_tokens
 __all__ = [
     "ASKED",
     "RECORD_CALL",
+    "SHOWN_BY_CALL",
     "USER_CHOSE",
     "SalienceKind",
     "Salient",
@@ -80,6 +82,9 @@ Said = Callable[[str], Sequence[Statement]]
 """Reads the statements of a user message's text (:func:`~ctxbudget.compaction.statements.user_statements`)."""
 _META_FLAGS = ("isMeta", "is_meta", "harness")
 """Message metadata flags a transcript reader sets on text the harness, not the person, wrote."""
+SHOWN_BY_CALL = "shown by: "
+"""How the key of a figure line its call's own bullet already shows starts (then the call's label, lower-cased): the
+ledger shows it only when that bullet is not kept; a cleared output's marker keeps it."""
 RECORD_CALL = " -> ok"
 """How a call whose result was a record ends its bullet; each field of it is ``<call> -> ok: key=value``."""
 ASKED = "asked"
@@ -341,6 +346,7 @@ def _tool_items(
     search = call is not None and is_search(call)
     text = strip_harness(message.text)
     in_call = call is not None and failed is None  # the call's bullet shows a JSON record's fields
+    command = shell_command(call) if kind == "command" and call is not None else None
     found_items = output_items(
         text,
         tool,
@@ -349,14 +355,30 @@ def _tool_items(
         command=kind == "command",
         search=search,
         in_call=in_call,
+        install=command is not None and is_install_command(command),
     )
+    # The call's own bullet shows its outcome (a short output whole): a line it shows is keyed SHOWN_BY_CALL and the
+    # call's label, and the ledger shows it only when the call's bullet is not kept ("bash: Test 6 PASSED: ..."
+    # beside "python test_fix.py -> ok: ... | Test 6 PASSED: ..."). A cleared output's marker, with no call bullet,
+    # keeps it.
+    shown = _call_bullet(call, message, failure) if in_call and kind in ("command", "call") else ""
     for found in found_items:
-        if found.kind == "field":  # one field of the record the call returned: the ledger shows it in its bullet
+        if found.kind == "figure" and shown and found.text.split(": ", 1)[-1] in shown:
+            yield _item("figure", found.text, f"{SHOWN_BY_CALL}{label.lower()}", order)
+        elif found.kind == "field":  # one field of the record the call returned: the ledger shows it in its bullet
             # what it holds is the field's, not the call's arguments' (each field would hold the call's rare ids)
             tokens = informative_tokens(f"{tool}: {found.text}")  # as the ledger reads it back (_records)
             yield Salient("figure", f"{label}{RECORD_CALL}: {found.text}", None, order, tokens)
         else:
             yield _item(found.kind, found.text, found.key, order)
+
+
+def _call_bullet(call: ToolCall | None, result: Message, failure: Callable[[Message], str | None]) -> str:
+    """The bullet :func:`_assistant_items` writes for ``call`` answered by ``result`` (``""``: it writes none)."""
+    if call is None:
+        return ""
+    shown, failed = outcome(result, failure, call)
+    return "" if failed is not None else clip(f"{call_label(call)} -> {shown}", _CALL_CHARS)
 
 
 def _closing_question(message: Message) -> str | None:
