@@ -15,6 +15,7 @@ from ..errors import SummarizerError
 from ..messages.message import Message
 from ..messages.tokens import TokenCounter, count_text_by_lines
 from ._markers import handle_for
+from ._text_protocol import HARNESS_META, as_tool_use
 from ._working import WorkingHistory
 from .summarize import ExtractiveSummarizer, SummaryRequest
 
@@ -22,8 +23,16 @@ __all__ = ["SummaryPlanner", "SummaryStep", "split_message", "summary_estimate",
 
 
 def user_texts(messages: Sequence[Message]) -> tuple[str, ...]:
-    """The texts of the user messages (ours excepted) among ``messages``: what a kept tail states."""
-    return tuple(m.text for m in messages if m.role == "user" and not m.metadata.get("ctxbudget"))
+    """The texts of the user messages among ``messages``: what a kept tail states.
+
+    Ours are left out, and so are a text-protocol harness's result turns and format reminders (the harness's words:
+    :func:`~ctxbudget.compaction._text_protocol.as_tool_use`).
+    """
+    return tuple(
+        m.text
+        for m in as_tool_use(messages)
+        if m.role == "user" and not m.metadata.get("ctxbudget") and not m.metadata.get(HARNESS_META)
+    )
 
 
 def summary_estimate(message: Message, size: int) -> int:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Literal, NamedTuple
 
 from ..messages.message import Message, ToolCall
+from ._text_protocol import HARNESS_META, as_tool_use, is_observation
 from .calls import (
     call_kind,
     call_label,
@@ -80,7 +81,7 @@ HandleOf = Callable[[Message], "str | None"]
 """The archive handle a message of the span will have once compacted (``None``: not known)."""
 Said = Callable[[str], Sequence[Statement]]
 """Reads the statements of a user message's text (:func:`~ctxbudget.compaction.statements.user_statements`)."""
-_META_FLAGS = ("isMeta", "is_meta", "harness")
+_META_FLAGS = ("isMeta", "is_meta", HARNESS_META)
 """Message metadata flags a transcript reader sets on text the harness, not the person, wrote."""
 SHOWN_BY_CALL = "shown by: "
 """How the key of a figure line its call's own bullet already shows starts (then the call's label, lower-cased): the
@@ -163,6 +164,7 @@ def salient_items(
         memo: what earlier compactions of the session read; a message met again is not read again.
         calls: tool calls by id from outside the span (a result's call may sit before it).
     """
+    messages = as_tool_use(messages)  # a command written as a code block, its result sent back as a user turn
     by_call = dict(results or {})
     by_call.update({m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id})
     calls = {**(calls or {}), **{call.id: call for m in messages for call in m.tool_calls}}
@@ -265,7 +267,9 @@ def message_items(
 
 def _user_items(message: Message, order: int, handle_of: HandleOf | None, said: Said) -> Iterator[Salient]:
     if any(message.metadata.get(flag) is True for flag in _META_FLAGS):
-        return  # a harness's own line (Claude Code's isMeta), kept by the reader only to be faithful to the file
+        return  # a harness's own line (Claude Code's isMeta, a text-protocol harness's format reminder)
+    if is_observation(message):
+        return  # a command's result the harness sent as a user turn, whose reply is not in view: nothing the user said
     if is_continuation_summary(message.text):
         yield from _continuation(message.text, order)
         return

@@ -13,6 +13,7 @@ import re
 import threading
 
 from ..archive.store import Archive
+from ..compaction._text_protocol import is_observation
 from ..compaction.statements import user_statements
 from ..context.evidence import excerpt
 from ..messages.message import Message
@@ -38,8 +39,8 @@ def is_request(message: Message) -> bool:
     that asks, or that says what the user wants to do ("Hi! I'd like to book a flight from San Francisco to New
     York."); harness text, such as Claude Code's command tags, is not read.
     """
-    if message.role != "user" or message.metadata.get("ctxbudget"):
-        return False
+    if message.role != "user" or message.metadata.get("ctxbudget") or is_observation(message):
+        return False  # ours, or a text-protocol harness's result turn (``<returncode>0</returncode> ...``)
     return any(
         s.kind in ("request", "question") or (s.kind in ("preference", "fact") and _WANTS.match(s.text) is not None)
         for s in user_statements(message.text)

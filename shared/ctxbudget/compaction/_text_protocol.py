@@ -1,0 +1,125 @@
+"""Tool use written as text: an agent's command in a code block, the harness's result in the next user message.
+
+Harnesses without function calling (mini-swe-agent's text format, SWE-agent's, many research agents) have the
+model write its command as the one fenced ``bash`` block of its reply, and send the result back as a *user* turn
+(``<returncode>0</returncode>`` then ``<output>...</output>``, the listing of ``ls -F`` say).
+
+That user turn is the harness speaking, not the person: read as the user's statements, a file listing becomes "User
+facts" and the harness's ``<warning>`` ("Please try a different command that produces less output.") becomes the
+latest request. :func:`as_tool_use` gives compaction's readers the same conversation as tool use: the reply keeps
+its reasoning and gets one tool call, and the result is that call's tool message (failed when its return code is
+not 0). The history itself is unchanged (it is what the model was sent); only what compaction reads of it is.
+
+A user turn that answers a reply without one command block by showing the action format's example (a
+``<response_example>`` or ``<format_example>``: "Please always provide EXACTLY ONE action in triple backticks") is the
+harness's format reminder: it is marked as harness text (metadata ``harness``), which states nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..messages.message import Message, ToolCall
+
+__all__ = ["ACTION_TOOL", "HARNESS_META", "as_tool_use", "is_observation"]
+
+ACTION_TOOL = "bash"
+"""The name a command written as a code block is read under."""
+_OBSERVATION = re.compile(r"\A\s*<returncode>\s*(-?\d{1,4})\s*</returncode>\s*")
+"""How the harness's result turn starts: the command's return code."""
+_BODY = re.compile(r"<(output|output_head|output_tail)>\n?(.*?)\n?</\1>", re.DOTALL)
+"""What the command printed: all of it, or, when it was too long, the head and the tail the harness showed (the
+``<warning>`` beside them is the harness's own advice to the model, not output)."""
+_WARNING = re.compile(r"<warning>.*?</warning>", re.DOTALL)
+_ACTION = re.compile(r"^```(?:bash|sh|shell)?[ \t]*\n(.*?)\n```[ \t]*$", re.DOTALL | re.MULTILINE)
+"""A fenced command block on lines of its own (its body stops at the first closing fence)."""
+_FENCED = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$", re.DOTALL | re.MULTILINE)
+_FORMAT_TAGS = ("<response_example>", "<format_example>")
+_THOUGHT = re.compile(r"\A(?:THOUGHT|DISCUSSION|Thought):[ \t]*")
+"""The label a text-protocol harness has the reply's reasoning start with (mini-swe-agent's, SWE-agent's)."""
+
+
+def is_observation(message: Message) -> bool:
+    """A user turn that is a command's result, as a text-protocol harness writes it (``<returncode>0</returncode>``)."""
+    return message.role == "user" and _OBSERVATION.match(message.text[:64]) is not None
+
+
+HARNESS_META = "harness"
+"""The metadata flag of a message the harness, not the person, wrote (salience reads nothing of it)."""
+
+
+def _format_reminder(message: Message) -> bool:
+    """A user turn that shows the action format's own example to the model."""
+    return message.role == "user" and any(tag in message.text for tag in _FORMAT_TAGS)
+
+
+def _action(message: Message) -> tuple[str, str] | None:
+    """The reply's one command block and its text without it, or ``None`` (no block, several, or real tool calls)."""
+    if message.role != "assistant" or message.tool_calls or "```" not in message.text:
+        return None
+    blocks = list(_ACTION.finditer(message.text))
+    if len(blocks) != 1 or not blocks[0].group(1).strip():
+        return None
+    block = blocks[0]
+    said = (message.text[: block.start()] + message.text[block.end() :]).strip()
+    return block.group(1).strip(), _THOUGHT.sub("", said, count=1)
+
+
+def _result(message: Message, call_id: str | None) -> Message:
+    """The tool message a harness's result turn stands for (failed when its return code is not 0).
+
+    Without ``call_id`` (its reply is not in view) it answers a call of its own id, which no reply makes.
+    """
+    text = message.text
+    found = _OBSERVATION.match(text[:64])
+    code = int(found.group(1)) if found else 0
+    bodies = [body.group(2) for body in _BODY.finditer(text, found.end() if found else 0)]
+    output = "\n".join(bodies) if bodies else _WARNING.sub("", text[found.end() if found else 0 :]).strip()
+    if code != 0:
+        output = f"{output}\nExit code {code}" if output.strip() else f"Exit code {code}"
+    return Message(
+        role="tool",
+        id=message.id,
+        content=output,
+        name=ACTION_TOOL,
+        tool_call_id=call_id or f"{message.id}.result",
+        metadata={"is_error": code != 0},
+    )
+
+
+def as_tool_use(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with text-protocol tool use read as tool use (see the module docstring); others as they are.
+
+    Each reply whose one command block is answered by the next message, a harness's result turn, gets that command
+    as a tool call (id ``<reply id>.action``) and keeps the rest of its text; the result turn becomes the call's
+    tool message (same id). A result turn whose reply is not in ``messages`` (a span starting after it) is a tool
+    message answering no known call. A conversation with no result turn is returned as it was (the same list).
+    """
+    if not any(is_observation(m) for m in messages):
+        return list(messages)
+    out: list[Message] = []
+    pending: str | None = None  # the call id of the reply just read, until its result turn
+    unanswerable = False  # the reply just read wrote no one command block
+    for message in messages:
+        if is_observation(message):
+            out.append(_result(message, pending))
+            pending, unanswerable = None, False
+            continue
+        if unanswerable and _format_reminder(message):
+            # The reply it answers was rejected: its command blocks never ran (they are not what the agent found)
+            out[-1] = out[-1].model_copy(update={"content": _FENCED.sub("", out[-1].text).strip()})
+            out.append(message.model_copy(update={"metadata": {**message.metadata, HARNESS_META: True}}))
+            pending, unanswerable = None, False
+            continue
+        pending = None
+        action = _action(message)
+        unanswerable = message.role == "assistant" and not message.tool_calls and action is None
+        if action is None:
+            out.append(message)
+            continue
+        command, said = action
+        pending = f"{message.id}.action"
+        call = ToolCall(id=pending, name=ACTION_TOOL, args={"command": command})
+        out.append(message.model_copy(update={"content": said, "tool_calls": (call,)}))
+    return out
