@@ -10,6 +10,7 @@ successfully at: <path>"; an output too large for the window is saved to a file 
 from __future__ import annotations
 
 from ctxbudget import Message, SummaryRequest, ToolCall
+from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
 from ctxbudget.providers import counter_for_model
 
@@ -169,3 +170,13 @@ def test_a_tracebacks_frames_a_quoted_scripts_arrows_and_a_word_like_pyproject_t
         (bash("p", script), "ok"), (bash("t", "./run.sh"), traceback), (bash("b", "./build.sh"), built)
     )
     assert "Files and artifacts" not in sections, sections.get("Files and artifacts")
+
+
+def test_a_test_runners_progress_line_is_no_figure() -> None:
+    output = (
+        "collected 728 items\n\n"
+        + "........................................................................ [ 34%]\n" * 3
+    )
+    items = output_items(output + "=== 728 passed in 15.14s ===", "bash", command=True)
+    assert [item.text for item in items if "%]" in item.text] == []
+    assert any("728 passed in 15.14s" in item.text for item in items)

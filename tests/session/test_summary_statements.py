@@ -78,6 +78,30 @@ def test_the_same_lookup_run_again_shows_the_latest_value_of_each_field_once() -
     assert "priority.value=2" in bullet  # a generic field keeps its record's name
 
 
+def test_a_value_each_record_of_a_tool_shares_is_shown_once_on_the_latest() -> None:
+    # tau-bench retail task 54: six orders of one customer, each repeating the shipping address beside its own ids.
+    def order(call_id: str, order_id: str) -> ToolCall:
+        return ToolCall(id=call_id, name="get_order_details", args={"order_id": order_id})
+
+    def body(order_id: str, price: float) -> dict[str, object]:
+        return {"order_id": order_id, "address": {"address1": "182 Elm Avenue", "zip": "19117"}, "price": price}
+
+    bullets = lookup(
+        (order("a", "#W2586676"), body("#W2586676", 208.07)), (order("b", "#W5400801"), body("#W5400801", 188.92))
+    )
+    assert sum(b.count("address1=182 Elm Avenue") for b in bullets) == 1
+    (latest,) = [b for b in bullets if "#W5400801" in b and "order_id=" in b]
+    assert "address1=182 Elm Avenue" in latest
+    assert any("order_id=#W2586676" in b and "price=208.07" in b for b in bullets)  # its own fields stay
+
+
+def test_a_field_whose_name_holds_a_space_is_one_field_of_its_records_bullet() -> None:
+    call = ToolCall(id="a", name="get_product_details", args={"product_id": "7363354090"})
+    bullets = lookup((call, {"product_id": "7363354090", "options": {"battery life": "8 hours", "price": 53}}))
+    (bullet,) = [b for b in bullets if b.startswith("get_product_details")]
+    assert "battery_life=8 hours" in bullet  # one bullet, not a second "-> ok: battery life=8 hours" line
+
+
 def test_a_newer_request_asked_as_a_question_leaves_no_stale_current_task() -> None:
     said = (
         "yeah check what's triggering gc on this machine",

@@ -72,7 +72,11 @@ def _shown(value: object) -> str:
     return text
 
 
-def _field(key: str, values: list[object]) -> str:
+_NOT_KEY = re.compile(r"[^\w.-]+")
+
+
+def _field(name: str, values: list[object]) -> str:
+    key = _NOT_KEY.sub("_", name).strip("_") or "field"  # "battery life" is battery_life: one key=value, read back
     if len(values) == 1:
         return f"{key}={_shown(values[0])}"
     if len(values) > MAX_PER_KEY and not all(_is_id(v) for v in values):

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ._artifacts import canonical_paths, merge_artifact
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED
-from ._records import record_field
+from ._records import record_field, tool_name
 from .salience import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
 from .supersession import Subject, SupersessionIndex
@@ -291,10 +291,15 @@ def _keyed(items: list[Salient]) -> list[Salient]:
     for item in items:
         field = record_field(item.text) if item.kind == "figure" and item.key is None else None
         if field is not None:  # a field of a call's record: the same call run again says its latest value
-            slot = ("field", f"{field[0].lower()}={field[1].split('=', 1)[0]}")
-            if slot in latest:
-                out[latest[slot]] = None
-            latest[slot] = len(out)
+            # ... and a value the same tool's records all share (the customer's address on each of six orders) is
+            # shown once, on the latest record
+            for slot in (
+                ("field", f"{field[0].lower()}={field[1].split('=', 1)[0]}"),
+                ("same value", f"{tool_name(field[0]).lower()}: {field[1]}"),
+            ):
+                if slot in latest:
+                    out[latest[slot]] = None
+                latest[slot] = len(out)
             out.append(item)
             continue
         if item.key is None or item.kind not in ("artifact", "command", "call", "error"):

@@ -68,8 +68,9 @@ _WORDS = tuple(dict.fromkeys(_WRITE_WORDS + _OUTCOME_WORDS + FIGURE_WORDS))
 _RESULT_WORDS = re.compile(r"\b(?:failed|error|passed|ok|success|succeeded|missing|conflict|not found|skipped)\b", re.I)
 _RECORD = re.compile(r"^\s*[\"']?([A-Za-z][\w .-]{0,40}?)[\"']?\s*[:=]\s*[\"']?([^\"'{}\[\]]{1,100}?)[\"']?,?\s*$")
 _MISSING = re.compile(r"no such file|cannot access|not found|does not exist", re.IGNORECASE)
-_CODE_OR_LISTING = re.compile(r"^\s*(?:#|//|/\*|--\s|;)|^total \d+$")
-"""A comment line of a script or config, or ``ls -l``'s block count: not a figure of the work."""
+_CODE_OR_LISTING = re.compile(r"^\s*(?:#|//|/\*|--\s|;)|^total \d+$|^\s*[.FEsxXP]{8,}\s*\[\s*\d{1,3}%\]\s*$")
+"""A comment line of a script or config, ``ls -l``'s block count, or a test runner's progress line (pytest's
+``........ [ 44%]``): not a figure of the work."""
 _DIFF_HEADER = re.compile(r"^diff --git a/\S+ b/(\S{1,300})$", re.MULTILINE)
 """A unified diff's header line (``diff --git a/src/x.py b/src/x.py``): the file it changes is its ``b/`` path."""
 _GUTTER = re.compile(r"^\s*\d+(?:→|\t)")
