@@ -13,7 +13,7 @@ from functools import cache
 
 import pytest
 from ctxbudget.compaction._ledger_text import NESTED
-from ctxbudget.session._goal import GOAL_HEADING
+from ctxbudget.session._goal import GOAL_HEADING, GOAL_TAG
 from ctxbudget.session.request import SUMMARY_HEADER
 
 from benchmarks.bench_real import budget_for, run_ours
@@ -53,8 +53,15 @@ def summaries() -> dict[str, str]:
 def bullets(summary: str) -> list[str]:
     """The summary's bullets; the pinned goal, the user's own message shown whole over its lines, is one of them."""
     found = []
-    if summary.startswith(f"{SUMMARY_HEADER}\n{GOAL_HEADING}\n- "):
+    if summary.startswith(f"{SUMMARY_HEADER}\n{GOAL_HEADING}\n<{GOAL_TAG}>\n"):
+        rest = summary.removeprefix(f"{SUMMARY_HEADER}\n{GOAL_HEADING}\n<{GOAL_TAG}>\n")
+        goal, closed, summary = rest.partition(f"\n</{GOAL_TAG}>")
+        assert closed, "a goal block that is never closed"
+        assert not summary or summary.startswith("\n## "), "the summary's sections follow the goal block"
+        found.append(" ".join(goal.split()))
+    elif summary.startswith(f"{SUMMARY_HEADER}\n{GOAL_HEADING}\n- "):
         goal, _, summary = summary.removeprefix(f"{SUMMARY_HEADER}\n{GOAL_HEADING}\n- ").partition("\n## ")
+        assert "\n" not in goal.strip(), "a goal of several lines is written as a block"
         found.append(" ".join(goal.split()))
     for line in summary.splitlines():
         if line.startswith(("- ", NESTED)):  # a statement read out of a paste is nested under the paste's bullet

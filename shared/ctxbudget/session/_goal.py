@@ -19,7 +19,7 @@ from ..context.evidence import excerpt
 from ..messages.message import Message
 from ..messages.tokens import TokenCounter
 
-__all__ = ["GOAL_HEADING", "Goal", "is_request", "shown_goal"]
+__all__ = ["GOAL_HEADING", "GOAL_TAG", "Goal", "goal_block", "is_request", "shown_goal"]
 
 _WANTS = re.compile(
     r"(?:(?:hi|hello|hey|good (?:morning|afternoon|evening))(?: there)?\s*[,!.]?\s+)?"
@@ -134,6 +134,23 @@ class Goal:
                         self._text, self._id, self._live = message.text, message.id, True
                     self._tentative = False
                     return
+
+
+GOAL_TAG = "goal"
+"""The tag a goal of several lines is written between, under :data:`GOAL_HEADING`."""
+
+
+def goal_block(shown: str) -> str:
+    """The goal as the summary message writes it under its heading: one line as a bullet, several between tags.
+
+    A pasted task or plan has Markdown of its own (``## Overview``, ``## Submission``): between ``<goal>`` and
+    ``</goal>`` its headings are not read as the summary's sections, which follow it. A closing tag in the goal's
+    own text is escaped, so it cannot end the block early.
+    """
+    if "\n" not in shown:
+        return f"- {shown}"
+    text = re.sub(rf"</({GOAL_TAG})", r"&lt;/\1", shown, flags=re.IGNORECASE)
+    return f"<{GOAL_TAG}>\n{text}\n</{GOAL_TAG}>"
 
 
 def shown_goal(goal: str, *, counter: TokenCounter, max_tokens: int, archive: Archive) -> str:

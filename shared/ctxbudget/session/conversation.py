@@ -21,7 +21,7 @@ from ..compaction.tiers import ARCHIVE_META, CompactionOutcome
 from ..errors import InvalidMessageError
 from ..messages.message import Message, MessageSequence, ToolSchema
 from ..messages.tokens import TokenCounter, count_message_by_lines
-from ._goal import GOAL_HEADING, Goal, is_request, shown_goal
+from ._goal import GOAL_HEADING, Goal, goal_block, is_request, shown_goal
 from .live_history import LiveHistory, UnsentResult
 from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER
 
@@ -298,7 +298,7 @@ class Conversation:
             return None
         body = summary or ""
         if show_goal and text is not None:
-            goal = f"{GOAL_HEADING}\n- {self._shown_goal(text)}"
+            goal = f"{GOAL_HEADING}\n{goal_block(self._shown_goal(text))}"
             body = f"{goal}\n{body}" if body else goal
         return Message(
             role="user",
