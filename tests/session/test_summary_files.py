@@ -180,3 +180,26 @@ def test_a_test_runners_progress_line_is_no_figure() -> None:
     items = output_items(output + "=== 728 passed in 15.14s ===", "bash", command=True)
     assert [item.text for item in items if "%]" in item.text] == []
     assert any("728 passed in 15.14s" in item.text for item in items)
+
+
+def test_a_file_a_command_removes_is_deleted_not_still_written() -> None:
+    backup = ToolCall(id="a", name="bash", args={"command": "cp src/L060.py src/L060.py.backup"})
+    removed = ToolCall(id="b", name="bash", args={"command": "rm src/L060.py.backup"})
+    messages = (
+        Message(role="assistant", tool_calls=(backup,)),
+        Message(role="tool", tool_call_id="a", content=""),
+        Message(role="assistant", tool_calls=(removed,)),
+        Message(role="tool", tool_call_id="b", content=""),
+    )
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    assert "- src/L060.py.backup: wrote, deleted" in summary
+
+
+def test_a_diffs_added_and_removed_lines_are_the_files_text_not_events() -> None:
+    diff = (
+        "diff --git a/docs/logging.md b/docs/logging.md\n--- a/docs/logging.md\n+++ b/docs/logging.md\n"
+        "@@ -2,3 +2,3 @@\n-Logs are written to `.entire/logs/<session>.log`.\n"
+        "+Logs are written to `.entire/logs/entire.log`.\n"
+    )
+    items = output_items(diff, "Bash", command=True)
+    assert [item.text for item in items if item.kind == "artifact"] == ["docs/logging.md: modified"]

@@ -209,6 +209,7 @@ _REDIRECT = re.compile(r"(?<![\d&>])(>>?)\s*([^\s;|&<>()]+)")
 _WRITERS = (
     (re.compile(r"^sed\s+(?:\S+\s+)*?(?:-i\S*|--in-place\S*)\s"), "edited"),
     (re.compile(r"^(?:tee|touch|cp|mv|install)\s"), "wrote"),
+    (re.compile(r"^(?:rm|unlink)\s"), "deleted"),
 )
 _FILE_LIKE = re.compile(r"^(?!-)(?!\$)[\w./~+-]*[./][\w./~+-]*$")
 
@@ -217,7 +218,8 @@ def shell_writes(command: str) -> list[FileOp]:
     """The files a shell command writes, each once, in order.
 
     Redirections (``> f``, ``cat > f << EOF``), ``sed -i``, and the target of ``tee``, ``cp``, ``mv`` and
-    ``touch``. Heredoc bodies and quoted strings are not read (``if a > b:`` inside a script is no redirection).
+    ``touch``; the file ``rm`` deletes. Heredoc bodies and quoted strings are not read (``if a > b:`` inside a
+    script is no redirection).
     """
     lines: list[str] = []
     ending: str | None = None

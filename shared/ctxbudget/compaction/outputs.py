@@ -73,6 +73,8 @@ _CODE_OR_LISTING = re.compile(r"^\s*(?:#|//|/\*|--\s|;)|^total \d+$|^\s*[.FEsxXP
 ``........ [ 44%]``): not a figure of the work."""
 _DIFF_HEADER = re.compile(r"^diff --git a/\S+ b/(\S{1,300})$", re.MULTILINE)
 """A unified diff's header line (``diff --git a/src/x.py b/src/x.py``): the file it changes is its ``b/`` path."""
+_DIFF_BODY = re.compile(r"^[+-](?![+-]{2} )")
+"""A unified diff's added or removed line (its ``+++``/``---`` headers name files, and are read as such)."""
 _GUTTER = re.compile(r"^\s*\d+(?:→|\t)")
 """The line number a file viewer shows a line behind (Claude Code's ``    43→``, ``cat -n``'s tab)."""
 _CODE = re.compile(r"[()\[\]{}=;]|//|->")
@@ -127,7 +129,8 @@ def output_items(
     lower = head.lower()  # lower-cased once for every word scan below, which skip the words known absent
     present = may_occur(lower, _WORDS) if len(lower) == len(head) else None
     found = _Found()
-    _add_written(found, head, lower, present, search=search)
+    diff = "\n@@ -" in head or head.startswith("@@ -")  # a diff's + and - lines are the files' text, not events
+    _add_written(found, head, lower, present, search=search, diff=diff)
     if not search and "diff --git " in head:
         _add_diffed(found, head)
     short = head.count("\n") < _SHORT_OUTPUT_LINES
@@ -138,7 +141,7 @@ def output_items(
         return found.best()
     for position, line in word_lines(head, _OUTCOME_WORDS, lower, present):
         path = _PATH.search(line)
-        if path and not _REFERENCE.search(line):
+        if path and not _REFERENCE.search(line) and not (diff and _DIFF_BODY.match(line)):
             found.add(2, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
     figures = _add_figures(found, head, (lower, present), tool)
     if short:
@@ -190,8 +193,8 @@ def _listed(head: str) -> list[str]:
         return []  # a traceback's paths are its frames: the failure is what it says
     diff = "\n+++ b/" in head or head.startswith("diff --git")
     for line in head.splitlines():
-        if _MISSING.search(line):
-            continue  # "ls: gc.log: No such file or directory" lists no file
+        if _MISSING.search(line) or (diff and _DIFF_BODY.match(line)):
+            continue  # "ls: gc.log: No such file or directory" lists no file; a diff's +/- lines are the file's text
         for match in _PATH.finditer(line):
             path = match.group(0)
             listed[path[2:] if diff and path.startswith(("a/", "b/")) else path] = None
@@ -228,13 +231,16 @@ def _add_diffed(found: _Found, head: str) -> None:
         found.add(3, match.start(), OutputItem("artifact", f"{path}: modified", path.lower()))
 
 
-def _add_written(found: _Found, head: str, lower: str, present: frozenset[str] | None, *, search: bool = False) -> None:
+def _add_written(
+    found: _Found, head: str, lower: str, present: frozenset[str] | None, *, search: bool = False, diff: bool = False
+) -> None:
     """The lines of ``head`` saying a path was written (weighted above every other item).
 
-    A search's hit lines (``a.go-303- // CreatedAt is when it was created``) are the matched files' text: not read.
+    A search's hit lines (``a.go-303- // CreatedAt is when it was created``) and a diff's added and removed lines
+    (``+Logs are written to `.entire/logs/entire.log` ...``) are the files' text: not read.
     """
     for position, line in word_lines(head, _WRITE_WORDS, lower, present):
-        if search and _HIT.match(line):
+        if (search and _HIT.match(line)) or (diff and _DIFF_BODY.match(line)):
             continue
         path = _PATH.search(line)
         if path and not _REFERENCE.search(path.group(0) + line[path.end() : path.end() + 2]):
