@@ -176,3 +176,17 @@ def test_a_line_the_calls_bullet_shows_stands_in_for_the_bullet_when_that_is_cli
     tight = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages, max_tokens=80))
     assert "--flag-39" not in tight  # the call's bullet is clipped short of its outcome ...
     assert "3 passed, 724 deselected" in tight  # ... so its figure line stands in for it
+
+
+def test_a_failed_lint_names_its_first_and_its_last_diagnostic() -> None:
+    lint = (
+        "Exit code 1\n[lint] $ golangci-lint run ./...\n"
+        "cmd/entire/cli/hooks_git_cmd.go:68:13: Error return value of `paths.ReadCurrentSession` is not checked "
+        "(errcheck)\n\tsessionID, _ := paths.ReadCurrentSession()\n\t           ^\n"
+        "cmd/entire/cli/logging/logger.go:128:12: G304: Potential file inclusion via variable (gosec)\n"
+        "\tf, err := os.OpenFile(logFilePath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)\n\t          ^\n"
+        "2 issues:\n* errcheck: 1\n* gosec: 1\n[lint] ERROR task failed"
+    )
+    errors = summary_of((bash("a", "mise run lint 2>&1"), lint, True))["Errors"]
+    assert "hooks_git_cmd.go:68:13: Error return value" in errors
+    assert "logger.go:128:12: G304: Potential file inclusion via variable (gosec)" in errors  # the second was lost

@@ -235,8 +235,8 @@ def _edge_failure(text: str) -> str | None:
         or _REPORTED_ERROR.match(ln)
         or (_may_hold(ln, _EDGE_ERROR_WORDS) and _EDGE_ERROR.search(ln))
     ]
-    if code_line is not None:  # a failed build or lint: its compiler's "file:line:col: message" says what failed
-        errors = [ln for ln in edges if _DIAGNOSTIC.match(ln)][:1] + errors
+    if code_line is not None:  # a failed build or lint: its compiler's "file:line:col: message" lines say what failed
+        errors = [ln for ln in edges if _DIAGNOSTIC.match(ln)] + errors  # the first and the last of them are named
     said = None
     if errors:
         distinct = list(dict.fromkeys(_GUTTER.sub("", line.strip()) for line in errors))
