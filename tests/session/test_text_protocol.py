@@ -73,8 +73,9 @@ def test_the_harness_result_turns_are_tool_results_and_the_commands_are_calls() 
     assert "pytest -rs testing/test_skipping.py -> " in found["Errors"]  # return code 1: it failed
     assert "AssertionError: SKIPPED [1] src/_pytest/skipping.py:239" in found["Errors"]
     assert "different command" not in summary  # the harness's warning is no request of the user's
-    assert "EXACTLY ONE action" not in summary  # nor its format reminder
-    assert "Please format" not in summary
+    assert "Please format" not in summary  # nor its format reminder; but that it rejected the reply is an error
+    assert "- the harness rejected the reply -> Please always provide EXACTLY ONE action" in found["Errors"]
+    assert "EXACTLY ONE" not in found["User facts and constraints"]
     assert "pwd" not in summary  # the reply the harness rejected (two blocks) ran nothing
     assert "cat src/_pytest/skipping.py -> ok" in found["Commands and results"]  # its output was shown cut
 

@@ -12,7 +12,8 @@ not 0). The history itself is unchanged (it is what the model was sent); only wh
 
 A user turn that answers a reply without one command block by showing the action format's example (a
 ``<response_example>`` or ``<format_example>``: "Please always provide EXACTLY ONE action in triple backticks") is the
-harness's format reminder: it is marked as harness text (metadata ``harness``), which states nothing.
+harness's format reminder: it is marked as harness text (metadata ``harness``), which states nothing the user said;
+its first line, the harness rejecting the reply, is kept under :data:`REJECTED_META` (the reply ran nothing).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 
 from ..messages.message import Message, ToolCall
 
-__all__ = ["ACTION_TOOL", "HARNESS_META", "as_tool_use", "is_observation"]
+__all__ = ["ACTION_TOOL", "HARNESS_META", "REJECTED_META", "as_tool_use", "is_observation"]
 
 ACTION_TOOL = "bash"
 """The name a command written as a code block is read under."""
@@ -47,6 +48,8 @@ def is_observation(message: Message) -> bool:
 
 HARNESS_META = "harness"
 """The metadata flag of a message the harness, not the person, wrote (salience reads nothing of it)."""
+REJECTED_META = "ctxbudget_rejected"
+"""The metadata key of a format reminder: why the harness rejected the reply before it (its first line)."""
 
 
 def _format_reminder(message: Message) -> bool:
@@ -109,7 +112,9 @@ def as_tool_use(messages: Sequence[Message]) -> list[Message]:
         if unanswerable and _format_reminder(message):
             # The reply it answers was rejected: its command blocks never ran (they are not what the agent found)
             out[-1] = out[-1].model_copy(update={"content": _FENCED.sub("", out[-1].text).strip()})
-            out.append(message.model_copy(update={"metadata": {**message.metadata, HARNESS_META: True}}))
+            why = next((line.strip() for line in message.text.splitlines() if line.strip()), "")[:240]
+            flags = {HARNESS_META: True, REJECTED_META: why}
+            out.append(message.model_copy(update={"metadata": {**message.metadata, **flags}}))
             pending, unanswerable = None, False
             continue
         pending = None

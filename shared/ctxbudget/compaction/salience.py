@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Literal, NamedTuple
 
 from ..messages.message import Message, ToolCall
-from ._text_protocol import HARNESS_META, as_tool_use, is_observation
+from ._text_protocol import HARNESS_META, REJECTED_META, as_tool_use, is_observation
 from .calls import (
     call_kind,
     call_label,
@@ -266,6 +266,9 @@ def message_items(
 
 
 def _user_items(message: Message, order: int, handle_of: HandleOf | None, said: Said) -> Iterator[Salient]:
+    rejected = message.metadata.get(REJECTED_META)
+    if isinstance(rejected, str) and rejected:  # a harness rejected the reply before: it ran nothing
+        yield _item("error", f"the harness rejected the reply -> {rejected}", "the harness rejected the reply", order)
     if any(message.metadata.get(flag) is True for flag in _META_FLAGS):
         return  # a harness's own line (Claude Code's isMeta, a text-protocol harness's format reminder)
     if is_observation(message):
