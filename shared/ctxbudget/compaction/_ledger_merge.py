@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ._artifacts import canonical_paths, merge_artifact
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED
+from ._plans import PLAN_KEY, merge_task, task_key
 from ._records import record_field, tool_name
 from .salience import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
 from .supersession import Subject, SupersessionIndex
-from .textscan import clip
+from .textscan import clip, informative_tokens
 
 __all__ = ["Postings", "SubjectReader", "merge", "normal", "posting_keys"]
 
@@ -39,6 +40,8 @@ _FIRST_CHARS = 120
 _TIMES = " (failed {} times)"
 _REPEATS = re.compile(r" \(failed (\d{1,6}) times\)$")
 """How an error bullet says its call failed the same way more than once (read back from an earlier ledger)."""
+TASK_PREFIX = task_key("")
+"""How the key of one task of the agent's own list starts (``task #3``)."""
 _CONTAINMENT_ITEMS = 600
 """Statements past this many are deduped by exact text only (containment is checked pairwise)."""
 
@@ -190,7 +193,8 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
         (frozenset({"request", "question"}), True, False),
     )
     for kinds, counters_change, marks_stale in pools:
-        pool = [i for i, item in enumerate(items) if item.kind in kinds]
+        # a task of the agent's own list is merged by its number (_keyed), never replaced by another task's
+        pool = [i for i, item in enumerate(items) if item.kind in kinds and not _planned(item)]
         later = [t for t in tail if t.kind in kinds]
         read = [reader(items[i].text) for i in pool] + [reader(t.text) for t in later]
         index = SupersessionIndex([subject for subject, _ in read], counters_change=counters_change)
@@ -283,6 +287,11 @@ class Postings:
         }
 
 
+def _planned(item: Salient) -> bool:
+    """``item`` is the agent's own task list or one task of it (:mod:`~ctxbudget.compaction._plans`)."""
+    return item.key is not None and (item.key == PLAN_KEY or item.key.startswith(TASK_PREFIX))
+
+
 def _keyed(items: list[Salient]) -> list[Salient]:
     """One bullet per key: a file's operations aggregated, a command's or call's latest outcome."""
     latest: dict[tuple[str, str], int] = {}
@@ -302,15 +311,19 @@ def _keyed(items: list[Salient]) -> list[Salient]:
                 latest[slot] = len(out)
             out.append(item)
             continue
-        if item.key is None or item.kind not in ("artifact", "command", "call", "error"):
+        planned = _planned(item)
+        if item.key is None or (item.kind not in ("artifact", "command", "call", "error") and not planned):
             out.append(item)
             continue
         key = same_file.get(item.key, item.key) if item.kind == "artifact" else item.key
-        slot = (SECTION_OF[item.kind], key)
+        slot = ("plan", key) if planned else (SECTION_OF[item.kind], key)  # a task done is a finding: the same task
         if slot in latest:
             earlier = out[latest[slot]]
             out[latest[slot]] = None
-            if item.kind == "artifact" and earlier is not None:
+            if item.key.startswith(TASK_PREFIX) and earlier is not None:
+                kind, text, _ = merge_task(earlier.text, item.text, key)  # its subject, and its latest status
+                item = item._replace(kind=kind, text=text, tokens=informative_tokens(text))  # noqa: PLW2901
+            elif item.kind == "artifact" and earlier is not None:
                 item = merge_artifact(earlier, item, key)  # noqa: PLW2901  # the merged bullet takes its place
             elif item.kind == "error" and earlier is not None:
                 item = _repeated(earlier, item)  # noqa: PLW2901  # the same failure again: counted, not lost

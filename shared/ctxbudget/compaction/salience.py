@@ -18,10 +18,12 @@ with the same key replaces an earlier one; statements are matched by subject in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Literal, NamedTuple
 
 from ..messages.message import Message, ToolCall
+from ._plans import PLAN_KEY, is_plan_call, plan_item, task_key
 from ._text_protocol import HARNESS_META, REJECTED_META, as_tool_use, is_observation
 from .calls import (
     call_kind,
@@ -96,6 +98,11 @@ _CALL_CHARS = 320
 """Longest bullet of a command or call with its outcome."""
 
 
+_PLANNED = re.compile(r"^(?:Plan \(\d+ of \d+ done\):|Task #(\d{1,6})\b)")
+_DONE_TASK = re.compile(r"^Done: task #(\d{1,6})\b")
+"""How a plan's items read back (:mod:`~ctxbudget.compaction._plans`): their keys, so an update merges with them."""
+
+
 class Salient(NamedTuple):
     """One thing worth keeping: its kind, the bullet text, a supersession key and where it came from.
 
@@ -124,6 +131,10 @@ def item_key(kind: SalienceKind, text: str) -> str | None:
         return text.split(": ", 1)[0].split(" (", 1)[0].lower() or None
     if kind in ("command", "call", "error"):
         return text.split(" -> ", 1)[0].lower() if " -> " in text else None
+    if kind == "open" and (planned := _PLANNED.match(text)) is not None:
+        return PLAN_KEY if planned.group(1) is None else task_key(planned.group(1))
+    if kind == "finding" and (done := _DONE_TASK.match(text)) is not None:
+        return task_key(done.group(1))
     if kind in ("open", "request", "task"):
         return kind
     return None
@@ -311,29 +322,38 @@ def _assistant_items(
     if message.state == "interrupted":
         yield _item("open", "The assistant's reply was interrupted before it finished.", "open", order)
     for call in message.tool_calls:
-        label = call_label(call)
-        result = by_call.get(call.id)
-        shown, failed = outcome(result, failure, call)
-        kind = call_kind(call)
-        if kind == "file":
-            operation = file_op(call)
-            assert operation is not None
-            status = f" -> {shown}" if failed or result is None else ""
-            if not status and operation.op == "edited" and (line := edited_line(call)) is not None:
-                status = f" -> now: {line}"  # the line as the edit left it: the file's state, read from the call
-            yield _item("artifact", f"{operation.path}: {operation.op}{status}", operation.path.lower(), order)
-            if failed:
-                continue
-        if failed is not None and kind != "file":
-            continue  # its result's error item names the call and says how it failed: one bullet, in Errors
-        if kind == "command" and result is not None:
-            for written in shell_writes(shell_command(call) or ""):  # what the command wrote: files of the work
-                yield _item("artifact", f"{written.path}: {written.op}", written.path.lower(), order)
-        if kind != "file" or result is None:
-            bullet = clip(f"{label} -> {shown}", _CALL_CHARS)
-            yield _item("command" if kind == "command" else "call", bullet, label.lower(), order)
-        if result is None:
-            yield _item("open", clip(f"{label} has no result yet", 240), None, order)
+        yield from _call_items(call, by_call.get(call.id), order, failure)
+
+
+def _call_items(
+    call: ToolCall, result: Message | None, order: int, failure: Callable[[Message], str | None]
+) -> Iterator[Salient]:
+    """The items of one tool call answered by ``result``: its file, its command or call with its outcome."""
+    if is_plan_call(call) and (planned := plan_item(call, result)) is not None:
+        yield _item(*planned, order)  # the agent's own task list: what is done and next, not a call
+        return
+    label = call_label(call)
+    shown, failed = outcome(result, failure, call)
+    kind = call_kind(call)
+    if kind == "file":
+        operation = file_op(call)
+        assert operation is not None
+        status = f" -> {shown}" if failed or result is None else ""
+        if not status and operation.op == "edited" and (line := edited_line(call)) is not None:
+            status = f" -> now: {line}"  # the line as the edit left it: the file's state, read from the call
+        yield _item("artifact", f"{operation.path}: {operation.op}{status}", operation.path.lower(), order)
+        if failed:
+            return
+    if failed is not None and kind != "file":
+        return  # its result's error item names the call and says how it failed: one bullet, in Errors
+    if kind == "command" and result is not None:
+        for written in shell_writes(shell_command(call) or ""):  # what the command wrote: files of the work
+            yield _item("artifact", f"{written.path}: {written.op}", written.path.lower(), order)
+    if kind != "file" or result is None:
+        bullet = clip(f"{label} -> {shown}", _CALL_CHARS)
+        yield _item("command" if kind == "command" else "call", bullet, label.lower(), order)
+    if result is None:
+        yield _item("open", clip(f"{label} has no result yet", 240), None, order)
 
 
 def _tool_items(
@@ -346,8 +366,8 @@ def _tool_items(
         yield _item("error", clip(f"{label} -> {failed}", 300), label.lower(), order)
     kind = call_kind(call) if call is not None else None
     operation = file_op(call) if kind == "file" and call is not None else None
-    if operation is not None and operation.op != "read":
-        return  # what a write or an edit reports is its confirmation (and the file's text): its artifact says it
+    if (operation is not None and operation.op != "read") or is_plan_call(call):
+        return  # a write's, an edit's or a task list's result is its confirmation: its own item says what it did
     tool = message.name or (call.name if call is not None else "tool")
     read = is_file_read(call)
     search = call is not None and is_search(call)
