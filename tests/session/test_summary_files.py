@@ -10,8 +10,11 @@ successfully at: <path>"; an output too large for the window is saved to a file 
 from __future__ import annotations
 
 from ctxbudget import Message, SummaryRequest, ToolCall
+from ctxbudget.compaction._ledger_select import Selection
 from ctxbudget.compaction.outputs import output_items
+from ctxbudget.compaction.salience import Salient
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
+from ctxbudget.compaction.textscan import informative_tokens
 from ctxbudget.providers import counter_for_model
 
 COUNTER = counter_for_model("gpt-4o")
@@ -203,3 +206,15 @@ def test_a_diffs_added_and_removed_lines_are_the_files_text_not_events() -> None
     )
     items = output_items(diff, "Bash", command=True)
     assert [item.text for item in items if item.kind == "artifact"] == ["docs/logging.md: modified"]
+
+
+def test_files_a_search_only_named_have_no_reserved_room_of_their_own() -> None:
+    # mini-swe-agent astropy-12907 at 10%: five "(listed by bash)" build files filled the Files section's reserved
+    # share, and the failed build's error (the probe "No module named 'extension_helpers'") no longer fitted.
+    def artifact(text: str, key: str, order: int) -> Salient:
+        return Salient("artifact", text, key, order, informative_tokens(text))
+
+    listed = artifact("a.go (found by Glob)", "a.go", 1)
+    edited = artifact("src/billing/handlers_payment_refunds_service.go: read, edited x2", "src/billing/h.go", 2)
+    taken = Selection(COUNTER, 100, None, lambda _item: 0.0).select([listed, edited], None, None)
+    assert [entry.item for entry in taken] == [edited, listed]  # the listing only after each share was given

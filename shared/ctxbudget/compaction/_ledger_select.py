@@ -149,10 +149,11 @@ class Selection:
         # field is shown in its call's bullet when that is kept (it costs the field alone), else under the tool's
         # name (``get_order: tracking_id=1Z66``). Each pass goes through the items no pass took yet, best first.
         sections = [SECTION_OF[entry.item.kind] for entry in ranked]
-        # What the user pasted (a harness's instruction template, an issue) is not what they said: the statements
-        # read out of a paste have no share of their own, they compete with every other section's items.
+        # What the user pasted (a harness's instruction template, an issue) is not what they said, and a file a search
+        # or a listing only named is not one the work touched: they have no share of their own, they compete with
+        # every other section's items.
         from_paste = read_from_paste(entry.item for entry in ranked)
-        unshared = {i for i, entry in enumerate(ranked) if from_paste(entry.item)}
+        unshared = {i for i, entry in enumerate(ranked) if from_paste(entry.item) or _only_listed(entry.item)}
         kept = _Kept()
         left = list(range(len(ranked)))
         for shares in (_SHARES, _HALF, None):
@@ -306,6 +307,11 @@ class _Kept:
     def entries(self) -> list[Scored]:
         """What is kept, in the order taken."""
         return [entry for entry in self._kept if entry is not None]
+
+
+def _only_listed(item: Salient) -> bool:
+    """``item`` is a file a search or a listing only named (``a.go (found by Grep)``)."""
+    return item.kind == "artifact" and ONLY_LISTED.search(item.text) is not None
 
 
 def _line(item: Salient) -> str:
