@@ -218,3 +218,14 @@ def test_files_a_search_only_named_have_no_reserved_room_of_their_own() -> None:
     edited = artifact("src/billing/handlers_payment_refunds_service.go: read, edited x2", "src/billing/h.go", 2)
     taken = Selection(COUNTER, 100, None, lambda _item: 0.0).select([listed, edited], None, None)
     assert [entry.item for entry in taken] == [edited, listed]  # the listing only after each share was given
+
+
+def test_lines_that_differ_only_in_their_numbers_are_one_series() -> None:
+    # Claude Code telemetry session: `for i in 1 2 3 4 5; do time ./entire help; done` printed five timing lines,
+    # which stood as five near-identical bullets while the command that printed them dropped out.
+    runs = "\n".join(f"./entire help > /dev/null 2>&1  0.01s user 0.02s system 25% cpu 0.13{n} total" for n in range(5))
+    items = output_items(f"{runs}\nmeasured p95 latency: 212 ms", "Bash", command=True)
+    assert [item.text for item in items] == [
+        "Bash: ./entire help > /dev/null 2>&1 0.01s user 0.02s system 25% cpu 0.134 total (last of 5 lines like it)",
+        "Bash: measured p95 latency: 212 ms",
+    ]

@@ -73,6 +73,8 @@ _CODE_OR_LISTING = re.compile(r"^\s*(?:#|//|/\*|--\s|;)|^total \d+$|^\s*[.FEsxXP
 ``........ [ 44%]``): not a figure of the work."""
 _DIFF_HEADER = re.compile(r"^diff --git a/\S+ b/(\S{1,300})$", re.MULTILINE)
 """A unified diff's header line (``diff --git a/src/x.py b/src/x.py``): the file it changes is its ``b/`` path."""
+_NUMBERS = re.compile(r"\d+(?:[.,:]\d+)*")
+"""The numbers of a line, which a series of lines like it changes (``0.137 total``, ``0.135 total``)."""
 _DIFF_BODY = re.compile(r"^[+-](?![+-]{2} )")
 """A unified diff's added or removed line (its ``+++``/``---`` headers name files, and are read as such)."""
 _GUTTER = re.compile(r"^\s*\d+(?:→|\t)")
@@ -219,9 +221,23 @@ def _add_figures(found: _Found, head: str, read: tuple[str, frozenset[str] | Non
         # that failed, its failures named, or of a script's run that passed (a test runner's own summary line, "6
         # passed in 0.1s", is a figure as it stands).
         found.add(1, tests[0][0], OutputItem("figure", f"{tool}: {run_tally(tests)}", None))
-    for position, line in others:
-        found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
+    for position, line, alike in _series(others):
+        shown = clip(line.strip(), 180) + (f" (last of {alike} lines like it)" if alike > 1 else "")
+        found.add(1, position, OutputItem("figure", f"{tool}: {shown}", None))
     return figures
+
+
+def _series(lines: list[tuple[int, str]]) -> list[tuple[int, str, int]]:
+    """Figure lines that differ only in their numbers (a loop's ``time`` line run five times) as one each.
+
+    Each series is its last line and how many lines it has; every other line stands as it is, in the order of each
+    series' last line.
+    """
+    shapes: dict[str, list[tuple[int, str]]] = {}
+    for position, line in lines:
+        shapes.setdefault(_NUMBERS.sub("#", line.strip()), []).append((position, line))
+    series = [(*alike[-1], len(alike)) for alike in shapes.values()]
+    return sorted(series) if len(series) < len(lines) else [(p, line, 1) for p, line in lines]
 
 
 def _add_diffed(found: _Found, head: str) -> None:
