@@ -187,7 +187,7 @@ def test_a_test_runners_progress_line_is_no_figure() -> None:
 
 def test_a_file_a_command_removes_is_deleted_not_still_written() -> None:
     backup = ToolCall(id="a", name="bash", args={"command": "cp src/L060.py src/L060.py.backup"})
-    removed = ToolCall(id="b", name="bash", args={"command": "rm src/L060.py.backup"})
+    removed = ToolCall(id="b", name="bash", args={"command": "rm -f src/L060.py.backup reproduce_issue.py"})
     messages = (
         Message(role="assistant", tool_calls=(backup,)),
         Message(role="tool", tool_call_id="a", content=""),
@@ -196,6 +196,7 @@ def test_a_file_a_command_removes_is_deleted_not_still_written() -> None:
     )
     summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
     assert "- src/L060.py.backup: wrote, deleted" in summary
+    assert "- reproduce_issue.py: deleted" in summary  # every file a removal names is gone
 
 
 def test_a_diffs_added_and_removed_lines_are_the_files_text_not_events() -> None:

@@ -239,8 +239,13 @@ def shell_writes(command: str) -> list[FileOp]:
         for segment in COMMAND_SEPARATOR.split(plain):
             words = segment.split()
             for pattern, op in _WRITERS:
-                if words and pattern.match(segment.strip() + " ") and _FILE_LIKE.match(words[-1]):
-                    found.setdefault(words[-1], op)
+                if not words or not pattern.match(segment.strip() + " "):
+                    continue
+                # a removal's every operand is gone (rm a.py b.py); a copy, a move or a write names its target last
+                targets = words[1:] if op == "deleted" else words[-1:]
+                for target in targets:
+                    if _FILE_LIKE.match(target):
+                        found[target] = op if op == "deleted" else found.get(target, op)
     return [FileOp(op, path.removeprefix("./")) for path, op in found.items() if path != "/dev/null"]
 
 
