@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 
 __all__ = [
     "ABBREVIATIONS",
+    "CALL_TERM",
     "COUNT_TERM",
     "FAILURE_TERM",
     "FAILURE_WORDS",
@@ -68,7 +69,7 @@ STOPWORDS = frozenset(
 line is what tokenizing splits off possessives and contractions (``worktree's`` -> ``worktree``, ``s``; ``don't``
 -> ``don``, ``t``): kept, ``s`` would match every ``Here's`` and ``it's`` in the archive."""
 QUERY_STOPWORDS = frozenset(
-    """first last later latest recent recently previous next exactly actually currently still happen happened
+    """first last later latest recent recently previous next exactly actually current currently still happen happened
     happens say said says told give gave see saw look looked need needed want wanted thing things anything
     something""".split()  # noqa: SIM905 - a word list reads better as text
 )
@@ -100,18 +101,18 @@ ROLE_TERMS = {"user": "~user", "assistant": "~assistant"}
 """Terms no tokenizer produces, held by what the user said and what the assistant said: a question about what the
 user asked or what the agent decided asks for them (``what did the user ask to add``)."""
 _ROLE_WORDS = {"user": "~user", "users": "~user", "customer": "~user", "agent": "~assistant", "assistant": "~assistant"}
-FAILURE_WORDS = frozenset({"fail", "failur", "error", "wrong", "broke", "broken", "crash", "reject", "forbidden",
-                            "deny", "denied", "refus", "exception"})  # fmt: skip
-"""Query terms (stems) that ask about a failure, and so also ask for :data:`FAILURE_TERM`."""
-FIX_WORDS = frozenset({"fix", "resolv", "solv", "repair", "workaround"})
-"""Query terms (stems) that ask what fixed something: the calls that fixed a failure answer them."""
 COUNT_TERM = "count"
 """What a question about a number asks for besides its own words (``how many loose objects`` finds ``count: 4553``
 and ``count-objects``): tools and logs report numbers as counts."""
 _HOW_MANY = re.compile(r"\bhow many\b")
+CALL_TERM = "~call"
+"""A term no tokenizer produces, held by every tool call: a question about how something was done ("how are the
+skipping tests run", "how was the edit applied") asks for the command or call that did it, not for talk about it."""
+_HOW_DONE = re.compile(r"\bhow (?:is|are|was|were|has|have|had|did)\b")
 _FAILURE = re.compile(
     r"e(?:rror|xception|xit (?:code|status):? *[1-9])|traceback|f(?:ail|atal|orbidden)|panic|denied|refused|"
-    r"reject|invalid|timed? ?out|not found|missing|unable|http/[\d.]+ [45]\d\d|status\W+[45]\d\d"
+    r"reject|invalid|timed? ?out|not found|missing|unable|http/[\d.]+ [45]\d\d|status\W+[45]\d\d|"
+    r"returncode> *-?[1-9]"
 )
 """Outcome keywords that mean a failure, in lower-cased text."""
 
@@ -126,8 +127,8 @@ _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _EDGE_AFTER = r"(?![^\W_])"
 _STATUS = re.compile(
     r"e(?:rror|xception|xit (?:code|status))|t(?:raceback|imed? ?out)|f(?:ail|atal|orbidden)|panic|denied|"
-    r"re(?:fused|ject|try-after)|invalid|not found|missing|status|http/\d|[45]\d\d [a-z]{2}|passed|succe(?:ed|ss)|"
-    r"warning"
+    r"re(?:fused|ject|try-after|turncode> *-?[1-9])|invalid|not found|missing|status|http/\d|[45]\d\d [a-z]{2}|"
+    r"passed|succe(?:ed|ss)|warning"
 )
 """Keywords of a line that reports an outcome, in lower-cased text (grouped by first letter: ``re`` scans it fast)."""
 _VOWELS = frozenset("aeiouy")
@@ -228,6 +229,17 @@ def _final_e(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
+FAILURE_WORDS = frozenset(
+    stem(word)
+    for word in """fail failure error wrong break broke broken crash reject forbidden deny denied refuse
+    exception""".split()  # noqa: SIM905 - a word list reads better as text
+)
+"""Query terms that ask about a failure, and so also ask for :data:`FAILURE_TERM`: the words' stems, as a query's
+terms are (``broke`` is ``brok``, ``denied`` is ``deni``)."""
+FIX_WORDS = frozenset(stem(word) for word in "fix resolve solve repair workaround".split())  # noqa: SIM905
+"""Query terms (stems) that ask what fixed something: the calls that fixed a failure answer them."""
+
+
 _STEMS: dict[str, str] = {}
 """Stems of the words seen so far (bounded; words repeat a lot)."""
 
@@ -273,8 +285,9 @@ def query_terms(query: str, tokenizer: Tokenizer) -> list[str]:
     """The distinct index terms of a query, in order, at most :data:`MAX_QUERY_TERMS` (from :func:`cap_query`).
 
     Beyond :func:`analyze`: question-framing words are dropped (:data:`QUERY_STOPWORDS`), two adjacent words are
-    also tried joined (``rolled back`` -> ``rollback``, ``health check`` -> ``healthcheck``), a question about a
-    failure asks for :data:`FAILURE_TERM` and a ``how many`` question for :data:`COUNT_TERM`.
+    also tried joined (``rolled back`` -> ``rollback``, ``health check`` -> ``healthcheck``) and as a snake_case name
+    (``item id`` -> ``item_id``), a question about a failure asks for :data:`FAILURE_TERM` and a ``how many``
+    question for :data:`COUNT_TERM`.
     """
     capped = cap_query(query)
     terms = dict.fromkeys(t for t in analyze(tokenizer(capped)) if t not in _QUERY_STOP_STEMS)
@@ -283,15 +296,29 @@ def query_terms(query: str, tokenizer: Tokenizer) -> list[str]:
     for left, right in itertools.islice(itertools.pairwise(words), MAX_QUERY_TERMS):
         terms.setdefault(left + right)
         terms.setdefault(_stemmed(left) + right)
+        for joined in _snake(left, right):
+            terms.setdefault(joined)
     if FAILURE_WORDS.intersection(terms):
         terms.setdefault(FAILURE_TERM)
     if _HOW_MANY.search(lower):
         terms.setdefault(COUNT_TERM)
+    if _HOW_DONE.search(lower):
+        terms.setdefault(CALL_TERM)
     for word in words:
         role = _ROLE_WORDS.get(word)
         if role is not None:
             terms.setdefault(role)
     return list(itertools.islice(terms, MAX_QUERY_TERMS))
+
+
+def _snake(left: str, right: str) -> tuple[str, str]:
+    """Two words as the snake_case name they may be, singular and plural (``payment_method``, ``payment_methods``).
+
+    A record's keys and a program's names write a thing so (``"payment_methods": {...}``, ``"item_id"``); the words
+    apart also occur in every field that shares one of them (``payment_method_id``).
+    """
+    other = right[:-1] if right.endswith("s") and not right.endswith("ss") else f"{right}s"
+    return f"{left}_{right}", f"{left}_{other}"
 
 
 def negation(term: str) -> str | None:

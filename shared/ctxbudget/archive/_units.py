@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..messages.toolpairs import not_run
+from ._commands import action, is_result_turn
 from ._fixes import Fixes, overlap
 from ._text import Tokenizer, analyze, tokenize
 
@@ -93,6 +94,12 @@ class Unit:
     """Part keys of the short replies that read the result out."""
     retry: int | None = None
     """The unit of the call that re-ran this one, when this call never ran (its hits are the retry's)."""
+    words: frozenset[str] = frozenset()
+    """The distinct words of the call (its first :data:`WORDS_CHARS`): what tells a run of the same command."""
+    made: int = -1
+    """When the call was made, as far as the archive knows: the position, in archiving order, of the entry that holds
+    it. Compaction clears old results before it summarizes their calls, so a result's position is not its call's
+    place in the conversation; the calls of the spans it summarizes are archived in the conversation's order."""
 
     def primary(self, terms: Collection[str]) -> Part:
         """The part a hit shows and reads back: the tool result when there is one, else the fullest part.
@@ -121,6 +128,8 @@ class Placement:
     key: str
     text: str
     call: ToolCall | None = None
+    output: bool = False
+    """The part is what a call or a command printed (a tool result, a harness's result turn, an archived text)."""
 
 
 class UnitTable:
@@ -135,6 +144,8 @@ class UnitTable:
         self._last_call: int | None = None  # unit of the call (or result) archived last, while no text followed
         self._unrun: dict[str, dict[int, frozenset[str]]] = {}  # tool -> calls that never ran -> their words
         self._retry_of: dict[int, int] = {}  # a retry whose result is not archived yet -> the call it re-runs
+        self._written: str | None = None  # call id of a command written as text, until the next message
+        self._entries = 0  # entries placed so far
         self.fixes = Fixes(RETRY_OVERLAP)
         """Which calls fixed a failed call (:mod:`ctxbudget.archive._fixes`)."""
 
@@ -155,16 +166,25 @@ class UnitTable:
 
     def place(self, entry: ArchiveEntry) -> list[Placement]:
         """The parts of ``entry`` and their units (new units are made here); called once per entry, in order."""
+        self._entries += 1
         message = entry.message
         after_call, self._last_call = self._last_call, None
+        written, self._written = self._written, None
         if message is None:
-            return [self._at(self._unit_of(f"text:{entry.handle}"), entry.handle, entry.full_text)]
+            self._written = written  # an archived text between a reply and its result turn
+            return [self._at(self._unit_of(f"text:{entry.handle}"), entry.handle, entry.full_text, output=True)]
         if message.role == "tool" and message.tool_call_id:
             return [self._result(entry, message.tool_call_id)]
+        if is_result_turn(message) and (written is not None or message.id in self._where):
+            return [self._result(entry, written or "")]  # a version archived again is found by its key
         if message.role == "user":
             self._unrun.clear()  # a retry comes before the user speaks again
-        placed = [self._call(entry, call) for call in message.tool_calls]
-        text = entry.full_text
+        calls, text = list(message.tool_calls), entry.full_text
+        command = action(message)
+        if command is not None:  # a command written as a code block: its call, and the reply's text without it
+            calls, text = [command[0]], command[1]
+            self._written = command[0].id
+        placed = [self._call(entry, call) for call in calls]
         if placed:
             self._last_call = placed[-1].unit
             if not text.strip():
@@ -223,7 +243,7 @@ class UnitTable:
             unrun = self.units[earlier].parts.get(self.units[earlier].result or "")
             if unrun is not None:
                 self._wait(earlier, unrun.entry)
-        return self._at(unit, key, entry.full_text)
+        return self._at(unit, key, entry.full_text, output=True)
 
     def _call(self, entry: ArchiveEntry, call: ToolCall) -> Placement:
         key = f"{entry.message.id if entry.message is not None else entry.handle}#call:{call.id}"
@@ -235,6 +255,8 @@ class UnitTable:
                 self._open_calls[call.id] = unit
         self.units[unit].call = call
         text = call_text(call)
+        if self.units[unit].made < 0:
+            self.units[unit].made, self.units[unit].words = self._entries, self._words(text)
         result = self.units[unit].result
         known = self.units[unit].parts.get(result) if result is not None else None
         self.fixes.called(unit)
@@ -270,9 +292,9 @@ class UnitTable:
         """The distinct words of a call's text (its first :data:`WORDS_CHARS`: a heredoc's body is not read whole)."""
         return frozenset(self._tokenizer(text[:WORDS_CHARS]))
 
-    def _at(self, unit: int, key: str, text: str, call: ToolCall | None = None) -> Placement:
+    def _at(self, unit: int, key: str, text: str, call: ToolCall | None = None, *, output: bool = False) -> Placement:
         self._where[key] = unit
-        return Placement(unit=unit, key=key, text=text, call=call)
+        return Placement(unit=unit, key=key, text=text, call=call, output=output)
 
     def _unit_of(self, key: str) -> int:
         unit = self._where.get(key)

@@ -12,12 +12,14 @@ How it ranks:
   result (the model reading it out: "A $50 certificate has been issued"), belong to that call's unit. A call whose
   result was not archived is a unit of its own; so is a longer assistant text, any other message and any archived
   text. Versions of one message archived for several reasons (``.bounded`` then ``.summarized``) count once, by
-  the fullest.
+  the fullest. A command written as text (mini-swe-agent's one ``bash`` block in a reply, its result a user turn
+  starting ``<returncode>``) is read as a call and its result too (:mod:`ctxbudget.archive._commands`).
 * **Terms.** :func:`tokenize` keeps identifiers whole (``src/pkg_3/module_8.py``, ``eu-west-3``, ``v1.2.3``) and
   adds their parts; function and question words are dropped from texts and queries alike, so they neither match
   nor score; plain words are lightly stemmed (``failed`` -> ``fail``, ``pointer`` -> ``point``). A query also asks,
   at half weight at most, for each word's ``un-`` form or the word an ``un-`` form negates (``installed`` finds
-  ``uninstalled``). See :mod:`ctxbudget.archive._text`.
+  ``uninstalled``), and for two adjacent words joined (``rollback``, ``item_id``). "How was X done" asks for
+  :data:`~ctxbudget.archive._text.CALL_TERM`, which every call holds. See :mod:`ctxbudget.archive._text`.
 * **Score.** Okapi BM25 (k1=1.2, b=0.35: see :data:`B`) over a unit's terms, where the lines that report an outcome
   (errors, exceptions, exit codes, HTTP status lines, ``"status"`` fields) count twice; a 2-8 word query found as a
   phrase earns a bonus (the summed weight of its words). A question about a failure ("why did django.setup fail")
@@ -28,7 +30,9 @@ How it ranks:
   written. A long form an archived text defined an abbreviation for (``Dallas/Fort Worth (DFW)``) also asks for the
   short form, and a unit scores the better of the two forms, not both. A question about a fix ("what was installed
   to fix django.setup") credits each call that fixed a failure (between the failed call and a re-run that got past
-  it) with the failure's score.
+  it) with the failure's score. A question about order ("why did the script *first* fail", "what does it report
+  *now*") gives the best score among the runs of one command to the earliest or latest like run
+  (:mod:`ctxbudget.archive._order`).
 * **Cost.** :meth:`ArchiveIndex.add` tokenizes one entry once (O(its text)) and touches no other entry.
   :meth:`ArchiveIndex.search` reads at most :data:`~ctxbudget.archive._text.MAX_QUERY_CHARS` of the query and
   scores at most :data:`~ctxbudget.archive._text.MAX_QUERY_TERMS` distinct terms; phrase matching and excerpts scan
@@ -56,8 +60,10 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ._hits import EXCERPT_CHARS, MAX_K, QUERY_ECHO_CHARS, ArchiveHit, check_search_args, excerpt, fit_text, render_hits
+from ._order import order_asked, order_runs
 from ._phrases import Abbreviation, Abbreviations, add_best_forms, code_phrases
 from ._text import (
+    CALL_TERM,
     FAILURE_TERM,
     FAILURE_WORDS,
     FIX_WORDS,
@@ -76,7 +82,7 @@ from ._text import (
     term_counts,
     tokenize,
 )
-from ._units import Part, Unit, UnitTable, call_text
+from ._units import Part, Placement, Unit, UnitTable, call_text
 
 if TYPE_CHECKING:  # archive.py imports this module; entries are only read here
     from .entry import ArchiveEntry
@@ -153,29 +159,32 @@ class ArchiveIndex:
         """Index one entry (appended after every entry already indexed)."""
         self._entries += 1
         for placed in self._table.place(entry):
-            counts = self._terms(entry) if placed.call is None else term_counts(self._tokenizer(placed.text))
+            if placed.call is None:
+                counts = self._terms(entry, placed)
+            else:
+                counts = term_counts(self._tokenizer(placed.text))
+                counts[CALL_TERM] += 1
             self._put(placed.unit, placed.key, entry, placed.text, counts)
             self._table.indexed(placed.unit)
             self._abbreviations.learn(placed.text)
 
-    def _terms(self, entry: ArchiveEntry) -> Counter[str]:
-        """Term counts of an entry's text and of its labels (source, author or tool name).
+    def _terms(self, entry: ArchiveEntry, placed: Placement) -> Counter[str]:
+        """Term counts of a placed text (an entry's, or a reply's without its command) and of the entry's labels.
 
-        In a tool output or an archived text, the outcome lines count :data:`STATUS_WEIGHT` times and a failure among
-        them adds :data:`~ctxbudget.archive._text.FAILURE_TERM`; what a user or the assistant says about a failure is
-        talk, not an outcome, and is weighted as any other text.
+        In an output (a tool result, a command's result turn, an archived text), the outcome lines count
+        :data:`STATUS_WEIGHT` times and a failure among them adds :data:`~ctxbudget.archive._text.FAILURE_TERM`; what
+        a user or the assistant says about a failure is talk, not an outcome, and is weighted as any other text.
         """
         message = entry.message
-        output = message is None or message.role == "tool"
-        status, rest = split_status(entry.full_text) if output else ("", entry.full_text)
+        status, rest = split_status(placed.text) if placed.output else ("", placed.text)
         counts = term_counts(self._tokenizer(rest)) if rest else Counter()
         if status:
             for term, count in term_counts(self._tokenizer(status)).items():
                 counts[term] += STATUS_WEIGHT * count
             if failed(status):
                 counts[FAILURE_TERM] += 1
-        role = ROLE_TERMS.get(message.role) if message is not None else None
-        if role is not None and entry.full_text.strip():
+        role = ROLE_TERMS.get(message.role) if message is not None and not placed.output else None
+        if role is not None and placed.text.strip():
             counts[role] += 1
         labels = " ".join(name for name in (entry.source, message.name if message else None) if name)
         if labels:
@@ -231,6 +240,9 @@ class ArchiveIndex:
         scores = self._scores(weights, groups)
         if FIX_WORDS.intersection(terms):
             self._credit_fixes(scores)
+        direction = order_asked(query)
+        if direction:
+            order_runs(scores, self._table, weights, direction, k)
         ranked = self._rank(scores, query, weights, k)
         return [self._hit(unit, score, weights) for score, unit in ranked]
 
