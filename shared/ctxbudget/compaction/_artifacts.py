@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .salience import Salient
+from ._salient import Salient
 from .textscan import clip, informative_tokens
 
 __all__ = ["ONLY_LISTED", "canonical_paths", "merge_artifact"]

@@ -17,13 +17,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from ._artifacts import canonical_paths, merge_artifact
-from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED
+from ._ledger_errors import TIMES, repeated, resolve_errors
+from ._ledger_text import SECTION_OF, STATEMENTS, SUPERSEDED
 from ._plans import PLAN_KEY, merge_task, task_key
 from ._records import record_field, tool_name
-from .salience import Salient
+from ._salient import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
 from .supersession import Subject, SupersessionIndex
-from .textscan import clip, informative_tokens
+from .textscan import informative_tokens
 
 __all__ = ["Postings", "SubjectReader", "merge", "normal", "posting_keys"]
 
@@ -32,14 +33,6 @@ SubjectReader = Callable[[str], tuple[Subject, list[str]]]
 
 _SPOKEN = frozenset({*STATEMENTS, "request", "question", "decision", "finding", "task"})
 
-_NOT_CORE = re.compile(r"^(?:-{1,2}[\w-]+(?:=\S*)?|\d?>>?&?\S*|<\S*)$")
-"""A flag (``--short``, ``-n``) or a redirection (``2>&1``, ``>/dev/null``) of a command line."""
-_FIRST = re.compile(r" \(first: ([^()]{1,200}(?:\([^()]{0,80}\)[^()]{0,100})*)\)$")
-"""How an error bullet names the different way its call failed first (read back from an earlier ledger)."""
-_FIRST_CHARS = 120
-_TIMES = " (failed {} times)"
-_REPEATS = re.compile(r" \(failed (\d{1,6}) times\)$")
-"""How an error bullet says its call failed the same way more than once (read back from an earlier ledger)."""
 TASK_PREFIX = task_key("")
 """How the key of one task of the agent's own list starts (``task #3``)."""
 _CONTAINMENT_ITEMS = 600
@@ -77,7 +70,7 @@ def merge(items: list[Salient], tail: Sequence[Salient], reader: SubjectReader) 
     items = _supersede(items, tail, reader)
     items = _keyed(items)
     items = _latest_open(items)
-    return _resolve_errors(items)
+    return resolve_errors(items)
 
 
 def _dedupe(items: list[Salient]) -> list[Salient]:
@@ -92,7 +85,7 @@ def _dedupe(items: list[Salient]) -> list[Salient]:
     last = {slot: index for index, slot in enumerate(slots)}
     times = Counter(slot for slot, item in zip(slots, items, strict=True) if item.kind == "error")
     kept = [
-        item if times[slots[index]] < 2 else item._replace(text=f"{item.text}{_TIMES.format(times[slots[index]])}")
+        item if times[slots[index]] < 2 else item._replace(text=f"{item.text}{TIMES.format(times[slots[index]])}")
         for index, item in enumerate(items)
         if last[slots[index]] == index
     ]
@@ -326,39 +319,10 @@ def _keyed(items: list[Salient]) -> list[Salient]:
             elif item.kind == "artifact" and earlier is not None:
                 item = merge_artifact(earlier, item, key)  # noqa: PLW2901  # the merged bullet takes its place
             elif item.kind == "error" and earlier is not None:
-                item = _repeated(earlier, item)  # noqa: PLW2901  # the same failure again: counted, not lost
+                item = repeated(earlier, item)  # noqa: PLW2901  # the same failure again: counted, not lost
         latest[slot] = len(out)
         out.append(item)
     return [item for item in out if item is not None]
-
-
-def _repeated(earlier: Salient, later: Salient) -> Salient:
-    """``later``, saying how its call failed before ``earlier``'s way: how many times, or how it failed first.
-
-    A model that sees one failure retries the call; one that sees it failed four times with the same arguments and
-    the same error changes them. A call that failed one way and then another (``No module named 'marshmallow'``,
-    then, once installed, an ``AttributeError``) says what the work got past. An error resolved since is not
-    carried on.
-    """
-    if RESOLVED in earlier.text:
-        return later
-    before, first_before, times_before = _failure_parts(earlier.text)
-    after, first_after, times_after = _failure_parts(later.text)
-    if before == after:
-        first, times = first_before or first_after, times_before + times_after
-    else:
-        first, times = first_before or before.partition(" -> ")[2], times_after
-    shown = f" (first: {clip(first, _FIRST_CHARS)})" if first and first != after.partition(" -> ")[2] else ""
-    return later._replace(text=f"{after}{shown}{_TIMES.format(times) if times > 1 else ''}")
-
-
-def _failure_parts(text: str) -> tuple[str, str | None, int]:
-    """An error bullet's call and failure, the first failure it names (if any), and its count (1 when none)."""
-    match = _REPEATS.search(text)
-    times = int(match.group(1)) if match else 1
-    text = text[: match.start()] if match else text
-    first = _FIRST.search(text)
-    return (text[: first.start()], first.group(1), times) if first else (text, None, times)
 
 
 def _latest_open(items: list[Salient]) -> list[Salient]:
@@ -373,36 +337,3 @@ def posting_keys(subject: Subject) -> list[str]:
     prefixes = {f"value:{value[:_VALUE_PREFIX]}" for value in subject.values if len(value) > _VALUE_PREFIX}
     label = [f"label:{subject.label_id}"] if subject.label_id else []
     return [*subject.words, *(f"slot:{slot}" for slot in subject.slots), *prefixes, *label]
-
-
-def _command_core(key: str) -> str:
-    """A command's key without its flags, redirections and later pipeline stages: what was run.
-
-    ``git status --short 2>&1 | head`` and ``git status 2>&1`` are both ``bash: git status``.
-    """
-    first = key.split(" | ", 1)[0]
-    return " ".join(word for word in first.split() if not _NOT_CORE.match(word))
-
-
-def _resolve_errors(items: list[Salient]) -> list[Salient]:
-    """An error whose call (or file) later succeeded is kept, marked resolved (it explains what was tried).
-
-    A command counts as succeeding later when the same command ran again with other flags or output plumbing.
-    """
-    succeeded: dict[str, int] = {}
-    for item in items:
-        ok = " -> ok" in item.text or (item.kind == "artifact" and "FAILED" not in item.text)
-        if item.kind in ("command", "call", "artifact") and item.key and ok:
-            for key in {item.key, _command_core(item.key)} if item.kind == "command" else {item.key}:
-                succeeded[key] = max(item.order, succeeded.get(key, -(10**9)))
-    out = []
-    for item in items:
-        key = item.key or ""
-        later = max(
-            succeeded.get(key, -(10**9)),
-            succeeded.get(key.split(" ", 1)[-1], -(10**9)),
-            succeeded.get(_command_core(key), -(10**9)) if " " in key else -(10**9),
-        )
-        resolved = item.kind == "error" and later > item.order and RESOLVED not in item.text
-        out.append(item._replace(text=item.text + RESOLVED) if resolved else item)
-    return out

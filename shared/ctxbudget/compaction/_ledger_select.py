@@ -15,14 +15,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import NamedTuple
 
 from ..messages.tokens import TokenCounter, count_text_by_lines
 from ._artifacts import ONLY_LISTED
+from ._kept import Kept, Scored
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, read_from_paste, render_ledger
-from ._records import call_of, record_field, tool_name
+from ._records import record_field, tool_name
+from ._salient import USER_CHOSE, SalienceKind, Salient
 from .calls import is_read_command
-from .salience import SHOWN_BY_CALL, USER_CHOSE, SalienceKind, Salient
 from .textscan import clip, scan
 
 __all__ = ["Scored", "Selection", "bullet_size", "structure_bonus", "with_rarity"]
@@ -103,14 +103,6 @@ an exit status."""
 _PROGRESS = re.compile(r"^[A-Z][a-z]{2,}ing\b(?<!\b[Tt]hing)(?<!\b[Ss]tring)(?<!\b[Nn]othing)(?<!\b[Ee]verything)")
 
 
-class Scored(NamedTuple):
-    """An item as selected: its (possibly shortened) text, its value and its tokens as a bullet."""
-
-    item: Salient
-    value: float
-    tokens: int
-
-
 @dataclass(frozen=True)
 class Selection:
     """Selecting and fitting ledger items within ``max_tokens`` as counted by ``counter``.
@@ -154,7 +146,7 @@ class Selection:
         # every other section's items.
         from_paste = read_from_paste(entry.item for entry in ranked)
         unshared = {i for i, entry in enumerate(ranked) if from_paste(entry.item) or _only_listed(entry.item)}
-        kept = _Kept()
+        kept = Kept()
         left = list(range(len(ranked)))
         for shares in (_SHARES, _HALF, None):
             passed: list[int] = []
@@ -258,73 +250,9 @@ class Selection:
         return text
 
 
-class _Kept:
-    """The items a :class:`Selection` keeps, as it takes them: what each section and the whole spent, and the calls.
-
-    A figure line its call's bullet shows (keyed :data:`~ctxbudget.compaction.salience.SHOWN_BY_CALL`) stands in for
-    that bullet: it is kept only while the bullet is not, or is clipped short of it; a bullet taken after it takes
-    its place, and its room is given back.
-    """
-
-    def __init__(self) -> None:
-        self._kept: list[Scored | None] = []
-        self.per_section: Counter[str] = Counter()
-        self.spent: Counter[str] = Counter()
-        self.used = 0
-        self.calls: set[str] = set()
-        """The labels of the successful calls whose bullet is kept (:func:`~ctxbudget.compaction._records.call_of`)."""
-        self._bullets: dict[str, str] = {}  # lower-cased call label: its bullet as kept
-        self._standing: dict[str, list[tuple[int, int, str]]] = {}  # call label: stand-ins' (place, cost, section)
-
-    def shows(self, item: Salient) -> bool:
-        """``item`` is a figure line that a kept call's bullet shows."""
-        label = _shown_by(item)
-        return label is not None and _line(item) in self._bullets.get(label, "")
-
-    def add(self, entry: Scored, cost: int, section: str) -> None:
-        """Keep ``entry`` at ``cost`` tokens in ``section``."""
-        label = _shown_by(entry.item)
-        if label is not None:
-            self._standing.setdefault(label, []).append((len(self._kept), cost, section))
-        self._kept.append(entry)
-        self.used += cost
-        self.spent[section] += cost
-        self.per_section[section] += 1
-        text = entry.item.text
-        if entry.item.kind not in ("call", "command") or " -> " not in text:
-            return
-        if (called := call_of(text)) is not None:
-            self.calls.add(called)
-        bullet = self._bullets[text.split(" -> ", 1)[0].lower()] = text
-        for place, given_back, where in self._standing.pop(text.split(" -> ", 1)[0].lower(), ()):
-            stand_in = self._kept[place]
-            if stand_in is not None and _line(stand_in.item) in bullet:
-                self._kept[place] = None
-                self.used -= given_back
-                self.spent[where] -= given_back
-                self.per_section[where] -= 1
-
-    def entries(self) -> list[Scored]:
-        """What is kept, in the order taken."""
-        return [entry for entry in self._kept if entry is not None]
-
-
 def _only_listed(item: Salient) -> bool:
     """``item`` is a file a search or a listing only named (``a.go (found by Grep)``)."""
     return item.kind == "artifact" and ONLY_LISTED.search(item.text) is not None
-
-
-def _line(item: Salient) -> str:
-    """The output line a figure bullet shows (``<tool>: <line>``)."""
-    return item.text.split(": ", 1)[-1]
-
-
-def _shown_by(item: Salient) -> str | None:
-    """The (lower-cased) label of the call whose bullet shows ``item``, a figure line, else ``None``."""
-    key = item.key
-    if item.kind != "figure" or key is None or not key.startswith(SHOWN_BY_CALL):
-        return None
-    return key[len(SHOWN_BY_CALL) :]
 
 
 def _diminished(scored: list[Scored]) -> list[Scored]:

@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from ._records import item_tokens, join_fields, split_fields
+from ._salient import SalienceKind, Salient, item_key
 from .memo import ReadMemo
-from .salience import SalienceKind, Salient, item_key
 from .statements import classify
 
 __all__ = [

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .salience import RECORD_CALL, SalienceKind
+from ._salient import RECORD_CALL, SalienceKind
 from .textscan import informative_tokens
 
 __all__ = ["RECORD_CALL", "call_of", "item_tokens", "join_fields", "record_field", "split_fields", "tool_name"]

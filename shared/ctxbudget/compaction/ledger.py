@@ -33,8 +33,8 @@ from ._ledger_merge import merge as merge_items
 from ._ledger_merge import normal, posting_keys
 from ._ledger_select import Selection, bullet_size, structure_bonus
 from ._ledger_text import LEDGER_SECTIONS, parse_ledger
+from ._salient import ASKED, USER_CHOSE, Salient
 from .memo import ReadMemo
-from .salience import ASKED, USER_CHOSE, Salient
 from .statements import says_yes
 from .supersession import Subject, subject_of
 from .textscan import clip, content_words

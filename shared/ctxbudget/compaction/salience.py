@@ -18,28 +18,17 @@ with the same key replaces an earlier one; statements are matched by subject in
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Literal, NamedTuple
 
 from ..messages.message import Message, ToolCall
-from ._plans import PLAN_KEY, is_plan_call, plan_item, task_key
+from ._salient import ASKED, RECORD_CALL, SHOWN_BY_CALL, USER_CHOSE, SalienceKind, Salient, item_key
+from ._salient import item as _item
 from ._text_protocol import HARNESS_META, REJECTED_META, as_tool_use, is_observation
-from .calls import (
-    call_kind,
-    call_label,
-    edited_line,
-    file_op,
-    is_file_read,
-    is_install_command,
-    is_search,
-    reads_source,
-    shell_command,
-    shell_writes,
-)
+from ._tool_use import call_items, tool_items
+from .calls import call_label
 from .harness import is_continuation_summary, strip_harness
 from .memo import ReadMemo
-from .outcomes import call_failure, failure_key, failure_line, outcome
+from .outcomes import failure_key, failure_line
 from .outputs import output_items
 from .statements import Statement, assistant_statements, user_statements
 from .textscan import clip, informative_tokens
@@ -59,85 +48,12 @@ __all__ = [
     "statements_reader",
 ]
 
-SalienceKind = Literal[
-    "task",
-    "fact",
-    "constraint",
-    "preference",
-    "paste",
-    "request",
-    "question",
-    "decision",
-    "finding",
-    "note",
-    "open",
-    "command",
-    "call",
-    "artifact",
-    "figure",
-    "error",
-]
-"""What an item records; the ledger files each kind under one section."""
-
 HandleOf = Callable[[Message], "str | None"]
 """The archive handle a message of the span will have once compacted (``None``: not known)."""
 Said = Callable[[str], Sequence[Statement]]
 """Reads the statements of a user message's text (:func:`~ctxbudget.compaction.statements.user_statements`)."""
 _META_FLAGS = ("isMeta", "is_meta", HARNESS_META)
 """Message metadata flags a transcript reader sets on text the harness, not the person, wrote."""
-SHOWN_BY_CALL = "shown by: "
-"""How the key of a figure line its call's own bullet already shows starts (then the call's label, lower-cased): the
-ledger shows it only when that bullet is not kept; a cleared output's marker keeps it."""
-RECORD_CALL = " -> ok"
-"""How a call whose result was a record ends its bullet; each field of it is ``<call> -> ok: key=value``."""
-ASKED = "asked"
-"""The key of the question an assistant's reply ends on: the task reads it when the user's answer is a bare yes."""
-USER_CHOSE = "User chose: "
-"""How a user's decision starts (among the assistant's, in the Decisions section)."""
-_CALL_CHARS = 320
-"""Longest bullet of a command or call with its outcome."""
-
-
-_PLANNED = re.compile(r"^(?:Plan \(\d+ of \d+ done\):|Task #(\d{1,6})\b)")
-_DONE_TASK = re.compile(r"^Done: task #(\d{1,6})\b")
-"""How a plan's items read back (:mod:`~ctxbudget.compaction._plans`): their keys, so an update merges with them."""
-
-
-class Salient(NamedTuple):
-    """One thing worth keeping: its kind, the bullet text, a supersession key and where it came from.
-
-    Attributes:
-        kind: what the item records.
-        text: the bullet as it is shown (one line).
-        key: items with the same kind and key supersede each other (the later one wins); ``None``: no key.
-        order: position in the conversation (larger is later); items from an earlier summary are negative.
-        tokens: the informative tokens the item holds (values and content words), lower-cased.
-    """
-
-    kind: SalienceKind
-    text: str
-    key: str | None
-    order: int
-    tokens: frozenset[str]
-
-
-def _item(kind: SalienceKind, text: str, key: str | None, order: int) -> Salient:
-    return Salient(kind=kind, text=text, key=key, order=order, tokens=informative_tokens(text))
-
-
-def item_key(kind: SalienceKind, text: str) -> str | None:
-    """The supersession key of an item of ``kind`` shown as ``text`` (used to read an earlier ledger back)."""
-    if kind == "artifact":
-        return text.split(": ", 1)[0].split(" (", 1)[0].lower() or None
-    if kind in ("command", "call", "error"):
-        return text.split(" -> ", 1)[0].lower() if " -> " in text else None
-    if kind == "open" and (planned := _PLANNED.match(text)) is not None:
-        return PLAN_KEY if planned.group(1) is None else task_key(planned.group(1))
-    if kind == "finding" and (done := _DONE_TASK.match(text)) is not None:
-        return task_key(done.group(1))
-    if kind in ("open", "request", "task"):
-        return kind
-    return None
 
 
 def key_lines(message: Message, max_lines: int) -> list[str]:
@@ -273,7 +189,7 @@ def message_items(
     elif message.role == "assistant":
         yield from _assistant_items(message, order, by_call, failure)
     elif message.role == "tool":
-        yield from _tool_items(message, order, calls, failure)
+        yield from tool_items(message, order, calls, failure)
 
 
 def _user_items(message: Message, order: int, handle_of: HandleOf | None, said: Said) -> Iterator[Salient]:
@@ -322,90 +238,7 @@ def _assistant_items(
     if message.state == "interrupted":
         yield _item("open", "The assistant's reply was interrupted before it finished.", "open", order)
     for call in message.tool_calls:
-        yield from _call_items(call, by_call.get(call.id), order, failure)
-
-
-def _call_items(
-    call: ToolCall, result: Message | None, order: int, failure: Callable[[Message], str | None]
-) -> Iterator[Salient]:
-    """The items of one tool call answered by ``result``: its file, its command or call with its outcome."""
-    if is_plan_call(call) and (planned := plan_item(call, result)) is not None:
-        yield _item(*planned, order)  # the agent's own task list: what is done and next, not a call
-        return
-    label = call_label(call)
-    shown, failed = outcome(result, failure, call)
-    kind = call_kind(call)
-    if kind == "file":
-        operation = file_op(call)
-        assert operation is not None
-        status = f" -> {shown}" if failed or result is None else ""
-        if not status and operation.op == "edited" and (line := edited_line(call)) is not None:
-            status = f" -> now: {line}"  # the line as the edit left it: the file's state, read from the call
-        yield _item("artifact", f"{operation.path}: {operation.op}{status}", operation.path.lower(), order)
-        if failed:
-            return
-    if failed is not None and kind != "file":
-        return  # its result's error item names the call and says how it failed: one bullet, in Errors
-    if kind == "command" and result is not None:
-        for written in shell_writes(shell_command(call) or ""):  # what the command wrote: files of the work
-            yield _item("artifact", f"{written.path}: {written.op}", written.path.lower(), order)
-    if kind != "file" or result is None:
-        bullet = clip(f"{label} -> {shown}", _CALL_CHARS)
-        yield _item("command" if kind == "command" else "call", bullet, label.lower(), order)
-    if result is None:
-        yield _item("open", clip(f"{label} has no result yet", 240), None, order)
-
-
-def _tool_items(
-    message: Message, order: int, calls: Mapping[str, ToolCall], failure: Callable[[Message], str | None]
-) -> Iterator[Salient]:
-    call = calls.get(message.tool_call_id or "")
-    label = call_label(call) if call is not None else (message.name or "tool")
-    failed = call_failure(call, message, failure)
-    if failed is not None:
-        yield _item("error", clip(f"{label} -> {failed}", 300), label.lower(), order)
-    kind = call_kind(call) if call is not None else None
-    operation = file_op(call) if kind == "file" and call is not None else None
-    if (operation is not None and operation.op != "read") or is_plan_call(call):
-        return  # a write's, an edit's or a task list's result is its confirmation: its own item says what it did
-    tool = message.name or (call.name if call is not None else "tool")
-    read = is_file_read(call)
-    search = call is not None and is_search(call)
-    text = strip_harness(message.text)
-    in_call = call is not None and failed is None  # the call's bullet shows a JSON record's fields
-    command = shell_command(call) if kind == "command" and call is not None else None
-    found_items = output_items(
-        text,
-        tool,
-        file_read=read,
-        source=read and reads_source(call),
-        command=kind == "command",
-        search=search,
-        in_call=in_call,
-        install=command is not None and is_install_command(command),
-    )
-    # The call's own bullet shows its outcome (a short output whole): a line it shows is keyed SHOWN_BY_CALL and the
-    # call's label, and the ledger shows it only when the call's bullet is not kept ("bash: Test 6 PASSED: ..."
-    # beside "python test_fix.py -> ok: ... | Test 6 PASSED: ..."). A cleared output's marker, with no call bullet,
-    # keeps it.
-    shown = _call_bullet(call, message, failure) if in_call and kind in ("command", "call") else ""
-    for found in found_items:
-        if found.kind == "figure" and shown and found.text.split(": ", 1)[-1] in shown:
-            yield _item("figure", found.text, f"{SHOWN_BY_CALL}{label.lower()}", order)
-        elif found.kind == "field":  # one field of the record the call returned: the ledger shows it in its bullet
-            # what it holds is the field's, not the call's arguments' (each field would hold the call's rare ids)
-            tokens = informative_tokens(f"{tool}: {found.text}")  # as the ledger reads it back (_records)
-            yield Salient("figure", f"{label}{RECORD_CALL}: {found.text}", None, order, tokens)
-        else:
-            yield _item(found.kind, found.text, found.key, order)
-
-
-def _call_bullet(call: ToolCall | None, result: Message, failure: Callable[[Message], str | None]) -> str:
-    """The bullet :func:`_assistant_items` writes for ``call`` answered by ``result`` (``""``: it writes none)."""
-    if call is None:
-        return ""
-    shown, failed = outcome(result, failure, call)
-    return "" if failed is not None else clip(f"{call_label(call)} -> {shown}", _CALL_CHARS)
+        yield from call_items(call, by_call.get(call.id), order, failure)
 
 
 def _closing_question(message: Message) -> str | None:

@@ -1,0 +1,89 @@
+"""How the ledger merges errors: a failure repeated is counted, a different one keeps the first, a success resolves.
+
+A model that sees one failure retries the call; one that sees it failed four times with the same arguments and the
+same error changes them (``... (failed 4 times)``). A call that failed one way and then another says what the work
+got past (``(first: ModuleNotFoundError ...)``). An error whose call (or file) later succeeded is kept, marked
+:data:`~ctxbudget.compaction._ledger_text.RESOLVED` (it explains what was tried).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._ledger_text import RESOLVED
+from ._salient import Salient
+from .textscan import clip
+
+__all__ = ["TIMES", "repeated", "resolve_errors"]
+
+_NOT_CORE = re.compile(r"^(?:-{1,2}[\w-]+(?:=\S*)?|\d?>>?&?\S*|<\S*)$")
+"""A flag (``--short``, ``-n``) or a redirection (``2>&1``, ``>/dev/null``) of a command line."""
+_FIRST = re.compile(r" \(first: ([^()]{1,200}(?:\([^()]{0,80}\)[^()]{0,100})*)\)$")
+"""How an error bullet names the different way its call failed first (read back from an earlier ledger)."""
+_FIRST_CHARS = 120
+TIMES = " (failed {} times)"
+"""How an error bullet says how many times its call failed the same way."""
+_REPEATS = re.compile(r" \(failed (\d{1,6}) times\)$")
+"""How an error bullet says its call failed the same way more than once (read back from an earlier ledger)."""
+
+
+def repeated(earlier: Salient, later: Salient) -> Salient:
+    """``later``, saying how its call failed before ``earlier``'s way: how many times, or how it failed first.
+
+    A model that sees one failure retries the call; one that sees it failed four times with the same arguments and
+    the same error changes them. A call that failed one way and then another (``No module named 'marshmallow'``,
+    then, once installed, an ``AttributeError``) says what the work got past. An error resolved since is not
+    carried on.
+    """
+    if RESOLVED in earlier.text:
+        return later
+    before, first_before, times_before = _failure_parts(earlier.text)
+    after, first_after, times_after = _failure_parts(later.text)
+    if before == after:
+        first, times = first_before or first_after, times_before + times_after
+    else:
+        first, times = first_before or before.partition(" -> ")[2], times_after
+    shown = f" (first: {clip(first, _FIRST_CHARS)})" if first and first != after.partition(" -> ")[2] else ""
+    return later._replace(text=f"{after}{shown}{TIMES.format(times) if times > 1 else ''}")
+
+
+def _failure_parts(text: str) -> tuple[str, str | None, int]:
+    """An error bullet's call and failure, the first failure it names (if any), and its count (1 when none)."""
+    match = _REPEATS.search(text)
+    times = int(match.group(1)) if match else 1
+    text = text[: match.start()] if match else text
+    first = _FIRST.search(text)
+    return (text[: first.start()], first.group(1), times) if first else (text, None, times)
+
+
+def _command_core(key: str) -> str:
+    """A command's key without its flags, redirections and later pipeline stages: what was run.
+
+    ``git status --short 2>&1 | head`` and ``git status 2>&1`` are both ``bash: git status``.
+    """
+    first = key.split(" | ", 1)[0]
+    return " ".join(word for word in first.split() if not _NOT_CORE.match(word))
+
+
+def resolve_errors(items: list[Salient]) -> list[Salient]:
+    """An error whose call (or file) later succeeded is kept, marked resolved (it explains what was tried).
+
+    A command counts as succeeding later when the same command ran again with other flags or output plumbing.
+    """
+    succeeded: dict[str, int] = {}
+    for item in items:
+        ok = " -> ok" in item.text or (item.kind == "artifact" and "FAILED" not in item.text)
+        if item.kind in ("command", "call", "artifact") and item.key and ok:
+            for key in {item.key, _command_core(item.key)} if item.kind == "command" else {item.key}:
+                succeeded[key] = max(item.order, succeeded.get(key, -(10**9)))
+    out = []
+    for item in items:
+        key = item.key or ""
+        later = max(
+            succeeded.get(key, -(10**9)),
+            succeeded.get(key.split(" ", 1)[-1], -(10**9)),
+            succeeded.get(_command_core(key), -(10**9)) if " " in key else -(10**9),
+        )
+        resolved = item.kind == "error" and later > item.order and RESOLVED not in item.text
+        out.append(item._replace(text=item.text + RESOLVED) if resolved else item)
+    return out

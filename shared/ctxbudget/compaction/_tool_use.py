@@ -1,0 +1,122 @@
+"""What a tool call and its result say: the call's bullet with its outcome, its file, and what the output reports.
+
+A call yields a command, a file operation or another call with its outcome (:mod:`ctxbudget.compaction.outcomes`),
+and a file operation also an artifact keyed by its path; the agent's own task list is its plan
+(:mod:`~ctxbudget.compaction._plans`). A result yields an error item when its structure says it failed, and the
+paths, result lines, figures and record fields it reports (:mod:`ctxbudget.compaction.outputs`); a file that was
+read reports no facts, and a line the call's own bullet shows is keyed so the ledger does not repeat it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+
+from ..messages.message import Message, ToolCall
+from ._plans import is_plan_call, plan_item
+from ._salient import RECORD_CALL, SHOWN_BY_CALL, Salient
+from ._salient import item as _item
+from .calls import (
+    call_kind,
+    call_label,
+    edited_line,
+    file_op,
+    is_file_read,
+    is_install_command,
+    is_search,
+    reads_source,
+    shell_command,
+    shell_writes,
+)
+from .harness import strip_harness
+from .outcomes import call_failure, outcome
+from .outputs import output_items
+from .textscan import clip, informative_tokens
+
+__all__ = ["call_items", "tool_items"]
+
+_CALL_CHARS = 320
+"""Longest bullet of a command or call with its outcome."""
+
+
+def call_items(
+    call: ToolCall, result: Message | None, order: int, failure: Callable[[Message], str | None]
+) -> Iterator[Salient]:
+    """The items of one tool call answered by ``result``: its file, its command or call with its outcome."""
+    if is_plan_call(call) and (planned := plan_item(call, result)) is not None:
+        yield _item(*planned, order)  # the agent's own task list: what is done and next, not a call
+        return
+    label = call_label(call)
+    shown, failed = outcome(result, failure, call)
+    kind = call_kind(call)
+    if kind == "file":
+        operation = file_op(call)
+        assert operation is not None
+        status = f" -> {shown}" if failed or result is None else ""
+        if not status and operation.op == "edited" and (line := edited_line(call)) is not None:
+            status = f" -> now: {line}"  # the line as the edit left it: the file's state, read from the call
+        yield _item("artifact", f"{operation.path}: {operation.op}{status}", operation.path.lower(), order)
+        if failed:
+            return
+    if failed is not None and kind != "file":
+        return  # its result's error item names the call and says how it failed: one bullet, in Errors
+    if kind == "command" and result is not None:
+        for written in shell_writes(shell_command(call) or ""):  # what the command wrote: files of the work
+            yield _item("artifact", f"{written.path}: {written.op}", written.path.lower(), order)
+    if kind != "file" or result is None:
+        bullet = clip(f"{label} -> {shown}", _CALL_CHARS)
+        yield _item("command" if kind == "command" else "call", bullet, label.lower(), order)
+    if result is None:
+        yield _item("open", clip(f"{label} has no result yet", 240), None, order)
+
+
+def tool_items(
+    message: Message, order: int, calls: Mapping[str, ToolCall], failure: Callable[[Message], str | None]
+) -> Iterator[Salient]:
+    """The items of one tool result at position ``order`` (``calls``: calls by id; ``failure`` reads failures)."""
+    call = calls.get(message.tool_call_id or "")
+    label = call_label(call) if call is not None else (message.name or "tool")
+    failed = call_failure(call, message, failure)
+    if failed is not None:
+        yield _item("error", clip(f"{label} -> {failed}", 300), label.lower(), order)
+    kind = call_kind(call) if call is not None else None
+    operation = file_op(call) if kind == "file" and call is not None else None
+    if (operation is not None and operation.op != "read") or is_plan_call(call):
+        return  # a write's, an edit's or a task list's result is its confirmation: its own item says what it did
+    tool = message.name or (call.name if call is not None else "tool")
+    read = is_file_read(call)
+    search = call is not None and is_search(call)
+    text = strip_harness(message.text)
+    in_call = call is not None and failed is None  # the call's bullet shows a JSON record's fields
+    command = shell_command(call) if kind == "command" and call is not None else None
+    found_items = output_items(
+        text,
+        tool,
+        file_read=read,
+        source=read and reads_source(call),
+        command=kind == "command",
+        search=search,
+        in_call=in_call,
+        install=command is not None and is_install_command(command),
+    )
+    # The call's own bullet shows its outcome (a short output whole): a line it shows is keyed SHOWN_BY_CALL and the
+    # call's label, and the ledger shows it only when the call's bullet is not kept ("bash: Test 6 PASSED: ..."
+    # beside "python test_fix.py -> ok: ... | Test 6 PASSED: ..."). A cleared output's marker, with no call bullet,
+    # keeps it.
+    shown = _call_bullet(call, message, failure) if in_call and kind in ("command", "call") else ""
+    for found in found_items:
+        if found.kind == "figure" and shown and found.text.split(": ", 1)[-1] in shown:
+            yield _item("figure", found.text, f"{SHOWN_BY_CALL}{label.lower()}", order)
+        elif found.kind == "field":  # one field of the record the call returned: the ledger shows it in its bullet
+            # what it holds is the field's, not the call's arguments' (each field would hold the call's rare ids)
+            tokens = informative_tokens(f"{tool}: {found.text}")  # as the ledger reads it back (_records)
+            yield Salient("figure", f"{label}{RECORD_CALL}: {found.text}", None, order, tokens)
+        else:
+            yield _item(found.kind, found.text, found.key, order)
+
+
+def _call_bullet(call: ToolCall | None, result: Message, failure: Callable[[Message], str | None]) -> str:
+    """The bullet :func:`_assistant_items` writes for ``call`` answered by ``result`` (``""``: it writes none)."""
+    if call is None:
+        return ""
+    shown, failed = outcome(result, failure, call)
+    return "" if failed is not None else clip(f"{call_label(call)} -> {shown}", _CALL_CHARS)
