@@ -206,3 +206,19 @@ def test_a_cleared_records_marker_keeps_its_fields_whatever_its_calls_arguments_
     )
     lines = ExtractiveSummarizer(COUNTER).key_lines(result, 6, {"a": call})
     assert lines == ["identifier=ENT-212", "priority.value=2"]
+
+
+def test_a_value_given_alone_and_then_corrected_is_shown_once_the_corrected_one() -> None:
+    # tau-bench retail task 54: the first email finds no user; the user corrects it.
+    said = ("Sure, it's silva7872@example.com.", "My bad, try amelia.silva7872@example.com.")
+    messages = tuple(Message(role="user", content=text) for text in said)
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    assert "amelia.silva7872@example.com" in summary
+    assert "Sure, it's silva7872@example.com." not in summary  # not shown as a fact still standing
+
+
+def test_a_second_value_of_a_kind_without_a_correction_does_not_replace_the_first() -> None:
+    said = ("Sure, it's silva7872@example.com.", "Also cc amelia.silva7872@example.com.")
+    messages = tuple(Message(role="user", content=text) for text in said)
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    assert "Sure, it's silva7872@example.com." in summary

@@ -23,7 +23,7 @@ from ._plans import PLAN_KEY, merge_task, task_key
 from ._records import record_field, tool_name
 from ._salient import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
-from .supersession import Subject, SupersessionIndex
+from .supersession import Subject, SupersessionIndex, bare_kinds
 from .textscan import informative_tokens
 
 __all__ = ["Postings", "SubjectReader", "merge", "normal", "posting_keys"]
@@ -336,4 +336,6 @@ def posting_keys(subject: Subject) -> list[str]:
     """What a statement can be found by as a candidate for supersession: its words, slots and value prefixes."""
     prefixes = {f"value:{value[:_VALUE_PREFIX]}" for value in subject.values if len(value) > _VALUE_PREFIX}
     label = [f"label:{subject.label_id}"] if subject.label_id else []
-    return [*subject.words, *(f"slot:{slot}" for slot in subject.slots), *prefixes, *label]
+    # a value given alone ("Sure, it's a@b.com.") is found by a correction giving one of its kind ("My bad, try ...")
+    bare = [f"bare:{kind}" for kind in bare_kinds(subject)] if subject.cue or not subject.words else []
+    return [*subject.words, *(f"slot:{slot}" for slot in subject.slots), *prefixes, *label, *bare]

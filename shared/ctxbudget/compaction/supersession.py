@@ -34,12 +34,12 @@ from .textscan import scan, stem
 _VALUE_PARTS = re.compile(r"[:/=@]")
 """Where a value splits into parts (a host and its port, a path's directories, a key and its value)."""
 
-__all__ = ["PREFIX", "Subject", "SupersessionIndex", "subject_of"]
+__all__ = ["PREFIX", "Subject", "SupersessionIndex", "bare_kinds", "subject_of"]
 
 _CUE_NEEDLES = (
     "update", "chang", "now", "moved", "switch", "rotat", "rebased", "replaced", "instead", "actually", "correct",
     "revised", "no longer", "anymore", "retired", "going forward", "rather", "renamed", "new", "not ", "scratch that",
-    "make it",
+    "make it", "my bad", "my mistake", "i meant", "oops", "typo",
 )  # fmt: skip
 """What every match of :data:`_CUE` holds, one at least (a sentence without any announces no change)."""
 _CUE = Needled(
@@ -51,7 +51,7 @@ _CUE = Needled(
         r"going forward|rather|renamed|"
         r"(?:^|(?<=[:;,.!] ))(?:(?:the|our|my|its|a) )?new(?=(?: [\w-]+){1,4}(?: (?:is|are|will be)\b| ?[:=]|$))|"
         r"new value|"
-        r"not \S+ but|scratch that|make it)\b",
+        r"not \S+ but|scratch that|make it|my bad|my mistake|i meant|oops|typo)\b",
         re.IGNORECASE,
     ),
     _CUE_NEEDLES,
@@ -243,6 +243,16 @@ def _named(values: frozenset[str]) -> bool:
     return any(not value.replace(",", "").replace(".", "").isdigit() for value in values)
 
 
+def bare_kinds(subject: Subject) -> frozenset[str]:
+    """The strong kind of a statement's one value (an email, an amount, a date), or none: what a correction links by."""
+    return subject.strong if len(subject.values) == 1 and len(subject.strong) == 1 else frozenset()
+
+
+def _corrects_bare(new: Subject, old: Subject) -> bool:
+    """``old`` only gave a value (no subject word) and ``new`` gives another of its kind: the bare answer corrected."""
+    return not old.words and bool(bare_kinds(old)) and bare_kinds(new) == bare_kinds(old) and new.values != old.values
+
+
 def _compatible(new: Subject, old: Subject) -> bool:
     if not new.kinds or not old.kinds or _ANY in new.kinds or _ANY in old.kinds:
         return True
@@ -349,15 +359,18 @@ class SupersessionIndex:
                 return 10.0 + self._weight(shared)  # the same statement restated with other values
         # A change announced about the same subject: two subject words in common, or one and a value of the same
         # strong type (an amount for an amount, a name for a name), or values that differ after a common prefix.
-        if (
-            new.cue
-            and (new.values != old.values or not new.values)
-            and (
-                len(shared) >= 2
-                or (len(shared) == 1 and self._one_word_link(shared, new, old))
-                or _shared_prefix(new, old)
+        # Or the correction of a value given alone: "Sure, it's silva7872@example.com." by "My bad, try amelia...".
+        if new.cue and (
+            (
+                (new.values != old.values or not new.values)
+                and (
+                    len(shared) >= 2
+                    or (len(shared) == 1 and self._one_word_link(shared, new, old))
+                    or _shared_prefix(new, old)
+                )
+                and _compatible(new, old)
             )
-            and _compatible(new, old)
+            or _corrects_bare(new, old)
         ):
             return self._weight(shared) + 0.5
         if "timezone" in new.slots & old.slots and new.values != old.values:
