@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import pytest
 from ctxbudget import ContextSession, Message, ToolCall
+from ctxbudget.archive.store import Archive
+from ctxbudget.providers import counter_for_model
 from ctxbudget.session import _goal as goal_module
-from ctxbudget.session._goal import goal_block, is_request
+from ctxbudget.session._goal import goal_block, is_request, shown_goal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,3 +151,14 @@ def test_a_closing_tag_in_the_goals_text_cannot_end_its_block() -> None:
     assert block.count("</goal>") == 1
     assert block.endswith("\n</goal>")
     assert "&lt;/goal>" in block
+
+
+def test_in_a_small_window_a_long_goal_is_an_excerpt_of_at_most_an_eighth_of_it() -> None:
+    # mini-swe-agent pytest-7432 at 10%: the task's 5.5k-char template took two fifths of the request's budget.
+    counter = counter_for_model("gpt-4o")
+    goal = "Fix the skip location when --runxfail is given.\n" + "\n".join(f"- rule {n}: keep it" for n in range(300))
+    archive = Archive()
+    shown = shown_goal(goal, counter=counter, max_tokens=16_000, archive=archive)
+    assert shown.startswith("(shortened; the full text is archived at ")
+    assert counter.count_text(shown) <= 16_000 // 8 + 64  # the excerpt, its marker and the note naming the handle
+    assert archive.read(shown.split("archived at ", 1)[1].split(")", 1)[0]) == goal  # nothing lost

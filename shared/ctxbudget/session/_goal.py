@@ -156,10 +156,11 @@ def goal_block(shown: str) -> str:
 def shown_goal(goal: str, *, counter: TokenCounter, max_tokens: int, archive: Archive) -> str:
     """``goal`` as the summary message shows it: verbatim, or an excerpt when it alone would crowd the window.
 
-    The cap is a quarter of the window, at most 4k tokens; a longer goal is archived (as text, under a handle
-    derived from its content) and shown as head and tail naming that handle.
+    The cap is an eighth of the window, at most 4k tokens (a window under 32k tokens has room for less: a quarter
+    of a 10%-of-transcript budget went to a mini-swe-agent task's template); a longer goal is archived (as text,
+    under a handle derived from its content) and shown as head and tail naming that handle.
     """
-    cap = max(32, min(4_096, max_tokens // 4))
+    cap = max(32, min(4_096, max_tokens // 8))
     if counter.count_text(goal) <= cap:
         return " ".join(goal.split()) if "\n" not in goal.strip() else goal.strip()
     digest = hashlib.sha256(goal.encode("utf-8")).hexdigest()[:16]
