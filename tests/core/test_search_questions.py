@@ -331,3 +331,20 @@ def test_a_cancelled_call_archived_again_keeps_the_retry_it_had() -> None:
     _call(archive, "Bash", {"command": "pgrep -lf Sourcetree | head -5"}, "681 Sourcetree")
     units = _indexed(archive).units
     assert units[units.where(cancelled.id) or 0].retry == units.where(retry.id)
+
+
+def test_a_line_beside_a_call_that_reads_out_the_call_before_is_a_hit_of_its_own() -> None:
+    # tau-bench retail task 54: the agent's line that reads out order #W5400801's details is written beside the call
+    # for the next order, which failed with a 503; as that call's narration it was only reachable as "Error: 503".
+    archive = Archive()
+    record = {"order_id": "#W5400801", "user_id": "amelia_silva_7726", "status": "cancelled",
+              "items": [{"name": "Cycling Helmet", "item_id": "7401244629", "price": 188.92}]}  # fmt: skip
+    _call(archive, "get_order_details", {"order_id": "#W5400801"}, json.dumps(record),
+          narration="Let me try one more time to fetch order #W5400801.")  # fmt: skip
+    reading = "I've retrieved the details for order #W5400801. This order is also in a 'cancelled' status, so no "
+    reading += "further action is needed for this one. Let's check the next order, #W4597054."
+    _call(archive, "get_order_details", {"order_id": "#W4597054"}, "Error: 503 Service Unavailable", narration=reading)
+    hits = archive.search("what is the status of order W5400801", k=3)
+    assert any(reading in archive.read(hit.handle) for hit in hits)
+    order = next(hit for hit in archive.search("W4597054", k=3) if hit.source == "get_order_details")
+    assert order.text == "Error: 503 Service Unavailable"  # the next call's own hit: its call and its result

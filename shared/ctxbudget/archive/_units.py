@@ -195,7 +195,8 @@ class UnitTable:
         unit = self._where.get(message.id)
         if unit is None:
             if placed:
-                unit = placed[0].unit if len(text) <= NARRATION_CHARS else self._new_unit()
+                introduces = len(text) <= NARRATION_CHARS and not self._reports_on(after_call, placed, text)
+                unit = placed[0].unit if introduces else self._new_unit()
             elif after_call is not None and message.role == "assistant" and self._reads_out(after_call, text):
                 unit = after_call
                 self.units[unit].replies.add(message.id)
@@ -213,6 +214,18 @@ class UnitTable:
         said = next((part for key, part in unit.parts.items() if "#call:" in key), None)
         if unit.call is not None and result is not None and said is not None:
             self.fixes.settle(unit_id, unit.call.name, frozenset(said.counts), result.entry)
+
+    def _reports_on(self, unit_id: int | None, placed: list[Placement], text: str) -> bool:
+        """Whether ``text``, beside the calls ``placed``, reports on the call of ``unit_id`` (the call before them).
+
+        It names an argument word of that call which its own calls do not name: "I've retrieved order #W5400801: it
+        is cancelled. Let's check #W4597054" beside ``get_order_details(#W4597054)`` reads out the call before.
+        """
+        if unit_id is None or not self.units[unit_id].words:
+            return False
+        own = frozenset().union(*(self.units[place.unit].words for place in placed))
+        named = self.units[unit_id].words - own
+        return any(word in named for word in analyze(self._tokenizer(text)) if not word.isalpha())
 
     def _reads_out(self, unit_id: int, text: str) -> bool:
         """Whether ``text`` reads out the value ``unit_id``'s call returned.
