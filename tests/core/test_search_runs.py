@@ -120,3 +120,20 @@ def test_a_question_about_how_something_was_done_asks_for_a_call() -> None:
         assert CALL_TERM in query_terms(query, tokenize), query
     for query in ("how does --commit work", "how many tests ran", "what is the batch upload timeout"):
         assert CALL_TERM not in query_terms(query, tokenize), query
+
+
+def test_now_shows_the_latest_of_one_command_run_again_not_each_run() -> None:
+    # sqlfluff-2419: the rule file was read three times between edits; "what does L060 report for NVL now" filled
+    # the top 3 with those reads (and a git diff of the same file, taken for a run of the same command), above the
+    # lint run that answers it.
+    archive = Archive()
+    rule = '"""Use ``COALESCE`` instead of ``IFNULL`` or ``NVL``."""\nclass Rule_L060(BaseRule):\n'
+    rule += "    # Only care if the function is ``IFNULL`` or ``NVL``.\n" * 3
+    reads = [_run(archive, "cat src/sqlfluff/rules/L060.py", rule) for _ in range(3)]
+    diff = "--- a/src/sqlfluff/rules/L060.py\n+++ b/src/sqlfluff/rules/L060.py\n- # Only care if ``IFNULL`` or ``NVL``."
+    _run(archive, "git diff src/sqlfluff/rules/L060.py", diff)
+    lint = _run(archive, 'echo "SELECT nvl(foo, 0) AS bar FROM baz;" > t.sql && sqlfluff lint t.sql --rules L060',
+                '[{"code": "L060", "description": "Use \'COALESCE\' instead of \'NVL\'."}]')  # fmt: skip
+    shown = [hit.message_id for hit in archive.search("what does L060 report for NVL now", k=3)]
+    assert lint.id in shown
+    assert [read.id for read in reads if read.id in shown] == [reads[-1].id]

@@ -6,16 +6,19 @@ about "the script" matches each of them; which one it asks about, its words say:
 asks for the earliest run, "what does it report *now*" or "is it *still* installed" for the latest.
 :func:`order_asked` reads that from the question; :func:`order_runs` gives the best score among a command's runs to
 the earliest (or latest) run like the best one, whose output holds every query term the best one's output holds (a
-run that failed, when the best one failed), and the two trade scores. A question without order words, or a unit
-with no other run, ranks as before.
+run that failed, when the best one failed), and the two trade scores; the other like runs of the very same command
+(``cat src/sqlfluff/rules/L060.py`` three times, between edits) drop out, so they do not fill the top ``k`` with
+what the question says it does not ask. A question without order words, or a unit with no other run, ranks as
+before.
 
 "After" and "before" are no order words: "which test failed after the signature change" asks for the run right
 after an event the question names, not for the latest run.
 
-Runs of one command are calls of the same tool whose words overlap as a re-run's do
-(:data:`~ctxbudget.archive._units.RETRY_OVERLAP`): ``pytest ... -k L060 -xvs | head -30`` and ``pytest ... -k L060
--x | tail -5`` are one test run repeated. Which run came first is the order their calls were archived in
-(:attr:`~ctxbudget.archive._units.Unit.made`).
+Runs of one command are calls of the same tool whose words as written overlap as a re-run's do
+(:data:`~ctxbudget.archive._units.RETRY_OVERLAP`, :attr:`~ctxbudget.archive._units.Unit.command`): ``pytest ... -k
+L060 -xvs | head -30`` and ``pytest ... -k L060 -x | tail -5`` are one test run repeated; ``cat src/a.py`` and
+``git diff src/a.py`` are not, though they share a path. Each run is in one group: the first best unit's. Which run
+came first is the order their calls were archived in (:attr:`~ctxbudget.archive._units.Unit.made`).
 """
 
 from __future__ import annotations
@@ -65,11 +68,11 @@ def order_runs(scores: dict[int, float], table: UnitTable, terms: Collection[str
         call = units[unit].call
         if unit in done or call is None:
             continue
-        words = units[unit].words
+        words = units[unit].command
         runs = [
             other
             for other in by_tool[call.name]
-            if other == unit or overlap(units[other].words, words) >= RETRY_OVERLAP
+            if other == unit or (other not in done and overlap(units[other].command, words) >= RETRY_OVERLAP)
         ]
         done.update(runs)
         shown = _output(table, unit)
@@ -78,6 +81,11 @@ def order_runs(scores: dict[int, float], table: UnitTable, terms: Collection[str
         chosen = max(like, key=lambda run: direction * units[run].made)
         if chosen != unit:
             scores[unit], scores[chosen] = scores[chosen], scores[unit]
+        same = units[chosen].call
+        for run in like:  # the same command run again: the question asks for the one run, not the others
+            other = units[run].call
+            if run != chosen and same is not None and other is not None and other.args == same.args:
+                del scores[run]
 
 
 def _output(table: UnitTable, unit: int) -> Collection[str]:

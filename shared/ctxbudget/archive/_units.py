@@ -95,7 +95,10 @@ class Unit:
     retry: int | None = None
     """The unit of the call that re-ran this one, when this call never ran (its hits are the retry's)."""
     words: frozenset[str] = frozenset()
-    """The distinct words of the call (its first :data:`WORDS_CHARS`): what tells a run of the same command."""
+    """The distinct tokens of the call (its first :data:`WORDS_CHARS`): the ids and paths it names."""
+    command: frozenset[str] = frozenset()
+    """The call's whitespace-separated words as written (its first :data:`WORDS_CHARS`): what tells a run of the same
+    command (``cat src/a.py`` and ``git diff src/a.py`` share a path, not a command)."""
     made: int = -1
     """When the call was made, as far as the archive knows: the position, in archiving order, of the entry that holds
     it. Compaction clears old results before it summarizes their calls, so a result's position is not its call's
@@ -268,8 +271,10 @@ class UnitTable:
                 self._open_calls[call.id] = unit
         self.units[unit].call = call
         text = call_text(call)
-        if self.units[unit].made < 0:
-            self.units[unit].made, self.units[unit].words = self._entries, self._words(text)
+        placed = self.units[unit]
+        if placed.made < 0:
+            placed.made, placed.words = self._entries, self._words(text)
+            placed.command = frozenset(text[:WORDS_CHARS].split())
         result = self.units[unit].result
         known = self.units[unit].parts.get(result) if result is not None else None
         self.fixes.called(unit)
