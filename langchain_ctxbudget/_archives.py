@@ -33,8 +33,9 @@ from ._archive_store import (
     SnapshotStoreBackend,
     space_for,
 )
+from ._restore import state_archive
 from ._thread_archive import ThreadArchive
-from ._view import ThreadView, state_archive
+from ._view import ThreadView
 
 __all__ = ["Archives"]
 

@@ -28,9 +28,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ._archive_store import GraphStore
 from ._archives import Archives
+from ._restore import state_archive
 from ._search import SEARCH_TOOL_NAME, SearchArchiveArgs, search_message
 from ._thread_archive import ThreadArchive
-from ._view import ThreadView, state_archive
+from ._view import ThreadView
 from .convert import CTXBUDGET_KEY
 
 __all__ = [

@@ -27,8 +27,9 @@ from langchain_core.runnables.config import ensure_config
 from langchain_core.tools import BaseTool
 
 from ._archives import Archives
+from ._restore import live_handles, restore_session
 from ._thread_archive import ThreadArchive
-from ._view import ThreadView, live_handles, restore_session
+from ._view import ThreadView
 from ._window import resolve_window
 from .convert import MessageConverter, tool_schemas
 from .events import EventForwarder
@@ -212,7 +213,7 @@ class Views:
         with self._lock:
             if key in self._views:
                 self._views.move_to_end(key)
-        view.extend(request.messages[len(view.ids) :])
+        view.arrive(request.messages[len(view.ids) :])
         self._configure(view, request)
         return view
 

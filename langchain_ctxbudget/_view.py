@@ -17,6 +17,11 @@ to the thread's archive in a store (see ``_archive_store``), written by :meth:`T
 the update that names it. A state written by an earlier version, with its archive inline, is migrated on first use:
 its entries are written to the store and the reference replaces them.
 
+New state messages are counted from their LangChain form and kept *waiting* (in ``lc``, not yet in the session) while
+a request can be sent without the session having them: below the compaction threshold, nothing for the session to
+shape. They are converted and added, with their counts, when it must have them (:meth:`ThreadView.settle`); see
+:mod:`~langchain_ctxbudget._waiting`.
+
 A caller's ``SystemMessage`` in the state joins the session's leading system block (providers accept system content
 only at the start), so it is sent first in every request; it stays where it is in the state, is never removed by
 compaction, and a view rebuilt from a checkpoint adds it again.
@@ -24,27 +29,27 @@ compaction, and a view rebuilt from a checkpoint adds it again.
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import Any
 
-from ctxbudget.archive import ArchiveEntry
 from ctxbudget.compaction import ARCHIVE_META
 from ctxbudget.compaction.tiers import CLEARED_META
 from ctxbudget.messages import Message
 from ctxbudget.session import ContextSession
-from ctxbudget.session.snapshot import SessionSnapshot, TrackerSnapshot
 from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
 
-from ._archive_store import ArchiveRef, is_ref, legacy_entries
+from ._archive_store import ArchiveRef
 from ._editing import ClearedResult, cleared_results
 from ._thread_archive import ThreadArchive
+from ._waiting import Waiting, fields_counter
 from .convert import CTXBUDGET_KEY, MessageConverter, ensure_id, lacks_tool_call_ids, with_tool_call_ids
 from .events import EventForwarder
 
-__all__ = ["ARCHIVE_KEY", "META_KEY", "SUMMARY_KEY", "Pending", "ThreadView", "restore_session"]
+__all__ = ["ARCHIVE_KEY", "META_KEY", "SUMMARY_KEY", "Pending", "ThreadView"]
 
 SUMMARY_KEY = "ctxbudget_summary"
 """State field: the cumulative summary of everything compacted away."""
@@ -132,7 +137,8 @@ class ThreadView:
         self.ids: list[str | None] = []
         """``lc``'s ids, position for position."""
         self.msgs: list[Message] = []
-        """The session's history: ``lc`` without its system messages (which the session keeps in its system block)."""
+        """The session's history: ``lc`` without its system messages (which the session keeps in its system block)
+        and without the messages waiting (its last ones)."""
         self.system_at: list[int] = []
         """Positions in ``lc`` of the caller's system messages, ascending."""
         self.pending = Pending()
@@ -153,6 +159,12 @@ class ThreadView:
         live = session.conversation.live.messages
         if not live:
             self.synced = (live, 0)
+        counter = fields_counter(session.counter)
+        self.waiting = Waiting(counter, session) if counter is not None else None
+        """State messages counted and not yet in the session (see :mod:`~langchain_ctxbudget._waiting`): the last
+        ones of ``lc``; ``None`` when the counter cannot count them from their fields (each is added on arrival)."""
+        self.served: int | None = None
+        """Our count of the request last sent with messages waiting (the reply's usage calibrates it), else ``None``."""
         forwarder.attach(session)
 
     def extends(self, messages: Sequence[BaseMessage]) -> bool:
@@ -187,8 +199,81 @@ class ThreadView:
         out.extend(self.lc[start:])
         return out
 
+    def arrive(self, new: Sequence[BaseMessage]) -> None:
+        """Take in the messages appended to the state since the last call: they wait while they can (O(their size)).
+
+        A message that cannot wait (see :mod:`~langchain_ctxbudget._waiting`) is added to the session with those
+        waiting before it and all after it.
+        """
+        taken = 0
+        waiting = self.waiting
+        if waiting is not None and (waiting or self._mirrored()):
+            for message in new:
+                if not waiting.take(message):
+                    break
+                self.lc.append(message)
+                self.ids.append(message.id)
+                taken += 1
+        if taken < len(new):
+            self.settle()
+            self.extend(new[taken:])
+
+    def _mirrored(self) -> bool:
+        """The session holds ``msgs``, sends them as they are, and nobody listens to every message it adds."""
+        session = self.session
+        live, synced = session.conversation.live, self.synced
+        return (
+            synced is not None
+            and synced[0] is live.messages
+            and synced[1] == len(live)
+            and not live.needs_repair
+            and not session.events.wants("context_update")
+        )
+
+    def settle(self) -> None:
+        """Add the waiting messages to the session, with their counts: it holds every message of ``lc`` after."""
+        if not self.waiting:
+            return
+        messages, sizes = self.waiting.clear()
+        converted = self.converter.to_messages(messages)
+        self._add(converted, converted, sizes)
+
+    def waiting_request(self) -> int | None:
+        """Our count of this call's request, when it can be sent with messages waiting, else ``None``.
+
+        ``None`` when none waits, a call they made is unanswered, the session changed behind the view, a human
+        message waits while the summary shows the user's goal (it could become the goal), or the request is at the
+        compaction threshold or past the hard stop: the caller settles them, and the session builds the request.
+        Otherwise the request is the session's with the waiting messages added, counted as it would count it.
+        """
+        self.served = None
+        waiting = self.waiting
+        if not waiting or waiting.open or not self._mirrored():
+            return None
+        session = self.session
+        conversation = session.conversation
+        with conversation.lock:
+            if waiting.users and conversation.goal is not None and not conversation.goal_live:
+                return None
+            counted = session.counted_tokens() + waiting.tokens
+            used = session.tracker.used(counted)
+        policy, window = session.policy, session.max_tokens
+        if (policy.auto and used >= policy.threshold * window) or used > math.floor(policy.hard_stop * window):
+            return None
+        self.served = counted
+        return counted
+
+    def record_usage(self, prompt_tokens: int, completion_tokens: int | None) -> None:
+        """Calibrate the session from the provider's usage of the request this call sent."""
+        session = self.session
+        if self.served is None:
+            session.record_usage(prompt_tokens, completion_tokens)
+            return
+        with session.conversation.lock:
+            session.tracker.report(counted=self.served, reported=prompt_tokens)
+
     def extend(self, new: Sequence[BaseMessage]) -> None:
-        """Add messages appended to the state since the view was last updated (O(their size))."""
+        """Add messages appended to the state since the view was last updated to the session (O(their size))."""
         if not new:
             return
         converted: list[Message] = []
@@ -219,10 +304,17 @@ class ThreadView:
             self.lc.append(slim)
             self.ids.append(slim.id)
             converted.append(message)
+        self._add(converted, body)
+
+    def _add(self, converted: list[Message], body: list[Message], sizes: list[int] | None = None) -> None:
+        """Add ``converted`` (``body``: those not system messages) to the session (``sizes``: their counts)."""
         self.msgs.extend(body)
         live = self.session.conversation.live.messages  # the list itself: its tail is read, never a copy of it
         synced, before = self.synced, len(live)
-        self.session.add(*converted)
+        if sizes is None:
+            self.session.add(*converted)
+        else:
+            self.session.add_counted(converted, sizes)
         live = self.session.conversation.live.messages
         tail = live[len(live) - len(body) :]
         if len(tail) != len(body) or any(a is not b for a, b in zip(tail, body, strict=True)):
@@ -321,62 +413,3 @@ def _meta(session: ContextSession) -> dict[str, Any]:
         "ratio": calibration.ratio,
         "samples": calibration.samples,
     }
-
-
-def state_archive(state: Mapping[str, Any]) -> tuple[ArchiveRef | None, list[ArchiveEntry]]:
-    """The state's archive reference (``None`` when it has none) and any entries it still holds inline (legacy)."""
-    value = state.get(ARCHIVE_KEY) or {}
-    ref = ArchiveRef.from_state(value) if is_ref(value) else None
-    return ref, [ArchiveEntry.model_validate(v) for v in legacy_entries(value).values()]
-
-
-def live_handles(messages: Sequence[BaseMessage]) -> list[str]:
-    """Archive handles named by live messages (bounded or cleared copies): their originals stay in memory."""
-    handles: list[str] = []
-    for message in messages:
-        marks = message.response_metadata.get(CTXBUDGET_KEY)
-        if isinstance(marks, dict) and isinstance(marks.get("handle"), str):
-            handles.append(marks["handle"])
-    return handles
-
-
-def restore_session(
-    state: Mapping[str, Any],
-    messages: Sequence[BaseMessage],
-    make: Callable[[], ContextSession],
-    session_id: str,
-    archive: ThreadArchive,
-) -> ContextSession:
-    """A session seeded from the state's summary and meta, holding ``archive`` (loaded; history is added after).
-
-    Entries the state still holds inline (written by an earlier version) join the archive as new ones, so the next
-    update writes them to the store and replaces them with the reference.
-    """
-    summary = state.get(SUMMARY_KEY)
-    meta: dict[str, Any] = state.get(META_KEY) or {}
-    _, inline = state_archive(state)
-    fresh = make()
-    for entry in inline:
-        archive.add(entry)
-    live = {m.id for m in messages}
-    order: dict[str, int] = {}
-    for _, message_id in archive.known.values():
-        if message_id is not None and message_id not in live and message_id not in order:
-            order[message_id] = len(order)
-    for entry in inline:
-        if entry.message is not None and entry.message.id not in live and entry.message.id not in order:
-            order[entry.message.id] = len(order)
-    snapshot = SessionSnapshot(
-        session_id=session_id,
-        max_tokens=fresh.max_tokens,
-        policy=fresh.policy.model_dump(mode="json"),
-        compact_instructions=fresh.compact_instructions,
-        summary=summary,
-        goal=meta.get("goal"),
-        goal_id=meta.get("goal_id"),
-        pinned=tuple(Message.model_validate(m) for m in meta.get("pinned", ())),
-        pinned_ids=tuple(meta.get("pinned_ids", ())),
-        order=order,
-        tracker=TrackerSnapshot(ratio=meta.get("ratio", 1.0), samples=meta.get("samples", 0)),
-    )
-    return ContextSession.restore(snapshot, counter=fresh.counter, summarizer=fresh.summarizer, archive=archive)

@@ -45,6 +45,7 @@ __all__ = [
     "lacks_tool_call_ids",
     "role_of",
     "to_langchain",
+    "tool_calls_of",
     "tool_schemas",
     "usage_of",
     "with_tool_call_ids",
@@ -121,7 +122,12 @@ def _call_id(message_id: str, index: int) -> str:
     return f"call_{message_id}_{index}"
 
 
-def _tool_calls(message: AIMessage, message_id: str) -> tuple[ToolCall, ...]:
+def tool_calls_of(message: AIMessage, message_id: str) -> tuple[ToolCall, ...]:
+    """The core form of ``message``'s tool calls; a call without an id gets ``call_<message id>_<index>``.
+
+    Raises:
+        InvalidMessageError: a call is not one a ctxbudget :class:`~ctxbudget.ToolCall` can hold (naming the field).
+    """
     return tuple(
         ToolCall(id=call.get("id") or _call_id(message_id, index), name=call["name"], args=dict(call["args"]))
         for index, call in enumerate(message.tool_calls)
@@ -189,7 +195,7 @@ def from_langchain(message: BaseMessage) -> Message:
         role=role,
         content=content if isinstance(content, str) else _blocks(content),
         name=message.name,
-        tool_calls=_tool_calls(message, message_id) if isinstance(message, AIMessage) and message.tool_calls else (),
+        tool_calls=tool_calls_of(message, message_id) if isinstance(message, AIMessage) and message.tool_calls else (),
         tool_call_id=tool_call_id,
         metadata=metadata,
         id=message_id,

@@ -75,7 +75,7 @@ from ._checks import (
     check_positive_int,
 )
 from ._editing import ToolEdits
-from ._outgoing import outgoing_messages
+from ._outgoing import outgoing_messages, waiting_messages
 from ._read_back import READ_TOOL_NAME, ArchiveReader, ReadArchivedArgs, archived_messages, read_tool
 from ._search import SEARCH_TOOL_NAME, SearchArchiveArgs, search_tool
 from ._threads import RUN_KEY, Views
@@ -215,18 +215,29 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
 
     # -- threads -------------------------------------------------------------------------------------------------
     def session(self, thread_id: str) -> ContextSession | None:
-        """The live session of a thread (``None`` until its first model call in this process)."""
+        """The live session of a thread (``None`` until its first model call in this process).
+
+        Messages the thread's view holds waiting are added to it first: it holds every message the view has seen.
+        """
         view = self._views.get(thread_id)
-        return view.session if view is not None else None
+        if view is None:
+            return None
+        with view.lock:
+            view.settle()
+        return view.session
 
     # -- model calls ---------------------------------------------------------------------------------------------
-    def _finish(self, view: ThreadView, built: BuiltRequest, request: ModelRequest[Any]) -> ModelRequest[Any]:
+    def _finish(self, view: ThreadView, built: BuiltRequest | None, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """The request the model receives for ``built`` (see :mod:`langchain_ctxbudget._outgoing`).
 
+        ``built`` is ``None`` for a request sent with messages waiting (:meth:`ThreadView.waiting_request`).
         ``request`` itself when it sends the state's messages as they are.
         """
         given = cast("list[BaseMessage]", request.messages)
-        messages = outgoing_messages(view, built, self.converter, self.edits, self.counter, given=given)
+        if built is None:
+            messages = waiting_messages(view, self.converter, self.edits, self.counter, given=given)
+        else:
+            messages = outgoing_messages(view, built, self.converter, self.edits, self.counter, given=given)
         return request if messages is given else request.override(messages=cast("list[AnyMessage]", messages))
 
     def wrap_model_call(
@@ -242,11 +253,14 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         """
         view, run = self._views.open(request)
         with view.lock:
-            try:
-                built = view.session.build_request()
-            except ContextOverflowError as exc:
-                view.forwarder.flush()
-                raise LangChainContextOverflowError.from_core(exc) from exc
+            built = None
+            if view.waiting_request() is None:
+                view.settle()
+                try:
+                    built = view.session.build_request()
+                except ContextOverflowError as exc:
+                    view.forwarder.flush()
+                    raise LangChainContextOverflowError.from_core(exc) from exc
             sent = self._finish(view, built, request)
         view.forwarder.flush()
         response = _with_call_ids(handler(sent))
@@ -262,11 +276,14 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Async :meth:`wrap_model_call` (the summarizer's ``asummarize``, the archive store's async twins)."""
         view, run = await self._views.aopen(request)
-        try:
-            built = await view.session.abuild_request()
-        except ContextOverflowError as exc:
-            await view.forwarder.aflush()
-            raise LangChainContextOverflowError.from_core(exc) from exc
+        built = None
+        if view.waiting_request() is None:
+            view.settle()
+            try:
+                built = await view.session.abuild_request()
+            except ContextOverflowError as exc:
+                await view.forwarder.aflush()
+                raise LangChainContextOverflowError.from_core(exc) from exc
         sent = self._finish(view, built, request)
         await view.forwarder.aflush()
         response = _with_call_ids(await handler(sent))
@@ -360,7 +377,7 @@ def _calibrate(view: ThreadView, response: ModelResponse[Any] | AIMessage | Exte
     messages = inner.result if isinstance(inner, ModelResponse) else [inner]
     usage = usage_of(messages[-1]) if messages and isinstance(messages[-1], AIMessage) else None
     if usage is not None:
-        view.session.record_usage(*usage)
+        view.record_usage(*usage)
 
 
 def _extended(

@@ -13,8 +13,10 @@ from typing import Any
 
 from ..errors import InvalidMessageError, UsageError
 from ._token_chunks import text_digest
-from ._validation import short_repr
-from .message import Message, ToolSchema
+from ._validation import JsonValueError, _flat_ascii, check_json, check_utf8, short_repr
+from .message import _ARGS_JSON, Message, ToolSchema
+
+_ROLES = frozenset(("system", "user", "assistant", "tool"))
 
 __all__ = [
     "DIGEST_OVER",
@@ -22,6 +24,7 @@ __all__ = [
     "ContentCache",
     "check_message",
     "check_tools",
+    "fields_calls_key",
     "message_key",
     "not_text",
     "text_key",
@@ -110,6 +113,61 @@ def check_message(message: object) -> None:
         raise InvalidMessageError(
             f"message: expected ctxbudget.Message, got {type(message).__name__} {short_repr(message)}", field="message"
         )
+
+
+def fields_calls_key(role: object, content: object, name: object, tool_calls: object, tool_call_id: object) -> CallsKey:
+    """The :func:`tool_calls_key` of a message given by its fields (``count_fields``'s), once they are checked.
+
+    Raises:
+        UsageError: ``role`` is not a chat role, or ``content``, ``name`` or ``tool_call_id`` not a ``str``.
+        InvalidMessageError: a tool call is not ``(id, name, arguments)`` as a :class:`ToolCall` holds them.
+    """
+    if role not in _ROLES:
+        raise UsageError(f"role: must be one of {sorted(_ROLES)}, got {short_repr(role)}", field="role")
+    if not isinstance(content, str):
+        raise not_text(content, "content")
+    for field, value in (("name", name), ("tool_call_id", tool_call_id)):
+        if value is not None and not isinstance(value, str):
+            raise not_text(value, field)
+    if not tool_calls:
+        return ()
+    if not isinstance(tool_calls, (list, tuple)):
+        raise InvalidMessageError(
+            f"tool_calls: must be a list or tuple of (id, name, arguments), got {short_repr(tool_calls)}",
+            field="tool_calls",
+        )
+    return tuple(_call_key(index, call) for index, call in enumerate(tool_calls))
+
+
+def _call_key(index: int, call: object) -> tuple[str, str, str]:
+    """``(id, name, arguments JSON)`` of one call given as ``(id, name, arguments)``; a typed error naming it else."""
+    if type(call) is tuple and len(call) == 3:
+        call_id, name, args = call
+        if (  # the common case: ASCII id and name, flat arguments (checked from flags, see check_json)
+            type(call_id) is str
+            and type(name) is str
+            and call_id.isascii()
+            and name.isascii()
+            and call_id
+            and name
+            and _flat_ascii(args)
+        ):
+            return call_id, name, _ARGS_JSON.encode(args)  # ToolCall.args_json's own encoder
+    field = f"tool_calls[{index}]"
+    if not (isinstance(call, tuple) and len(call) == 3):
+        raise InvalidMessageError(f"{field}: must be (id, name, arguments), got {short_repr(call)}", field=field)
+    call_id, name, args = call
+    try:
+        for part, value in (("id", call_id), ("name", name)):
+            if not isinstance(value, str) or not value:
+                raise JsonValueError(f"{field}: its {part} must be a non-empty str, got {short_repr(value)}")
+            check_utf8(f"{field}.{part}", value)
+        if not isinstance(args, dict):
+            raise JsonValueError(f"{field}: its arguments must be a dict, got {short_repr(args)}")
+        check_json(f"{field}.args", args)
+    except JsonValueError as exc:
+        raise InvalidMessageError(str(exc), field=field) from None
+    return call_id, name, _ARGS_JSON.encode(args)
 
 
 def check_tools(tools: object) -> Sequence[ToolSchema]:

@@ -27,9 +27,11 @@ from ._chat_format import (
 )
 from ._counter_inputs import (
     DIGEST_OVER,
+    CallsKey,
     ContentCache,
     check_message,
     check_tools,
+    fields_calls_key,
     message_key,
     not_text,
     text_key,
@@ -38,7 +40,7 @@ from ._counter_inputs import (
 )
 from ._token_chunks import CHUNK_CHARS, count_tokens, head_tokens, tail_tokens
 from .encodings import get_encoding
-from .message import Message, ToolSchema
+from .message import Message, MessageRole, ToolSchema
 
 __all__ = ["TiktokenCounter"]
 
@@ -277,28 +279,67 @@ class TiktokenCounter:
         cached = self._messages.get(key)
         if cached is not None:
             return cached
-        role = self._role_tokens(message.role)
         content = message.content
-        if isinstance(content, str) and len(content) > _CHUNKED_OVER:
-            # A huge output is counted through the text cache: bounding it then counts it again, for free.
-            total = TOKENS_PER_MESSAGE + role + self.count_text(content)
-        elif isinstance(content, str):
+        if isinstance(content, str):
             # Content goes to the encoder unless its text was counted already (a summary or a marker compaction
             # wrote and counted before making it a message); the message cache remembers it either way.
-            known = self._texts.get(self._key(content)) if len(content) > 64 else None
-            total = TOKENS_PER_MESSAGE + role + (known if known is not None else self._length(content))
+            known = self._texts.get(self._key(content)) if 64 < len(content) <= _CHUNKED_OVER else None
+            total = self._text_message(message.role, content, known)
         else:
-            total = TOKENS_PER_MESSAGE + role + len(self._encoding.encode_ordinary(message.text))
-            total += block_tokens(message)
-        if message.name:
-            total += TOKENS_PER_NAME + self.count_text(message.name)
-        for call_id, name, arguments in calls:
-            total += (
-                TOKENS_PER_TOOL_CALL + self.count_text(call_id) + self.count_text(name) + self.count_text(arguments)
-            )
-        if message.tool_call_id:
-            total += self.count_text(message.tool_call_id)
+            total = TOKENS_PER_MESSAGE + self._role_tokens(message.role)
+            total += len(self._encoding.encode_ordinary(message.text)) + block_tokens(message)
+        total += self._beside_content(message.name, calls, message.tool_call_id)
         self._messages.put(key, total)
+        return total
+
+    def count_fields(
+        self,
+        role: MessageRole,
+        content: str,
+        *,
+        name: str | None = None,
+        tool_calls: Sequence[tuple[str, str, dict[str, Any]]] = (),
+        tool_call_id: str | None = None,
+    ) -> int:
+        """:meth:`count_message` of the complete message with these fields and text ``content``, without building it.
+
+        ``tool_calls`` holds each call's id, name and arguments. For a caller that counts each message once, as it
+        arrives in another framework's form, and keeps the count with it
+        (:meth:`~ctxbudget.session.ContextSession.add_counted` takes it): the same formula and the same count, but
+        neither the message nor its content is remembered (no digest of a long text is taken).
+
+        Raises:
+            UsageError: ``role`` is not a chat role, or ``content``, ``name`` or ``tool_call_id`` not a ``str`` (or
+                ``None`` for the last two).
+            InvalidMessageError: a tool call is not an id and a name (non-empty ``str``) and arguments JSON can hold
+                (naming ``tool_calls[i]``).
+        """
+        calls = fields_calls_key(role, content, name, tool_calls, tool_call_id)
+        return self._text_message(role, content, None) + self._beside_content(name, calls, tool_call_id)
+
+    def _text_message(self, role: str, content: str, known: int | None) -> int:
+        """Framing, role and text ``content`` (``known``: its count, when remembered)."""
+        if len(content) > _CHUNKED_OVER:
+            # A huge output is counted through the text cache: bounding it then counts it again, for free.
+            tokens = self.count_text(content)
+        else:
+            tokens = known if known is not None else self._length(content)
+        return TOKENS_PER_MESSAGE + self._role_tokens(role) + tokens
+
+    def _beside_content(self, name: str | None, calls: CallsKey, tool_call_id: str | None) -> int:
+        """Name, tool calls (``(id, name, arguments JSON)`` each) and the id of the call a result answers."""
+        total = 0
+        if name:
+            total += TOKENS_PER_NAME + self.count_text(name)
+        for call_id, call_name, arguments in calls:
+            total += (
+                TOKENS_PER_TOOL_CALL
+                + self.count_text(call_id)
+                + self.count_text(call_name)
+                + self.count_text(arguments)
+            )
+        if tool_call_id:
+            total += self.count_text(tool_call_id)
         return total
 
     def _role_tokens(self, role: str) -> int:

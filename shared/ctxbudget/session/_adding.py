@@ -17,6 +17,7 @@ from ..compaction.tiers import ARCHIVE_META
 from ..context.evidence import excerpt
 from ..errors import InvalidMessageError
 from ..messages._foreign import check_not_foreign
+from ..messages._validation import short_repr
 from ..messages.message import Message, ToolCall
 from ..providers import is_responses_item, messages_from_anthropic, messages_from_openai, messages_from_responses
 from ._args import check_messages, check_tool_calls, check_type
@@ -41,6 +42,31 @@ class MessageIntake(SessionCore):
         with self.conversation.lock:
             for message in messages:
                 self._add_one(message)
+            emit_update(self)
+
+    def add_counted(self, messages: Sequence[Message], sizes: Sequence[int]) -> None:
+        """:meth:`add` for messages the caller has counted with this session's counter: none is counted again.
+
+        ``sizes[i]`` must be ``counter.count_message(messages[i])`` (a framework adapter that counted each message
+        as it arrived, with the counter's ``count_fields``, keeps the counts and adds the messages later in one go);
+        a size that is not exact makes every later measurement wrong by as much. Everything else is as :meth:`add`.
+
+        Raises:
+            InvalidMessageError: ``messages`` is not a sequence of :class:`Message`, or ``sizes`` not as many ints
+                >= 0; nothing is added.
+        """
+        listed = check_messages(messages)
+        if (
+            not isinstance(sizes, (list, tuple))
+            or len(sizes) != len(listed)
+            or not all(type(size) is int and size >= 0 for size in sizes)
+        ):
+            raise InvalidMessageError(
+                f"sizes: must be {len(listed)} ints >= 0, one per message, got {short_repr(sizes)}", field="sizes"
+            )
+        with self.conversation.lock:
+            for message, size in zip(listed, sizes, strict=True):
+                self._add_one(message, size)
             emit_update(self)
 
     def add_openai(self, *messages: object) -> list[Message]:
@@ -121,7 +147,7 @@ class MessageIntake(SessionCore):
         listed = f"open calls: {', '.join(map(repr, open_ids))}" if open_ids else "no tool call is open"
         raise InvalidMessageError(f"tool_call_id: {call_id!r} {problem}; {listed}", field="tool_call_id")
 
-    def _add_one(self, message: Message) -> None:
+    def _add_one(self, message: Message, size: int | None = None) -> None:
         if not isinstance(message, Message):
             check_not_foreign("message", message, "ctxbudget.Message", " and add that")
             raise InvalidMessageError(
@@ -133,15 +159,17 @@ class MessageIntake(SessionCore):
             # leading system block, in the order it arrived, and is never compacted away.
             self.conversation.add_system(message)
             return
-        size = None
         if message.role == "tool" and self.policy.bound_tool_outputs_on_add:
-            message, size = self._bound_on_arrival(message)
+            message, size = self._bound_on_arrival(message, size)
         self.conversation.append(message, size)
 
-    def _bound_on_arrival(self, message: Message) -> tuple[Message, int]:
-        """``message``, bounded when over the tool-output limit, and its count (the history takes it as counted)."""
+    def _bound_on_arrival(self, message: Message, size: int | None = None) -> tuple[Message, int]:
+        """``message``, bounded when over the tool-output limit, and its count (``size``: known already).
+
+        The history takes the count returned as the message's.
+        """
         limit = self.policy.tool_output_limit(self.max_tokens)
-        before = self.counter.count_message(message)
+        before = self.counter.count_message(message) if size is None else size
         if (
             before <= limit
             or message.metadata.get("pinned") is True
