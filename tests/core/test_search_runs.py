@@ -137,3 +137,33 @@ def test_now_shows_the_latest_of_one_command_run_again_not_each_run() -> None:
     shown = [hit.message_id for hit in archive.search("what does L060 report for NVL now", k=3)]
     assert lint.id in shown
     assert [read.id for read in reads if read.id in shown] == [reads[-1].id]
+
+
+def test_a_line_that_reads_out_the_output_before_is_its_own_hit_not_the_next_commands() -> None:
+    # pytest-7432: "Wait, `test_xfail_unexpected` failed with `[XPASS(strict)]`" reads out the run before it and is
+    # written beside the next command (cat pyproject.toml ...); as that command's narration, a hit showed the config.
+    archive = Archive()
+    _turn(archive, "assistant", f"THOUGHT: Let me run the xfail tests.\n{FENCE}bash\npytest -rx test_xfail.py\n{FENCE}")
+    _turn(archive, "user", "<returncode>1</returncode>\n<output>\ntest_xfail.py xF\n===== FAILURES =====\n"
+          "_____ test_xfail_unexpected _____\n[XPASS(strict)]\n===== 1 failed, 1 xfailed =====\n</output>")  # fmt: skip
+    reading = _turn(archive, "assistant", "THOUGHT: Wait, `test_xfail_unexpected` failed with `[XPASS(strict)]`. "
+                    "Let me check `pyproject.toml`.\n" + f"{FENCE}bash\ncat pyproject.toml\n{FENCE}")  # fmt: skip
+    _turn(archive, "user", "<returncode>0</returncode>\n<output>\n[tool.pytest.ini_options]\nxfail_strict = true\n"
+          "</output>")  # fmt: skip
+    hits = archive.search("test_xfail_unexpected XPASS strict", k=3)
+    assert reading.id in [hit.message_id for hit in hits]
+
+
+def test_a_failure_word_not_in_the_archive_still_weighs_as_fail() -> None:
+    # sqlfluff-2419: "what broke the first pytest run" asks for the pytest run whose conftest could not import yaml;
+    # "broke" occurs nowhere, so the failure weighed no more than its one term, under texts that say "pytest" and
+    # "run" more often than the failed run does.
+    archive = Archive()
+    _turn(archive, "assistant", "The rule tests run under pytest: run pytest from /testbed so that pytest finds them.")
+    _turn(archive, "assistant", "L060 fails on IFNULL and on NVL alike; the fixture lists which cases should fail.")
+    for package in ("pyyaml", "tblib", "regex"):
+        _run(archive, f"pip install {package}", f"Successfully installed {package}\nWARNING: Running pip as 'root'")
+    answer = _run(archive, "python -m pytest test/rules/yaml_test_cases_test.py -k L060 -xvs 2>&1 | head -30",
+                  "ImportError while loading conftest '/testbed/test/conftest.py'.\n"
+                  "E   ModuleNotFoundError: No module named 'yaml'")  # fmt: skip
+    assert archive.search("what broke the first pytest run", k=1)[0].message_id == answer.id

@@ -286,8 +286,9 @@ def query_terms(query: str, tokenizer: Tokenizer) -> list[str]:
 
     Beyond :func:`analyze`: question-framing words are dropped (:data:`QUERY_STOPWORDS`), two adjacent words are
     also tried joined (``rolled back`` -> ``rollback``, ``health check`` -> ``healthcheck``) and as a snake_case name
-    (``item id`` -> ``item_id``), a question about a failure asks for :data:`FAILURE_TERM` and a ``how many``
-    question for :data:`COUNT_TERM`.
+    (``item id`` -> ``item_id``), a question about a failure asks for :data:`FAILURE_TERM` and for ``fail`` (the
+    word the archive uses, whichever the question does: ``what broke``), and a ``how many`` question for
+    :data:`COUNT_TERM`.
     """
     capped = cap_query(query)
     terms = dict.fromkeys(t for t in analyze(tokenizer(capped)) if t not in _QUERY_STOP_STEMS)
@@ -300,6 +301,7 @@ def query_terms(query: str, tokenizer: Tokenizer) -> list[str]:
             terms.setdefault(joined)
     if FAILURE_WORDS.intersection(terms):
         terms.setdefault(FAILURE_TERM)
+        terms.setdefault("fail")
     if _HOW_MANY.search(lower):
         terms.setdefault(COUNT_TERM)
     if _HOW_DONE.search(lower):

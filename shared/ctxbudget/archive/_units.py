@@ -221,14 +221,22 @@ class UnitTable:
     def _reports_on(self, unit_id: int | None, placed: list[Placement], text: str) -> bool:
         """Whether ``text``, beside the calls ``placed``, reports on the call of ``unit_id`` (the call before them).
 
-        It names an argument word of that call which its own calls do not name: "I've retrieved order #W5400801: it
-        is cancelled. Let's check #W4597054" beside ``get_order_details(#W4597054)`` reads out the call before.
+        It names an identifier (an id, a path, a dotted or snake_case name) of that call's arguments or output which
+        its own calls do not name: "I've retrieved order #W5400801: it is cancelled. Let's check #W4597054" beside
+        ``get_order_details(#W4597054)``, or "`test_xfail_unexpected` failed with `[XPASS(strict)]`. Let me check
+        pyproject.toml" beside ``cat pyproject.toml``, reads out the call before. Plain words do not count.
         """
         if unit_id is None or not self.units[unit_id].words:
             return False
+        before = self.units[unit_id]
         own = frozenset().union(*(self.units[place.unit].words for place in placed))
-        named = self.units[unit_id].words - own
-        return any(word in named for word in analyze(self._tokenizer(text)) if not word.isalpha())
+        result = before.parts.get(before.result) if before.result is not None else None
+        printed = result.counts.keys() if result is not None else frozenset()
+        return any(
+            (word in before.words or word in printed) and word not in own
+            for word in analyze(self._tokenizer(text))
+            if not word.isalpha()
+        )
 
     def _reads_out(self, unit_id: int, text: str) -> bool:
         """Whether ``text`` reads out the value ``unit_id``'s call returned.
