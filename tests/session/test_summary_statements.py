@@ -95,6 +95,20 @@ def test_a_value_each_record_of_a_tool_shares_is_shown_once_on_the_latest() -> N
     assert any("order_id=#W2586676" in b and "price=208.07" in b for b in bullets)  # its own fields stay
 
 
+def test_a_shared_value_leaves_each_record_its_own_id_and_numbers() -> None:
+    def call(call_id: str, name: str, order_id: str) -> ToolCall:
+        return ToolCall(id=call_id, name=name, args={"order_id": order_id})
+
+    order = {"order_id": "#W4597054", "amount": 1186.47, "payment_method_id": "gift_card_3491931", "city": "Elm 182"}
+    bullets = lookup(
+        (call("a", "get_order_details", "#W4597054"), order), (call("b", "return_items", "#W4597054"), order)
+    )
+    (fetched,) = [b for b in bullets if b.startswith("get_order_details")]
+    assert "order_id=#W4597054" in fetched  # which record it is, though the return's record says the same
+    assert "amount=1186.47" in fetched
+    assert "payment_method_id=gift_card_3491931" in fetched
+
+
 def test_a_field_whose_name_holds_a_space_is_one_field_of_its_records_bullet() -> None:
     call = ToolCall(id="a", name="get_product_details", args={"product_id": "7363354090"})
     bullets = lookup((call, {"product_id": "7363354090", "options": {"battery life": "8 hours", "price": 53}}))

@@ -20,7 +20,7 @@ from ._artifacts import canonical_paths, merge_artifact
 from ._ledger_errors import TIMES, repeated, resolve_errors
 from ._ledger_text import SECTION_OF, STATEMENTS, SUPERSEDED
 from ._plans import PLAN_KEY, merge_task, task_key
-from ._records import record_field, tool_name
+from ._records import record_field
 from ._salient import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
 from .supersession import Subject, SupersessionIndex, bare_kinds
@@ -35,6 +35,10 @@ _SPOKEN = frozenset({*STATEMENTS, "request", "question", "decision", "finding", 
 
 TASK_PREFIX = task_key("")
 """How the key of one task of the agent's own list starts (``task #3``)."""
+_NAMED_VALUE = re.compile(r"[A-Za-z]")
+"""A field's value that names something (an address, a payment method, a user), not a quantity (``amount=236.57``)."""
+_NAMING_FIELD = re.compile(r"(?:^|[._])(?:\w*id|ids|\w*number|\w*name|code|key|email|title)$", re.IGNORECASE)
+"""A field that names its record or another one (``order_id``, ``item_ids``, ``flight_number``, ``name``)."""
 _CONTAINMENT_ITEMS = 600
 """Statements past this many are deduped by exact text only (containment is checked pairwise)."""
 
@@ -293,12 +297,14 @@ def _keyed(items: list[Salient]) -> list[Salient]:
     for item in items:
         field = record_field(item.text) if item.kind == "figure" and item.key is None else None
         if field is not None:  # a field of a call's record: the same call run again says its latest value
-            # ... and a value the same tool's records all share (the customer's address on each of six orders) is
-            # shown once, on the latest record
-            for slot in (
-                ("field", f"{field[0].lower()}={field[1].split('=', 1)[0]}"),
-                ("same value", f"{tool_name(field[0]).lower()}: {field[1]}"),
-            ):
+            # ... and a value records share (the customer's address on the user and each of six orders) is shown
+            # once, on the latest record; a number is each record's own (two orders of the same amount), and so is
+            # a field that names the record or another (order_id, payment_method_id: what the record is about)
+            name, _, value = field[1].partition("=")
+            slots = [("field", f"{field[0].lower()}={name}")]
+            if _NAMED_VALUE.search(value) and not _NAMING_FIELD.search(name):
+                slots.append(("same value", field[1]))
+            for slot in slots:
                 if slot in latest:
                     out[latest[slot]] = None
                 latest[slot] = len(out)
