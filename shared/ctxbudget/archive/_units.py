@@ -26,8 +26,8 @@ from collections.abc import Collection, ItemsView
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..messages._text_actions import action, is_result_turn
 from ..messages.toolpairs import not_run
-from ._commands import action, is_result_turn
 from ._fixes import Fixes, overlap
 from ._text import Tokenizer, analyze, tokenize
 

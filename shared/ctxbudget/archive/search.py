@@ -13,7 +13,7 @@ How it ranks:
   result was not archived is a unit of its own; so is a longer assistant text, any other message and any archived
   text. Versions of one message archived for several reasons (``.bounded`` then ``.summarized``) count once, by
   the fullest. A command written as text (mini-swe-agent's one ``bash`` block in a reply, its result a user turn
-  starting ``<returncode>``) is read as a call and its result too (:mod:`ctxbudget.archive._commands`).
+  starting ``<returncode>``) is read as a call and its result too (:mod:`ctxbudget.messages._text_actions`).
 * **Terms.** :func:`tokenize` keeps identifiers whole (``src/pkg_3/module_8.py``, ``eu-west-3``, ``v1.2.3``) and
   adds their parts; function and question words are dropped from texts and queries alike, so they neither match
   nor score; plain words are lightly stemmed (``failed`` -> ``fail``, ``pointer`` -> ``point``). A query also asks,

@@ -21,29 +21,24 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..messages.message import Message, ToolCall
+from ..messages._text_actions import ACTION_TOOL, action, is_result_turn
+from ..messages.message import Message
 
 __all__ = ["ACTION_TOOL", "HARNESS_META", "REJECTED_META", "as_tool_use", "is_observation"]
 
-ACTION_TOOL = "bash"
-"""The name a command written as a code block is read under."""
 _OBSERVATION = re.compile(r"\A\s*<returncode>\s*(-?\d{1,4})\s*</returncode>\s*")
 """How the harness's result turn starts: the command's return code."""
 _BODY = re.compile(r"<(output|output_head|output_tail)>\n?(.*?)\n?</\1>", re.DOTALL)
 """What the command printed: all of it, or, when it was too long, the head and the tail the harness showed (the
 ``<warning>`` beside them is the harness's own advice to the model, not output)."""
 _WARNING = re.compile(r"<warning>.*?</warning>", re.DOTALL)
-_ACTION = re.compile(r"^```(?:bash|sh|shell)?[ \t]*\n(.*?)\n```[ \t]*$", re.DOTALL | re.MULTILINE)
-"""A fenced command block on lines of its own (its body stops at the first closing fence)."""
 _FENCED = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$", re.DOTALL | re.MULTILINE)
 _FORMAT_TAGS = ("<response_example>", "<format_example>")
-_THOUGHT = re.compile(r"\A(?:THOUGHT|DISCUSSION|Thought):[ \t]*")
-"""The label a text-protocol harness has the reply's reasoning start with (mini-swe-agent's, SWE-agent's)."""
 
 
 def is_observation(message: Message) -> bool:
     """A user turn that is a command's result, as a text-protocol harness writes it (``<returncode>0</returncode>``)."""
-    return message.role == "user" and _OBSERVATION.match(message.text[:64]) is not None
+    return is_result_turn(message)
 
 
 HARNESS_META = "harness"
@@ -55,18 +50,6 @@ REJECTED_META = "ctxbudget_rejected"
 def _format_reminder(message: Message) -> bool:
     """A user turn that shows the action format's own example to the model."""
     return message.role == "user" and any(tag in message.text for tag in _FORMAT_TAGS)
-
-
-def _action(message: Message) -> tuple[str, str] | None:
-    """The reply's one command block and its text without it, or ``None`` (no block, several, or real tool calls)."""
-    if message.role != "assistant" or message.tool_calls or "```" not in message.text:
-        return None
-    blocks = list(_ACTION.finditer(message.text))
-    if len(blocks) != 1 or not blocks[0].group(1).strip():
-        return None
-    block = blocks[0]
-    said = (message.text[: block.start()] + message.text[block.end() :]).strip()
-    return block.group(1).strip(), _THOUGHT.sub("", said, count=1)
 
 
 def _result(message: Message, call_id: str | None) -> Message:
@@ -118,13 +101,12 @@ def as_tool_use(messages: Sequence[Message]) -> list[Message]:
             pending, unanswerable = None, False
             continue
         pending = None
-        action = _action(message)
-        unanswerable = message.role == "assistant" and not message.tool_calls and action is None
-        if action is None:
+        made = action(message)
+        unanswerable = message.role == "assistant" and not message.tool_calls and made is None
+        if made is None:
             out.append(message)
             continue
-        command, said = action
-        pending = f"{message.id}.action"
-        call = ToolCall(id=pending, name=ACTION_TOOL, args={"command": command})
+        call, said = made
+        pending = call.id
         out.append(message.model_copy(update={"content": said, "tool_calls": (call,)}))
     return out

@@ -1,16 +1,13 @@
-"""Tool use written as text, as the archive's units read it: a reply's one command block and the harness's result.
+"""Tool use written as text: a reply's one command block is a call, the harness's next user turn is its result.
 
 Harnesses without function calling (mini-swe-agent's text format, SWE-agent's) have the model write its command as
 the one fenced ``bash`` block of its reply and send the result back as a *user* turn that starts with the return
-code (``<returncode>1</returncode>`` then ``<output>...</output>``). Indexed as written, the command is a line of the
-assistant's talk and its output is something the user said: a search for "how are the skipping tests run" or "did
-the tests pass after the fix" cannot tell the command ``pytest testing/test_skipping.py`` or its ``77 passed`` from
-the talk around them. :class:`~ctxbudget.archive._units.UnitTable` reads such a reply as a call (:func:`action`) and
-the turn that answers it as the call's result (:func:`is_result_turn`), as it reads real tool calls.
+code (``<returncode>1</returncode>`` then ``<output>...</output>``). The history keeps them as they were sent; what
+reads them for meaning reads them as tool use: the archive's search units (:mod:`ctxbudget.archive._units`) and
+compaction (:mod:`ctxbudget.compaction._text_protocol`), both with :func:`action` and :func:`is_result_turn`.
 
-This is the reading compaction gives the same messages (``ctxbudget.compaction._text_protocol``, a layer above the
-archive): a reply with one command block, the block on lines of its own; a reply with several blocks (which the
-harness rejects) or none is text.
+A reply with one command block (the block on lines of its own, a ``bash``, ``sh``, ``shell`` or bare fence) makes a
+call; a reply with several blocks (which the harness rejects) or none is text.
 """
 
 from __future__ import annotations
