@@ -17,11 +17,13 @@ what differs between rows is the middleware and the checkpointer.
   system compacts it at its first invoke, reported apart), then each measured
   invoke runs one turn (two model calls and the tool calls). Checkpoint bytes per turn: what the saver stored
   during the invoke (InMemorySaver: the blobs and checkpoints it added; SqliteSaver: the rows' bytes).
+* **Our share of a default-policy invoke**: ``ContextBudgetMiddleware`` (100,000-token budget, default policy) with
+  its hooks' own CPU time summed (model and tool time left out), then an agent with no middleware whose state holds
+  the very messages ours ended with, and what LangGraph's serializer takes to load and to store that list.
 * **Per model call, nothing compacted**: ``ContextBudgetMiddleware`` with a window holding the whole history, its
   hook timed inside the agent (``wrap_model_call`` without the model's own time; it also writes the state update),
-  against the
-  floor: tiktoken ``encode_ordinary`` of the text added since the previous model call (what any exact counter pays),
-  timed in the same call.
+  against the floor: tiktoken ``encode_ordinary`` of the text added since the previous model call (what any exact
+  counter pays), timed in the same call.
 * **Inside a chain**: ``ChatPromptTemplate(system, MessagesPlaceholder) | ContextBudgetRunnable(max_tokens=100_000)``
   against ``prompt | trim_messages`` (approximate counter, ``strategy="last"``, ``start_on="human"``,
   ``include_system=True``): the chain per call (append one turn, invoke), and the step alone (chain minus the
@@ -30,7 +32,7 @@ what differs between rows is the middleware and the checkpointer.
 Medians (agents and model calls in CPU time, chains in wall time: see the notes the results end with); every
 system in one run, in turn. Run: ``.venv/bin/python -m benchmarks.bench_langchain`` (writes
 ``benchmarks/results/langchain.md``; about 15 minutes on a shared 2-core machine); ``--quick`` runs small sizes and
-prints only; ``--only calls`` runs the per-model-call section alone and replaces it in the results.
+prints only; ``--only calls`` (or ``share``) runs that section alone and replaces it in the results.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ import statistics
 import sys
 import tempfile
 import time
+import timeit
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -285,6 +288,115 @@ def run_agent(system: str, saver_kind: str, size: int, repeats: int, folder: Pat
         gc.unfreeze()
 
 
+# -- where a default-policy invoke goes ------------------------------------------------------------------------------
+class HookTimed(ContextBudgetMiddleware):
+    """Our middleware with its hooks' own CPU time summed (the model's and the tools' own time left out)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spent = 0.0
+
+    def _around(self, hook: Callable[[Any, Any], Any], request: Any, handler: Callable[[Any], Any]) -> Any:
+        held: list[float] = []
+
+        def timed(inner: Any) -> Any:
+            start = time.thread_time()
+            try:
+                return handler(inner)
+            finally:
+                held.append(time.thread_time() - start)
+
+        start = time.thread_time()
+        try:
+            return hook(request, timed)
+        finally:
+            self.spent += time.thread_time() - start - sum(held)
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return self._around(super().wrap_model_call, request, handler)
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return self._around(super().wrap_tool_call, request, handler)
+
+    def after_agent(self, state: Any, runtime: Any) -> Any:
+        start = time.thread_time()
+        try:
+            return super().after_agent(state, runtime)
+        finally:
+            self.spent += time.thread_time() - start
+
+
+@dataclass
+class ShareCell:
+    messages: int
+    ours_ms: float
+    compacted: int
+    quiet_ms: float
+    hooks_ms: float
+    plain_ms: float
+    loads_ms: float
+    dumps_ms: float
+
+
+def _invokes(agent: Any, config: dict[str, Any], t: int, repeats: int, after: Callable[[], None]) -> list[float]:
+    """``repeats`` invokes of one turn each (process CPU, ms); ``after`` runs after each, untimed."""
+    _settle_gc()
+    samples: list[float] = []
+    try:
+        for r in range(repeats):
+            start = time.process_time()
+            agent.invoke({"messages": [HumanMessage(_question(t + r))]}, config)
+            samples.append((time.process_time() - start) * 1000)
+            after()
+    finally:
+        gc.unfreeze()
+    return samples
+
+
+def run_share(size: int, repeats: int) -> ShareCell:
+    """Our default-policy agent, its hooks, and the same agent without middleware holding the messages ours holds."""
+    hooks = HookTimed(max_tokens=BUDGET)
+    saver = InMemorySaver()
+    agent = create_agent(BenchModel(), tools=[grep], middleware=[hooks], system_prompt=SYSTEM, checkpointer=saver)
+    config: dict[str, Any] = {"configurable": {"thread_id": f"share-{size}"}}
+    messages, t = history(size)
+    agent.update_state(config, {"messages": messages})
+    agent.invoke({"messages": [HumanMessage(_question(t))]}, config)
+    session = hooks.session(f"share-{size}")
+    assert session is not None
+    compactions: list[object] = []
+    session.events.subscribe(compactions.append, "context_compacted")
+    turns: list[tuple[float, int]] = []  # each invoke's hooks (ms) and whether it compacted
+
+    def hooks_of_turn() -> None:
+        turns.append((hooks.spent * 1000, len(compactions)))
+        hooks.spent = 0.0
+
+    hooks.spent = 0.0
+    ours = _invokes(agent, config, t + 1, repeats, hooks_of_turn)
+    compacted = [i for i in range(repeats) if turns[i][1] != (turns[i - 1][1] if i else 0)]
+    quiet = [i for i in range(repeats) if i not in compacted]
+    held = list(agent.get_state(config).values["messages"])
+    plain = create_agent(BenchModel(), tools=[grep], system_prompt=SYSTEM, checkpointer=InMemorySaver())
+    plain.update_state(config, {"messages": held})
+    plain.invoke({"messages": [HumanMessage(_question(t + repeats + 1))]}, config)
+    alone = _invokes(plain, config, t + repeats + 2, repeats, lambda: None)
+    serde, blob = saver.serde, saver.serde.dumps_typed(held)
+    loads = min(timeit.repeat(lambda: serde.loads_typed(blob), number=5, repeat=5)) / 5 * 1000
+    dumps = min(timeit.repeat(lambda: serde.dumps_typed(held), number=5, repeat=5)) / 5 * 1000
+    median = statistics.median
+    return ShareCell(
+        messages=len(held),
+        ours_ms=median(ours),
+        compacted=len(compacted),
+        quiet_ms=median(ours[i] for i in quiet),
+        hooks_ms=median(turns[i][0] for i in quiet),
+        plain_ms=median(alone),
+        loads_ms=loads,
+        dumps_ms=dumps,
+    )
+
+
 # -- per model call, nothing compacted -------------------------------------------------------------------------------
 class TimedMiddleware(ContextBudgetMiddleware):
     """Our middleware with its hooks timed (the model call excluded) and the floor of each call's new text."""
@@ -455,11 +567,42 @@ def _flat(values: Sequence[float]) -> str:
     return f"{values[-1] / values[0]:.2f}" if values[0] else "—"
 
 
+def render_share(sizes: Sequence[int], shares: Sequence[ShareCell]) -> list[str]:
+    """The lines of the default-policy breakdown section."""
+    head = " | ".join(f"{_size(n)} msgs" for n in sizes)
+    rule = "|".join("---:" for _ in sizes)
+
+    def row(label: str, values: Sequence[float], form: str = "{:.1f}") -> str:
+        return f"| {label} | {' | '.join(form.format(v) for v in values)} |"
+
+    return [
+        SHARE_HEADING,
+        "",
+        "Our middleware with its default policy (compacts at 80% of the 100,000-token window to 60%, clearing old tool "
+        "results first, so its state keeps hundreds of short messages), then the same agent with no middleware at all "
+        "whose state holds the very messages ours ended with (it grows by a turn per invoke). LangGraph loads the "
+        "state's messages once per invoke and stores the whole list at every checkpoint (one per graph step).",
+        "",
+        f"| measure | {head} |",
+        f"|---|{rule}|",
+        row("messages in ctxbudget's state", [c.messages for c in shares], "{:,}"),
+        row("invokes that compacted, of those timed", [c.compacted for c in shares], "{:d}"),
+        row("ctxbudget, median ms per invoke", [c.ours_ms for c in shares]),
+        row("ctxbudget, invokes that compacted nothing, median ms", [c.quiet_ms for c in shares]),
+        row("its hooks' own CPU in those invokes, median ms", [c.hooks_ms for c in shares], "{:.2f}"),
+        row("no middleware, state holding those messages, median ms per invoke", [c.plain_ms for c in shares]),
+        row("LangGraph loading those messages (once per invoke), ms", [c.loads_ms for c in shares], "{:.2f}"),
+        row("LangGraph storing them (at each checkpoint), ms", [c.dumps_ms for c in shares], "{:.2f}"),
+        "",
+    ]
+
+
 def render(
     sizes: Sequence[int],
     agents: dict[tuple[str, str], list[AgentCell]],
     calls: list[CallCell],
     chains: list[ChainCell],
+    shares: Sequence[ShareCell] = (),
 ) -> str:
     head = " | ".join(f"{_size(n)} msgs" for n in sizes)
     rule = "|".join("---:" for _ in sizes)
@@ -493,8 +636,10 @@ def render(
                     for a, b in zip(ours, theirs, strict=True)
                 )
                 out.append(f"| {system} / SummarizationMiddleware | {saver} | {ratios} |")
+    out.append("")
+    if shares:
+        out += render_share(sizes, shares)
     out += [
-        "",
         "## Per model call, nothing compacted (window of 50M tokens, InMemorySaver)",
         "",
         "Our hooks and the floor are timed in the same call, alternating which runs first turn by turn (whichever "
@@ -546,6 +691,7 @@ def render(
 
 
 CALLS_HEADING = "## Per model call, nothing compacted"
+SHARE_HEADING = "## Agents at the default policy: our share of an invoke (InMemorySaver)"
 
 
 def render_calls(sizes: Sequence[int], calls: list[CallCell]) -> str:
@@ -555,11 +701,15 @@ def render_calls(sizes: Sequence[int], calls: list[CallCell]) -> str:
     return section[: section.index("\n## ")]
 
 
-def _replace_calls(text: str, section: str) -> str:
-    """``text`` (the results file) with its per-model-call section replaced by ``section``."""
-    start = text.index(CALLS_HEADING)
+def _replace_section(text: str, heading: str, section: str) -> str:
+    """``text`` (the results file) with the section under ``heading`` replaced by ``section`` (added before the
+    per-model-call section when it has none)."""
+    if heading not in text:
+        at = text.index(CALLS_HEADING)
+        return text[:at] + section.rstrip("\n") + "\n\n" + text[at:]
+    start = text.index(heading)
     end = text.index("\n## ", start)
-    return text[:start] + section + text[end:]
+    return text[:start] + section.rstrip("\n") + "\n" + text[end:]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -567,17 +717,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, print only")
     parser.add_argument(
         "--only",
-        choices=("calls",),
-        help="run one section: 'calls' (per model call, nothing compacted) replaces that section of the results",
+        choices=("calls", "share"),
+        help="run one section and replace it in the results: 'calls' (per model call, nothing compacted), 'share' "
+        "(our share of a default-policy invoke)",
     )
     args = parser.parse_args(argv)
     sizes = (300, 600) if args.quick else SIZES
     repeats = 4 if args.quick else REPEATS
-    if args.only == "calls":
-        section = render_calls(sizes, [run_calls(size, repeats * 3) for size in sizes])
+    if args.only is not None:
+        if args.only == "calls":
+            heading, section = CALLS_HEADING, render_calls(sizes, [run_calls(size, repeats * 3) for size in sizes])
+        else:
+            heading, section = SHARE_HEADING, "\n".join(render_share(sizes, [run_share(s, repeats) for s in sizes]))
         print(section)
         if not args.quick:
-            RESULTS.write_text(_replace_calls(RESULTS.read_text(), section))
+            RESULTS.write_text(_replace_section(RESULTS.read_text(), heading, section))
         return
     agents: dict[tuple[str, str], list[AgentCell]] = {}
     with tempfile.TemporaryDirectory() as folder:
@@ -591,10 +745,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                         f"{system} / {saver} @ {size}: {cell.median_ms:.1f} ms ({time.perf_counter() - started:.0f}s)",
                         flush=True,
                     )
+    shares = [run_share(size, repeats) for size in sizes]
+    print("share done", flush=True)
     calls = [run_calls(size, repeats * 3) for size in sizes]
     print("calls done", flush=True)
     chains = [run_chain(size, repeats * 3) for size in sizes]
-    table = render(sizes, agents, calls, chains)
+    table = render(sizes, agents, calls, chains, shares)
     print(table)
     if not args.quick:
         RESULTS.write_text("# LangChain adapter inside LangChain: agents, model calls, chains\n\n" + table)
