@@ -18,7 +18,7 @@ from langchain_core.messages import BaseMessage
 
 from ._archive_store import ArchiveRef, is_ref, legacy_entries
 from ._thread_archive import ThreadArchive
-from ._view import ARCHIVE_KEY, META_KEY, SUMMARY_KEY
+from ._update import ARCHIVE_KEY, META_KEY, SUMMARY_KEY
 from .convert import CTXBUDGET_KEY
 
 __all__ = ["live_handles", "restore_session", "state_archive"]

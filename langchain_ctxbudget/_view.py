@@ -32,7 +32,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -40,23 +39,17 @@ from ctxbudget.compaction import ARCHIVE_META
 from ctxbudget.compaction.tiers import CLEARED_META
 from ctxbudget.messages import Message
 from ctxbudget.session import ContextSession
-from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from ._archive_store import ArchiveRef
 from ._editing import ClearedResult, cleared_results
 from ._thread_archive import ThreadArchive
+from ._update import Pending, session_meta
 from ._waiting import Waiting, fields_counter
 from .convert import CTXBUDGET_KEY, MessageConverter, ensure_id, lacks_tool_call_ids, with_tool_call_ids
 from .events import EventForwarder
 
-__all__ = ["ARCHIVE_KEY", "META_KEY", "SUMMARY_KEY", "Pending", "ThreadView"]
+__all__ = ["ThreadView"]
 
-SUMMARY_KEY = "ctxbudget_summary"
-"""State field: the cumulative summary of everything compacted away."""
-META_KEY = "ctxbudget_meta"
-"""State field: goal, pinned messages and calibration, to rebuild a session from a checkpoint."""
-ARCHIVE_KEY = "ctxbudget_archive"
-"""State field: a reference to the thread's archive in its store (space, newest batch, entry count)."""
 _SAMPLES = 16
 """Ids checked between the first and the last when recognising the state (besides those two)."""
 _ID = attrgetter("id")
@@ -71,37 +64,6 @@ def _same(given: BaseMessage, held: BaseMessage) -> bool:
     if isinstance(given, AIMessage) or isinstance(held, AIMessage):  # only an AIMessage has tool calls
         return isinstance(given, AIMessage) and isinstance(held, AIMessage) and given.tool_calls == held.tool_calls
     return True
-
-
-@dataclass
-class Pending:
-    """A state update not yet handed to the graph (new archive entries are in the thread's archive until written)."""
-
-    removed: list[str] = field(default_factory=list)
-    replaced: dict[str, BaseMessage] = field(default_factory=dict)
-    summary: str | None = None
-    meta: dict[str, Any] | None = None
-    summary_dirty: bool = False
-
-    @property
-    def empty(self) -> bool:
-        """Nothing to hand over: :meth:`update` without an archive reference is ``None``."""
-        return not (self.removed or self.replaced or self.summary_dirty or self.meta is not None)
-
-    def update(self, archive: ArchiveRef | None = None) -> dict[str, Any] | None:
-        """The graph update: removals and in-place replacements by id, summary, meta and the archive's reference."""
-        out: dict[str, Any] = {}
-        messages: list[BaseMessage] = [RemoveMessage(id=i) for i in self.removed]
-        messages.extend(self.replaced.values())
-        if messages:
-            out["messages"] = messages
-        if self.summary_dirty:
-            out[SUMMARY_KEY] = self.summary
-        if self.meta is not None:
-            out[META_KEY] = self.meta
-        if archive is not None:
-            out[ARCHIVE_KEY] = archive.to_state()
-        return out or None
 
 
 def _slim(message: BaseMessage) -> tuple[BaseMessage, str | None, Any]:
@@ -346,7 +308,7 @@ class ThreadView:
         self._apply(body)
         session = self.session
         self.pending.summary, self.pending.summary_dirty = session.summary, True
-        self.pending.meta = _meta(session)
+        self.pending.meta = session_meta(session)
 
     def _apply(self, body: list[BaseMessage]) -> None:
         """Set ``lc`` to the state as the update leaves it: removals gone, replacements in place, system messages kept.
@@ -395,21 +357,3 @@ class ThreadView:
         if wrote:
             self.archive.release({m.id for m in self.session.history})
         return update
-
-
-def _meta(session: ContextSession) -> dict[str, Any]:
-    """What ``ctxbudget_meta`` persists, read in O(pins) (not a full ``snapshot()``: O(history + archive)).
-
-    The goal's message id and the pins have no public accessor on ``ContextSession`` yet, so they are read from the
-    attributes :meth:`ContextSession.snapshot` itself reads (directly, so a rename fails loudly in the tests);
-    the values are identical to the snapshot's.
-    """
-    calibration = session.tracker.calibration
-    return {
-        "goal": session.goal,
-        "goal_id": session.goal_message_id,
-        "pinned": [m.model_dump(mode="json") for m in session.pinned],
-        "pinned_ids": sorted(session.pinned_ids),
-        "ratio": calibration.ratio,
-        "samples": calibration.samples,
-    }

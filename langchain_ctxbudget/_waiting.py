@@ -1,12 +1,12 @@
 """Messages a view has counted but not yet added to its session: a model call that compacts nothing converts nothing.
 
 Converting a LangChain message to a core :class:`~ctxbudget.Message` and adding it to the session cost, per model
-call inside ``create_agent``, about a third of what counting the new text does. So a view counts each message that
-arrives from its LangChain form, with the counter's own formula (``count_fields``: the count ``count_message`` gives
-the converted message), and keeps it *waiting*: in the view (it is sent, and recognised by id like the rest), not in
-the session. The session gets the waiting messages, with their counts (``add_counted``: not counted again), when
-something needs them there (:meth:`~langchain_ctxbudget._view.ThreadView.settle`): a request at the compaction
-threshold or past the hard stop, a message that cannot wait, a caller asking for the session.
+call inside ``create_agent``, a quarter to a third again of what counting the new text does. So a view counts each
+message that arrives from its LangChain form, with the counter's own formula (``count_fields``: the count
+``count_message`` gives the converted message), and keeps it *waiting*: in the view (it is sent, and recognised by id
+like the rest), not in the session. The session gets the waiting messages, with their counts (``add_counted``: not
+counted again), when something needs them there (:meth:`~langchain_ctxbudget._view.ThreadView.settle`): a request at
+the compaction threshold or past the hard stop, a message that cannot wait, a caller asking for the session.
 
 A message waits only when adding it would change nothing in the session but the history and its total: a human,
 AI or tool message (exactly those classes) with text content and no ctxbudget marks, whose id the session does not
@@ -14,8 +14,9 @@ know; an AI message's calls all have ids (the adapter persists the ids it gives)
 the waiting AI message before it, and is within the per-output limit (the session bounds a longer one as it
 arrives); no human or AI message comes while a call is still unanswered (the session would send a synthetic result
 for it). The first one waits only when the session mirrors the view and sends its history as it is (no open call,
-no result left out). Validation is the converter's own (a tool call is built as :func:`~.convert.from_langchain`
-builds it, raising the same error); text with a lone surrogate never waits (converting it raises, naming it).
+no result left out). A message the converter would refuse never waits (text with a lone surrogate, a call without
+a valid id or name, two calls with one id, arguments JSON cannot hold, which the counter refuses): it is converted
+as it arrives, which raises the converter's own typed error, naming the field.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ._view import ARCHIVE_KEY
+from ._update import ARCHIVE_KEY
 from .convert import from_langchain, to_langchain
 from .events import EVENT_PREFIX
 from .middleware import ContextBudgetMiddleware

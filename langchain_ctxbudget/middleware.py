@@ -23,8 +23,9 @@
 * Views are cached per ``thread_id``; a run without one (no checkpointer, a stateless server) gets its own
   per-invocation id in ``ctxbudget_run`` (stamped with its first model call's reply), so concurrent threadless runs
   never share a view or a pending update, and its view is dropped when the run ends (``after_agent``). A state is
-  recognised by its messages' ids, so a checkpointer's fresh objects cost nothing: a model call converts and counts
-  only the messages added since the last one.
+  recognised by its messages' ids, so a checkpointer's fresh objects cost nothing: a model call counts only the
+  messages added since the last one, from their LangChain form; they are converted and added to the session only when
+  it needs them (a compaction, the hard stop, a message the session shapes as it arrives).
 * Events reach LangChain callbacks as custom events ``ctxbudget.<type>``; summarizer calls are tagged ``nostream``.
 
 The window is ``max_tokens`` when given, else the model's ``profile["max_input_tokens"]``, else the ctxbudget model
@@ -32,7 +33,8 @@ registry by model name. Place this middleware last in ``middleware=[...]`` so it
 really receives.
 
 This module holds the hooks and the state schema; the views per thread are ``_threads``'s, the messages a call sends
-``_outgoing``'s, bounding on arrival ``_bounding``'s, and the read-back and search tools ``_read_back``'s.
+``_outgoing``'s, the reply handed back (call ids, calibration, the update beside it) ``_replies``'s, bounding on
+arrival ``_bounding``'s, and the read-back and search tools ``_read_back``'s.
 """
 
 from __future__ import annotations
@@ -61,7 +63,6 @@ from langchain.agents.middleware.types import (
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
 from langchain_core.tools import BaseTool
-from langgraph.types import Command  # what ExtendedModelResponse.command is (langchain depends on langgraph)
 
 from ._archive_store import GraphStore, is_ref
 from ._archives import Archives
@@ -77,10 +78,12 @@ from ._checks import (
 from ._editing import ToolEdits
 from ._outgoing import outgoing_messages, waiting_messages
 from ._read_back import READ_TOOL_NAME, ArchiveReader, ReadArchivedArgs, archived_messages, read_tool
+from ._replies import calibrate, with_call_ids, with_update
 from ._search import SEARCH_TOOL_NAME, SearchArchiveArgs, search_tool
 from ._threads import RUN_KEY, Views
-from ._view import ARCHIVE_KEY, META_KEY, SUMMARY_KEY, ThreadView
-from .convert import MessageConverter, lacks_tool_call_ids, usage_of, with_tool_call_ids
+from ._update import ARCHIVE_KEY, META_KEY, SUMMARY_KEY
+from ._view import ThreadView
+from .convert import MessageConverter
 from .errors import LangChainContextOverflowError
 from .events import DEFAULT_FORWARDED
 from .summarizer import LangChainSummarizer
@@ -263,11 +266,11 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
                     raise LangChainContextOverflowError.from_core(exc) from exc
             sent = self._finish(view, built, request)
         view.forwarder.flush()
-        response = _with_call_ids(handler(sent))
+        response = with_call_ids(handler(sent))
         with view.lock:
-            _calibrate(view, response)
+            calibrate(view, response)
             update = view.take_update()
-        return _extended(response, update, run)
+        return with_update(response, update, run)
 
     async def awrap_model_call(
         self,
@@ -286,9 +289,9 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
                 raise LangChainContextOverflowError.from_core(exc) from exc
         sent = self._finish(view, built, request)
         await view.forwarder.aflush()
-        response = _with_call_ids(await handler(sent))
-        _calibrate(view, response)
-        return _extended(response, await view.atake_update(), run)
+        response = with_call_ids(await handler(sent))
+        calibrate(view, response)
+        return with_update(response, await view.atake_update(), run)
 
     def after_agent(self, state: ContextBudgetState, runtime: Any) -> dict[str, Any] | None:
         """Forget the view of a run without a ``thread_id``: no later call can extend it."""
@@ -369,46 +372,3 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
     def archived(self, state: Mapping[str, Any], runtime: Any = None) -> list[Message]:
         """Every archived original of an agent state (one per message id), read from the archive store."""
         return self.reader.archived(state, runtime)
-
-
-def _calibrate(view: ThreadView, response: ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]) -> None:
-    """Calibrate the session's tracker from the reply's ``usage_metadata``."""
-    inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
-    messages = inner.result if isinstance(inner, ModelResponse) else [inner]
-    usage = usage_of(messages[-1]) if messages and isinstance(messages[-1], AIMessage) else None
-    if usage is not None:
-        view.record_usage(*usage)
-
-
-def _extended(
-    response: ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any],
-    update: dict[str, Any] | None,
-    run: str | None,
-) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-    """The reply, with the state update beside it as a ``Command`` (merged with one an inner handler returned)."""
-    if run is not None:
-        update = {**(update or {}), RUN_KEY: run}
-    if not update:
-        return response
-    if isinstance(response, ExtendedModelResponse):
-        inner, command = response.model_response, response.command
-        if command is not None and isinstance(command.update, dict):
-            merged = {**command.update, **update}
-            if "messages" in command.update and "messages" in update:
-                merged["messages"] = [*command.update["messages"], *update["messages"]]
-            update = merged
-    else:
-        inner = response if isinstance(response, ModelResponse) else ModelResponse(result=[response])
-    return ExtendedModelResponse(model_response=inner, command=Command(update=update))
-
-
-def _with_call_ids(
-    response: ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any],
-) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
-    """The model's reply with an id on every tool call, so the tool node can answer each call by its id."""
-    if isinstance(response, AIMessage):
-        return cast("AIMessage", with_tool_call_ids(response))
-    inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
-    if any(lacks_tool_call_ids(m) for m in inner.result):
-        inner.result = [with_tool_call_ids(m) for m in inner.result]
-    return response

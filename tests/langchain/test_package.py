@@ -49,8 +49,9 @@ def _imports(path: Path) -> set[str]:
 # Beyond langchain_core: the middleware API lives in langchain.agents; the demo driver builds a whole agent.
 EXTRA_IMPORTS = {
     "__init__.py": ("langchain.agents",),  # probes the extra, to fail with the install line
+    "middleware.py": ("langchain.agents",),
     # langgraph.types.Command: the type of langchain's ExtendedModelResponse.command, which carries the state update
-    "middleware.py": ("langchain.agents", "langgraph.types"),
+    "_replies.py": ("langchain.agents", "langgraph.types"),
     "demo.py": ("langchain.agents", "langgraph.checkpoint.memory"),
 }
 

@@ -12,7 +12,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_ctxbudget import META_KEY, SUMMARY_KEY, ContextBudgetMiddleware, StrictFakeChatModel, ToolLoop
-from langchain_ctxbudget._view import _SAMPLES, ThreadView, _meta
+from langchain_ctxbudget._update import session_meta as _meta
+from langchain_ctxbudget._view import _SAMPLES, ThreadView
 from langchain_ctxbudget.convert import MessageConverter
 from langchain_ctxbudget.events import EventForwarder
 

@@ -281,8 +281,7 @@ class TiktokenCounter:
             return cached
         content = message.content
         if isinstance(content, str):
-            # Content goes to the encoder unless its text was counted already (a summary or a marker compaction
-            # wrote and counted before making it a message); the message cache remembers it either way.
+            # not encoded when its text was counted already (a summary or a marker compaction wrote and counted)
             known = self._texts.get(self._key(content)) if 64 < len(content) <= _CHUNKED_OVER else None
             total = self._text_message(message.role, content, known)
         else:
@@ -301,46 +300,27 @@ class TiktokenCounter:
         tool_calls: Sequence[tuple[str, str, dict[str, Any]]] = (),
         tool_call_id: str | None = None,
     ) -> int:
-        """:meth:`count_message` of the complete message with these fields and text ``content``, without building it.
+        """:meth:`count_message` of the complete message with these fields (``tool_calls``: id, name, arguments).
 
-        ``tool_calls`` holds each call's id, name and arguments. For a caller that counts each message once, as it
-        arrives in another framework's form, and keeps the count with it
-        (:meth:`~ctxbudget.session.ContextSession.add_counted` takes it): the same formula and the same count, but
-        neither the message nor its content is remembered (no digest of a long text is taken).
+        Remembers nothing (takes no digest of a long text): an adapter counts each message once, as it arrives.
 
         Raises:
-            UsageError: ``role`` is not a chat role, or ``content``, ``name`` or ``tool_call_id`` not a ``str`` (or
-                ``None`` for the last two).
-            InvalidMessageError: a tool call is not an id and a name (non-empty ``str``) and arguments JSON can hold
-                (naming ``tool_calls[i]``).
+            UsageError: ``role`` is not a chat role, or ``content``, ``name`` or ``tool_call_id`` not text.
+            InvalidMessageError: a tool call a :class:`~ctxbudget.ToolCall` cannot hold (naming ``tool_calls[i]``).
         """
         calls = fields_calls_key(role, content, name, tool_calls, tool_call_id)
         return self._text_message(role, content, None) + self._beside_content(name, calls, tool_call_id)
 
     def _text_message(self, role: str, content: str, known: int | None) -> int:
-        """Framing, role and text ``content`` (``known``: its count, when remembered)."""
-        if len(content) > _CHUNKED_OVER:
-            # A huge output is counted through the text cache: bounding it then counts it again, for free.
-            tokens = self.count_text(content)
-        else:
-            tokens = known if known is not None else self._length(content)
-        return TOKENS_PER_MESSAGE + self._role_tokens(role) + tokens
+        """Framing, role and text ``content`` (``known``: its count, when remembered); a huge one via the text cache."""
+        tokens = self.count_text(content) if len(content) > _CHUNKED_OVER else known or self._length(content)
+        return TOKENS_PER_MESSAGE + self._role_tokens(role) + tokens  # known is never 0: only texts over 64 chars
 
     def _beside_content(self, name: str | None, calls: CallsKey, tool_call_id: str | None) -> int:
         """Name, tool calls (``(id, name, arguments JSON)`` each) and the id of the call a result answers."""
-        total = 0
-        if name:
-            total += TOKENS_PER_NAME + self.count_text(name)
-        for call_id, call_name, arguments in calls:
-            total += (
-                TOKENS_PER_TOOL_CALL
-                + self.count_text(call_id)
-                + self.count_text(call_name)
-                + self.count_text(arguments)
-            )
-        if tool_call_id:
-            total += self.count_text(tool_call_id)
-        return total
+        total = TOKENS_PER_NAME + self.count_text(name) if name else 0
+        total += sum(TOKENS_PER_TOOL_CALL + sum(map(self.count_text, call)) for call in calls)
+        return total + (self.count_text(tool_call_id) if tool_call_id else 0)
 
     def _role_tokens(self, role: str) -> int:
         tokens = self._roles.get(role)
