@@ -28,7 +28,7 @@ from .calls import (
     shell_writes,
 )
 from .harness import strip_harness
-from .outcomes import call_failure, outcome
+from .outcomes import background, call_failure, outcome, rejected
 from .outputs import output_items
 from .textscan import clip, informative_tokens
 
@@ -80,8 +80,10 @@ def tool_items(
         yield _item("error", clip(f"{label} -> {failed}", 300), label.lower(), order)
     kind = call_kind(call) if call is not None else None
     operation = file_op(call) if kind == "file" and call is not None else None
-    if (operation is not None and operation.op != "read") or is_plan_call(call):
-        return  # a write's, an edit's or a task list's result is its confirmation: its own item says what it did
+    if (operation is not None and operation.op != "read") or is_plan_call(call) or rejected(message):
+        return  # a write's, an edit's or a task list's result is its confirmation, a rejected call's says it never ran
+    if background(message.text) is not None:
+        return  # the command went on in the background: its call's bullet says so, and the output file is the harness's
     tool = message.name or (call.name if call is not None else "tool")
     read = is_file_read(call)
     search = call is not None and is_search(call)

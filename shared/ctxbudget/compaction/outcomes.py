@@ -25,7 +25,7 @@ from .calls import COMMAND_SEPARATOR, QUOTED_STRING, call_kind, is_search, shell
 from .harness import persisted_output
 from .textscan import MAX_RUN, bounded, bounded_line, clip
 
-__all__ = ["call_failure", "failure_key", "failure_line", "not_run", "outcome"]
+__all__ = ["background", "call_failure", "failure_key", "failure_line", "not_run", "outcome", "rejected"]
 
 SCAN_CHARS = 400_000
 """Characters of an output whose structure is read (its head; the tail is read separately)."""
@@ -53,9 +53,23 @@ _CLI_ERROR = re.compile(r"^\s*(?:ERROR|FATAL|fatal|error|Error|npm ERR!)(?:\[[\w
 _DIAGNOSTIC = re.compile(r"^\s*[\w./-]+\.\w{1,8}:\d+(?::\d+)?:\s*(?:error:\s*)?[A-Za-z]")
 """A compiler's or linter's diagnostic: ``strategy/manual_commit_test.go:755:53: not enough arguments in call``."""
 _NOT_RUN_SHOWN = "not run (a parallel call failed first)"
+_REJECTED = re.compile(
+    r"^\s*(?:<tool_use_error>)?\s*(?:Error: )?The user doesn't want to (?:proceed with this tool use|take this action)"
+)
+"""Claude Code's result for a call the user rejected (its "STOP what you are doing and wait ..." was for the model
+then, not an instruction that still stands): the call never ran."""
+_REJECTED_SHOWN = "not run (the user rejected it)"
 _MATCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "pgrep"})
 """Commands whose exit status 1 means they ran and matched nothing (2 and above are their errors)."""
 _WRAPPER = re.compile(r"^\s*</?(?:returncode|output|stdout|stderr|tool_use_error)>\d*(?:</returncode>)?\s*$")
+_PROMPT = re.compile(r"^\((?:Open file|Current directory): [^\n]{0,400}\)\s*$|^bash-\$\s*$")
+"""SWE-agent's shell prompt after a command's output (the open file, the directory, ``bash-$``)."""
+_PROCESS_DONE = re.compile(r"///PROCESS-DONE:-?\d{1,4}:PROCESS-DONE///")
+_METER = re.compile(
+    r"^\s*(?:% Total +% Received|Dload +Upload|\d{1,3} +\S+ +\d{1,3} +\S+ +\d{1,3} +\S+ +\S+ +\S+ +[-\d]{2}:[-\d]{2}:)"
+)
+"""A line of curl's progress meter (its header, and a row of it: ``100  1234  100  1234  0  0  8000  0 --:--:-- ...``),
+which a command's ``2>&1`` adds to its output: not what the command returned."""
 _WRAPPER_TAG = re.compile(r"</?(?:tool_use_error|error|stderr|stdout|output)>")
 _NOT_FOUND = re.compile(
     r"^(?:no\b[^.:\n]{1,100}\b(?:found|exists?)\b|(?:could not|cannot|can't|unable to) find\b"
@@ -116,7 +130,7 @@ def failure_line(message: Message) -> str | None:
     metadata = message.metadata if isinstance(message.metadata, Mapping) else {}
     flagged = _flagged(metadata)
     text = message.text
-    if not_run(message):
+    if not_run(message) or rejected(message):
         return None
     head = text[:SCAN_CHARS]
     found = _json_failure(head) or _traceback_failure(head) or _edge_failure(text)
@@ -128,6 +142,20 @@ def failure_line(message: Message) -> str | None:
     if "<" in found:  # a harness's wrapper around the message (Claude Code's <tool_use_error>) is not its text
         found = _WRAPPER_TAG.sub("", found).strip() or found
     return clip(found, 240)
+
+
+_BACKGROUND = re.compile(r"\A\s*Command running in background with ID: ([\w-]{1,40})\.")
+
+
+def background(text: str) -> str | None:
+    """What a result that only says its command went on in the background says (Claude Code's), else ``None``."""
+    started = _BACKGROUND.match(text[:200])
+    return None if started is None else f"running in the background (ID {started.group(1)})"
+
+
+def rejected(result: Message) -> bool:
+    """The result says the user rejected its call (Claude Code's "The user doesn't want to proceed ..."): not run."""
+    return _REJECTED.match(result.text[:200]) is not None
 
 
 def _matched_nothing(call: ToolCall, result: Message) -> bool:
@@ -180,12 +208,27 @@ def _edge_lines(text: str) -> tuple[list[str], list[str]]:
     """
     head = text[:4_000]
     if len(head) <= MAX_RUN:  # the whole text, which bounded() leaves as it is
-        lines = [line for line in head.splitlines() if line.strip() and not _WRAPPER.match(line)]
+        lines = [_content(line) for line in head.splitlines() if line.strip() and not _carried(line)]
+        lines = [line for line in lines if line.strip()]
         return lines[:_EDGE_LINES], lines[-_EDGE_LINES:]
     first = _kept_lines(head.splitlines())
     last = _kept_lines(reversed(text[-4_000:].splitlines()))
     last.reverse()
     return first, last
+
+
+def _carried(line: str) -> bool:
+    """``line`` is carried with a result but is not its content: a harness's wrapper tag or prompt, curl's meter."""
+    return (
+        ("<" in line and _WRAPPER.match(line) is not None)
+        or ("  " in line and _METER.match(line) is not None)
+        or (line[:1] in "(b" and _PROMPT.match(line) is not None)
+    )
+
+
+def _content(line: str) -> str:
+    """``line`` without the end marker SWE-agent's EnIGMA appends to a command's output."""
+    return _PROCESS_DONE.sub("", line) if "PROCESS-DONE" in line else line
 
 
 def _kept_lines(lines: Iterable[str]) -> list[str]:
@@ -194,8 +237,8 @@ def _kept_lines(lines: Iterable[str]) -> list[str]:
     for raw in lines:
         if not raw.strip():
             continue  # a blank line is blank bounded
-        line = bounded_line(raw)
-        if "<" not in line or not _WRAPPER.match(line):  # a wrapper line is a tag
+        line = _content(bounded_line(raw))
+        if line.strip() and not _carried(line):
             kept.append(line)
             if len(kept) == _EDGE_LINES:
                 break
@@ -360,6 +403,8 @@ def outcome(
         return "no result", None
     if not_run(result):
         return _NOT_RUN_SHOWN, None
+    if rejected(result):
+        return _REJECTED_SHOWN, None
     failed = failure(result)
     if failed is not None and call is not None and _matched_nothing(call, result):
         return "ok: no match (exit code 1)", None
@@ -367,7 +412,8 @@ def outcome(
         failed = _not_found(call, result)
     if failed is not None:
         return f"FAILED: {clip(failed, 200)}", failed
-    return f"ok: {said}" if (said := _success(result.text)) else "ok", None
+    said = background(result.text) or _success(result.text)  # where a background command's output goes: the harness's
+    return f"ok: {said}" if said else "ok", None
 
 
 def _success(text: str) -> str | None:
@@ -382,7 +428,8 @@ def _success(text: str) -> str | None:
     if body is not None:
         return _json_said(body)
     short = bounded(text) if len(text) <= _SHORT_RESULT * 2 else ""
-    lines = [ln.strip() for ln in short.splitlines() if ln.strip() and not _WRAPPER.match(ln)]
+    lines = [_content(ln).strip() for ln in short.splitlines() if ln.strip() and not _carried(ln)]
+    lines = [ln for ln in lines if ln]
     if lines and sum(len(ln) + 3 for ln in lines) <= _SHORT_RESULT:
         return " | ".join(lines)
     summary = next((line for line in reversed(last) if _SUMMARY_LINE.search(line) and len(line) < 200), last[-1])

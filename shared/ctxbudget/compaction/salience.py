@@ -26,7 +26,7 @@ from ._salient import item as _item
 from ._text_protocol import HARNESS_META, REJECTED_META, as_tool_use, is_observation
 from ._tool_use import call_items, tool_items
 from .calls import call_label
-from .harness import is_continuation_summary, strip_harness
+from .harness import is_continuation_summary, strip_harness, subagent_reports
 from .memo import ReadMemo
 from .outcomes import failure_key, failure_line
 from .outputs import output_items
@@ -203,6 +203,9 @@ def _user_items(message: Message, order: int, handle_of: HandleOf | None, said: 
     if is_continuation_summary(message.text):
         yield from _continuation(message.text, order)
         return
+    for report in subagent_reports(message.text):  # a subagent's work handed back as a user turn: the agent's findings
+        for statement in assistant_statements(report):
+            yield _item(statement.kind, statement.text, item_key(statement.kind, statement.text), order)
     yield from _statement_items(message.text, order, handle_of(message) if handle_of is not None else None, said)
 
 

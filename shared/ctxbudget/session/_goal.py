@@ -14,6 +14,7 @@ import threading
 
 from ..archive.store import Archive
 from ..compaction._text_protocol import is_observation
+from ..compaction.harness import strip_harness
 from ..compaction.statements import user_statements
 from ..context.evidence import excerpt
 from ..messages.message import Message
@@ -160,6 +161,7 @@ def shown_goal(goal: str, *, counter: TokenCounter, max_tokens: int, archive: Ar
     of a 10%-of-transcript budget went to a mini-swe-agent task's template); a longer goal is archived (as text,
     under a handle derived from its content) and shown as head and tail naming that handle.
     """
+    goal = strip_harness(goal) or goal  # what the person asked: a harness's prompt or reminder around it is not
     cap = max(32, min(4_096, max_tokens // 8))
     if counter.count_text(goal) <= cap:
         return " ".join(goal.split()) if "\n" not in goal.strip() else goal.strip()

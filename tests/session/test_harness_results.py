@@ -1,0 +1,86 @@
+"""What harnesses write around tool results and into user turns is not the work's content (third held-out round).
+
+Read from public sessions nobody here wrote: Claude Code's result for a call the user rejected ends "STOP what you
+are doing and wait for the user", and the summary kept it as an open error; its background subagents report back as
+``<task-notification>`` user turns, which became the user's task and facts; a background command's result named the
+harness's output file as a file of the work; SWE-agent (EnIGMA) ends every output with its prompt and a
+``///PROCESS-DONE:0:PROCESS-DONE///`` marker, and curl's progress meter was every request's outcome.
+"""
+
+from __future__ import annotations
+
+from ctxbudget import Message, SummaryRequest, ToolCall
+from ctxbudget.compaction.summarize import ExtractiveSummarizer
+from ctxbudget.providers import counter_for_model
+
+COUNTER = counter_for_model("gpt-4o")
+REJECTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the "
+    "new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
+)
+
+
+def summary_of(*turns: Message) -> dict[str, str]:
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=turns))
+    sections: dict[str, str] = {}
+    for block in summary.split("## ")[1:]:
+        title, _, body = block.partition("\n")
+        sections[title.strip()] = body
+    return sections
+
+
+def call(call_id: str, command: str) -> ToolCall:
+    return ToolCall(id=call_id, name="Bash", args={"command": command})
+
+
+def test_a_call_the_user_rejected_never_ran_and_its_stop_instruction_is_not_kept() -> None:
+    grep = call("a", 'grep -rn "too many ref-update" .')
+    found = summary_of(
+        Message(role="assistant", tool_calls=(grep,)),
+        Message(role="tool", tool_call_id="a", content=REJECTED, metadata={"is_error": True}),
+        Message(role="user", content="The backend is in ../entiredb, look there."),
+    )
+    assert 'grep -rn "too many ref-update" . -> not run (the user rejected it)' in found["Commands and results"]
+    assert "Errors" not in found
+    assert "STOP" not in "".join(found.values())
+
+
+def test_a_subagents_report_is_the_agents_finding_not_the_users_words() -> None:
+    notification = (
+        "<task-notification>\n<task-id>ab6382cc508f7ce62</task-id>\n<status>completed</status>\n"
+        '<summary>Agent "Simplification review" came to rest</summary>\n<result>The `first, rest` split in push.go '
+        "is duplicated in `PushObjects`; extract `splitFirstBatch` to share it.</result>\n</task-notification>"
+    )
+    found = summary_of(Message(role="user", content=notification))
+    assert "splitFirstBatch" in found["Findings"]
+    assert "User facts and constraints" not in found
+    assert "Latest request" not in found
+    assert "task-notification" not in "".join(found.values())
+
+
+def test_a_background_commands_result_says_so_and_names_no_file() -> None:
+    started = (
+        "Command running in background with ID: bv1vibmn9. Output is being written to: "
+        "/private/tmp/claude-501/tasks/bv1vibmn9.output. You will be notified when it completes."
+    )
+    test = call("a", "go test ./... 2>&1")
+    found = summary_of(
+        Message(role="assistant", tool_calls=(test,)), Message(role="tool", tool_call_id="a", content=started)
+    )
+    assert "go test ./... 2>&1 -> ok: running in the background (ID bv1vibmn9)" in found["Commands and results"]
+    assert "Files and artifacts" not in found
+
+
+def test_swe_agents_prompt_end_marker_and_curls_meter_are_not_a_commands_outcome() -> None:
+    output = (
+        "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n"
+        "                                 Dload  Upload   Total   Spent    Left  Speed\n"
+        "100    23  100    23    0     0    150      0 --:--:-- --:--:-- --:--:--   151\n"
+        "Hello World from Perl!///PROCESS-DONE:0:PROCESS-DONE///\n"
+        "(Open file: n/a)\n(Current directory: /ctf)\nbash-$"
+    )
+    hello = call("a", "curl http://web.chal.csaw.io:8000/cgi-bin/hello.pl")
+    found = summary_of(
+        Message(role="assistant", tool_calls=(hello,)), Message(role="tool", tool_call_id="a", content=output)
+    )
+    assert found["Commands and results"].rstrip().endswith("hello.pl -> ok: Hello World from Perl!")
