@@ -84,3 +84,16 @@ def test_swe_agents_prompt_end_marker_and_curls_meter_are_not_a_commands_outcome
         Message(role="assistant", tool_calls=(hello,)), Message(role="tool", tool_call_id="a", content=output)
     )
     assert found["Commands and results"].rstrip().endswith("hello.pl -> ok: Hello World from Perl!")
+
+
+def test_an_answer_to_the_agents_question_tool_is_the_users_choice() -> None:
+    ask = ToolCall(id="q", name="AskUserQuestion", args={"questions": [{"question": "Which direction?"}]})
+    answered = (
+        'Your questions have been answered: "Which direction should the fix take?"="Client batching (git-sync)". '
+        "You can now continue with these answers in mind."
+    )
+    found = summary_of(
+        Message(role="assistant", tool_calls=(ask,)), Message(role="tool", tool_call_id="q", content=answered)
+    )
+    assert "- User chose: Client batching (git-sync) (to: Which direction should the fix take?)" in found["Decisions"]
+    assert "AskUserQuestion" not in "".join(found.values())

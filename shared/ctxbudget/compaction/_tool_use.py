@@ -9,11 +9,12 @@ read reports no facts, and a line the call's own bullet shows is keyed so the le
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 
 from ..messages.message import Message, ToolCall
 from ._plans import is_plan_call, plan_item
-from ._salient import RECORD_CALL, SHOWN_BY_CALL, Salient
+from ._salient import RECORD_CALL, SHOWN_BY_CALL, USER_CHOSE, Salient
 from ._salient import item as _item
 from .calls import (
     call_kind,
@@ -36,6 +37,9 @@ __all__ = ["call_items", "tool_items"]
 
 _CALL_CHARS = 320
 """Longest bullet of a command or call with its outcome."""
+_ANSWERS = re.compile(r'"([^"\n]{1,300})"="([^"\n]{1,300})"')
+"""A question and the user's answer as a question tool's result gives them (Claude Code's AskUserQuestion: "Your
+questions have been answered: "Which direction should the fix take?"="Client batching (git-sync)". ...")."""
 
 
 def call_items(
@@ -44,6 +48,11 @@ def call_items(
     """The items of one tool call answered by ``result``: its file, its command or call with its outcome."""
     if is_plan_call(call) and (planned := plan_item(call, result)) is not None:
         yield _item(*planned, order)  # the agent's own task list: what is done and next, not a call
+        return
+    answers = _ANSWERS.findall(result.text[:4_000]) if result is not None and "answered" in result.text[:200] else []
+    if answers:  # the user answered the agent's questions through a tool (Claude Code's AskUserQuestion): choices
+        for question, answer in answers:
+            yield _item("decision", clip(f"{USER_CHOSE}{answer} (to: {question})", 280), None, order)
         return
     label = call_label(call)
     shown, failed = outcome(result, failure, call)
