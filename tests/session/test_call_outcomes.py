@@ -190,3 +190,13 @@ def test_a_failed_lint_names_its_first_and_its_last_diagnostic() -> None:
     errors = summary_of((bash("a", "mise run lint 2>&1"), lint, True))["Errors"]
     assert "hooks_git_cmd.go:68:13: Error return value" in errors
     assert "logger.go:128:12: G304: Potential file inclusion via variable (gosec)" in errors  # the second was lost
+
+
+def test_a_go_test_run_whose_failures_a_pipe_hides_from_its_exit_status_failed() -> None:
+    output = (
+        "ok  \tentire.io/cli/a\t0.2s\n--- FAIL: TestSign (0.01s)\n"
+        "    sign_test.go:12: cannot auto-sign commit: disable commit.gpgSign\nFAIL\n"
+        "FAIL\tentire.io/cli/internal/git\t0.412s\nok  \tentire.io/cli/b\t0.3s"
+    )
+    errors = summary_of((bash("a", "go test ./... 2>&1 | tail -50"), output, False))["Errors"]
+    assert "go test ./... 2>&1 | tail -50 -> --- FAIL: TestSign (0.01s)" in errors

@@ -80,7 +80,11 @@ _HTTP = re.compile(
     r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\s+[A-Z][A-Za-z ]{2,40}$|^\s*HTTP/\d(?:\.\d)?\s+([45]\d\d)\b"
 )
 _HTTP_FIELD = re.compile(r"\b(?:status(?:_code)?|http(?: status)?)\s*[:=]\s*([45]\d\d)\b", re.IGNORECASE)
-_TEST_FAIL = re.compile(r"\b([1-9]\d*) (?:failed|errors?)\b|^FAILED\b|^FAIL:|^ERROR:", re.IGNORECASE)
+_TEST_FAIL = re.compile(
+    r"\b([1-9]\d*) (?:failed|errors?)\b|^FAILED\b|^FAIL:|^ERROR:"
+    r"|^\s*--- FAIL: |^FAIL\t",  # go test: a test's failure line, a package's ("FAIL\tentire.io/cli/x\t0.41s")
+    re.IGNORECASE,
+)
 _ZERO_FAILED = re.compile(r"\b0 failed\b")
 _EDGE_ERROR = re.compile(
     r"command not found|no such file or directory|permission denied|not recognized as|^\S+: no module named ", re.I
