@@ -6,6 +6,7 @@ bounded text's first and last non-blank lines, a word known absent is one ``str.
 
 from __future__ import annotations
 
+import ctxbudget.compaction._edges as edges
 import ctxbudget.compaction._figure_lines as figures_module
 import ctxbudget.compaction.outcomes as outcomes_module
 import ctxbudget.compaction.outputs as outputs_module
@@ -65,18 +66,20 @@ def test_a_long_text_is_bounded_line_by_line(text: str) -> None:
 
 
 def _plain_edge_lines(text: str) -> tuple[list[str], list[str]]:
-    wrapper = outcomes_module._WRAPPER
+    """The bounded head's and tail's lines without what is carried along (wrapper, prompt, meter, end marker)."""
     head, tail = bounded(text[:4_000]), bounded(text[-4_000:])
-    first = [line for line in head.splitlines() if line.strip() and not wrapper.match(line)][:6]
-    last = [line for line in tail.splitlines() if line.strip() and not wrapper.match(line)][-6:]
-    return first, last
+
+    def kept(lines: list[str]) -> list[str]:
+        return [c for line in lines if line.strip() and not edges.carried(line) and (c := edges.content(line)).strip()]
+
+    return kept(head.splitlines())[:6], kept(tail.splitlines())[-6:]
 
 
 @settings(max_examples=300)
 @given(texts, st.integers(min_value=1, max_value=60))
 def test_edge_lines_are_the_bounded_texts_first_and_last_lines(text: str, copies: int) -> None:
     text *= copies
-    assert outcomes_module._edge_lines(text) == _plain_edge_lines(text)
+    assert edges.edge_lines(text) == _plain_edge_lines(text)
 
 
 _PREFILTERED = (

@@ -16,20 +16,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..messages.message import Message, ToolCall
 from ..messages.toolpairs import not_run
+from ._edges import WRAPPER, carried, content, edge_lines
 from .calls import COMMAND_SEPARATOR, QUOTED_STRING, call_kind, is_search, shell_command
 from .harness import persisted_output
-from .textscan import MAX_RUN, bounded, bounded_line, clip
+from .textscan import bounded, clip
 
 __all__ = ["background", "call_failure", "failure_key", "failure_line", "not_run", "outcome", "rejected"]
 
 SCAN_CHARS = 400_000
 """Characters of an output whose structure is read (its head; the tail is read separately)."""
-_EDGE_LINES = 6
 _TRACEBACK = "Traceback (most recent call last)"
 _RAISED = re.compile(r"^(?!During handling|The above exception|Traceback)[A-Za-z_][\w.]*(?::\s.*|:?)$")
 _LEADING_ERROR = re.compile(
@@ -61,15 +61,6 @@ then, not an instruction that still stands): the call never ran."""
 _REJECTED_SHOWN = "not run (the user rejected it)"
 _MATCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "pgrep"})
 """Commands whose exit status 1 means they ran and matched nothing (2 and above are their errors)."""
-_WRAPPER = re.compile(r"^\s*</?(?:returncode|output|stdout|stderr|tool_use_error)>\d*(?:</returncode>)?\s*$")
-_PROMPT = re.compile(r"^\((?:Open file|Current directory): [^\n]{0,400}\)\s*$|^bash-\$\s*$")
-"""SWE-agent's shell prompt after a command's output (the open file, the directory, ``bash-$``)."""
-_PROCESS_DONE = re.compile(r"///PROCESS-DONE:-?\d{1,4}:PROCESS-DONE///")
-_METER = re.compile(
-    r"^\s*(?:% Total +% Received|Dload +Upload|\d{1,3} +\S+ +\d{1,3} +\S+ +\d{1,3} +\S+ +\S+ +\S+ +[-\d]{2}:[-\d]{2}:)"
-)
-"""A line of curl's progress meter (its header, and a row of it: ``100  1234  100  1234  0  0  8000  0 --:--:-- ...``),
-which a command's ``2>&1`` adds to its output: not what the command returned."""
 _WRAPPER_TAG = re.compile(r"</?(?:tool_use_error|error|stderr|stdout|output)>")
 _NOT_FOUND = re.compile(
     r"^(?:no\b[^.:\n]{1,100}\b(?:found|exists?)\b|(?:could not|cannot|can't|unable to) find\b"
@@ -139,7 +130,7 @@ def failure_line(message: Message) -> str | None:
     head = text[:SCAN_CHARS]
     found = _json_failure(head) or _traceback_failure(head) or _edge_failure(text)
     if found is None and flagged:
-        first, _ = _edge_lines(text)
+        first, _ = edge_lines(text)
         found = " ".join(first[:2]) if first else "the tool reported an error"
     if found is None:
         return None
@@ -167,7 +158,7 @@ def _matched_nothing(call: ToolCall, result: Message) -> bool:
     command = shell_command(call)
     if command is None or len(result.text) > 200:
         return False
-    lines = [ln for ln in result.text.splitlines() if any(ch.isalnum() for ch in ln) and not _WRAPPER.match(ln)]
+    lines = [ln for ln in result.text.splitlines() if any(ch.isalnum() for ch in ln) and not WRAPPER.match(ln)]
     status = _EXIT.fullmatch(lines[0].strip()) if len(lines) == 1 else None  # echoed separators ("---") aside
     if status is None or status.group(1) != "1":
         return False
@@ -203,52 +194,6 @@ def _not_found(call: ToolCall, result: Message) -> str | None:
     return text
 
 
-def _edge_lines(text: str) -> tuple[list[str], list[str]]:
-    """The first and last few non-blank lines of ``text`` (read from its two ends, never the whole).
-
-    A harness's wrapper lines (``<returncode>0</returncode>``, ``<output>``) are left out; a short output's lines
-    are in both lists. Each end is ``bounded`` (:func:`~ctxbudget.compaction.textscan.bounded`) line by line, and only
-    as far as the lines kept: bounding a text longer than a run is the same on each of its lines.
-    """
-    head = text[:4_000]
-    if len(head) <= MAX_RUN:  # the whole text, which bounded() leaves as it is
-        lines = [_content(line) for line in head.splitlines() if line.strip() and not _carried(line)]
-        lines = [line for line in lines if line.strip()]
-        return lines[:_EDGE_LINES], lines[-_EDGE_LINES:]
-    first = _kept_lines(head.splitlines())
-    last = _kept_lines(reversed(text[-4_000:].splitlines()))
-    last.reverse()
-    return first, last
-
-
-def _carried(line: str) -> bool:
-    """``line`` is carried with a result but is not its content: a harness's wrapper tag or prompt, curl's meter."""
-    return (
-        ("<" in line and _WRAPPER.match(line) is not None)
-        or ("  " in line and _METER.match(line) is not None)
-        or (line[:1] in "(b" and _PROMPT.match(line) is not None)
-    )
-
-
-def _content(line: str) -> str:
-    """``line`` without the end marker SWE-agent's EnIGMA appends to a command's output."""
-    return _PROCESS_DONE.sub("", line) if "PROCESS-DONE" in line else line
-
-
-def _kept_lines(lines: Iterable[str]) -> list[str]:
-    """The first :data:`_EDGE_LINES` of ``lines`` (bounded) that are neither blank nor a harness's wrapper line."""
-    kept: list[str] = []
-    for raw in lines:
-        if not raw.strip():
-            continue  # a blank line is blank bounded
-        line = _content(bounded_line(raw))
-        if line.strip() and not _carried(line):
-            kept.append(line)
-            if len(kept) == _EDGE_LINES:
-                break
-    return kept
-
-
 def _may_hold(line: str, words: tuple[str, ...]) -> bool:
     """``line`` may match a case-insensitive pattern that needs one of ``words`` (lower-case): a quick test first.
 
@@ -270,7 +215,7 @@ def _edge_failure(text: str) -> str | None:
     A leading error line, a command-line tool's error line, an exit code (the error's own words before the bare
     code), an HTTP error status, a shell error, a failing test summary.
     """
-    first, last = _edge_lines(text)
+    first, last = edge_lines(text)
     if not first:
         return None
     code_line = next((ln.strip() for ln in [*first[:3], *last[-3:]] if _exit_status(ln)), None)
@@ -324,7 +269,7 @@ def _traceback_failure(text: str) -> str | None:
     if start < 0:
         return None
     piece = bounded(text[start : start + 40_000])
-    lines = [line for line in piece.splitlines() if line.strip() and not _WRAPPER.match(line)]
+    lines = [line for line in piece.splitlines() if line.strip() and not WRAPPER.match(line)]
     at = max((i for i, line in enumerate(lines) if line.lstrip().startswith('File "')), default=None)
     frame = lines[at].strip() if at is not None else None
     after = lines[at + 1 :] if at is not None else []
@@ -422,7 +367,7 @@ def outcome(
 
 def _success(text: str) -> str | None:
     """What a successful result says in a line: all of a short one, else its header and its summary line."""
-    first, last = _edge_lines(text)
+    first, last = edge_lines(text)
     if not first:
         return None
     persisted = persisted_output(text)
@@ -432,7 +377,7 @@ def _success(text: str) -> str | None:
     if body is not None:
         return _json_said(body)
     short = bounded(text) if len(text) <= _SHORT_RESULT * 2 else ""
-    lines = [_content(ln).strip() for ln in short.splitlines() if ln.strip() and not _carried(ln)]
+    lines = [content(ln).strip() for ln in short.splitlines() if ln.strip() and not carried(ln)]
     lines = [ln for ln in lines if ln]
     if lines and sum(len(ln) + 3 for ln in lines) <= _SHORT_RESULT:
         return " | ".join(lines)

@@ -1,0 +1,75 @@
+"""An output's first and last lines, without what a harness or a tool carries along with them.
+
+How a call ended shows at its output's edges (an exit code, an error line, a summary line), read from its two ends,
+never the whole. A harness's wrapper lines (``<returncode>0</returncode>``, ``<output>``), SWE-agent's shell prompt
+after the output (``(Open file: n/a)``, ``(Current directory: /repo)``, ``bash-$``) and its EnIGMA end marker
+(``///PROCESS-DONE:0:PROCESS-DONE///``), and curl's progress meter (which ``2>&1`` adds to a request's output) are
+carried with the output, not part of it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .textscan import MAX_RUN, bounded_line
+
+__all__ = ["EDGE_LINES", "WRAPPER", "carried", "content", "edge_lines"]
+
+EDGE_LINES = 6
+"""Lines read at each end of an output."""
+WRAPPER = re.compile(r"^\s*</?(?:returncode|output|stdout|stderr|tool_use_error)>\d*(?:</returncode>)?\s*$")
+_PROMPT = re.compile(r"^\((?:Open file|Current directory): [^\n]{0,400}\)\s*$|^bash-\$\s*$")
+"""SWE-agent's shell prompt after a command's output (the open file, the directory, ``bash-$``)."""
+_PROCESS_DONE = re.compile(r"///PROCESS-DONE:-?\d{1,4}:PROCESS-DONE///")
+_METER = re.compile(
+    r"^\s*(?:% Total +% Received|Dload +Upload|\d{1,3} +\S+ +\d{1,3} +\S+ +\d{1,3} +\S+ +\S+ +\S+ +[-\d]{2}:[-\d]{2}:)"
+)
+"""A line of curl's progress meter (its header, and a row of it: ``100  1234  100  1234  0  0  8000  0 --:--:-- ...``),
+which a command's ``2>&1`` adds to its output: not what the command returned."""
+
+
+def edge_lines(text: str) -> tuple[list[str], list[str]]:
+    """The first and last few non-blank lines of ``text`` (read from its two ends, never the whole).
+
+    A harness's wrapper lines (``<returncode>0</returncode>``, ``<output>``) are left out; a short output's lines
+    are in both lists. Each end is ``bounded`` (:func:`~ctxbudget.compaction.textscan.bounded`) line by line, and only
+    as far as the lines kept: bounding a text longer than a run is the same on each of its lines.
+    """
+    head = text[:4_000]
+    if len(head) <= MAX_RUN:  # the whole text, which bounded() leaves as it is
+        lines = [content(line) for line in head.splitlines() if line.strip() and not carried(line)]
+        lines = [line for line in lines if line.strip()]
+        return lines[:EDGE_LINES], lines[-EDGE_LINES:]
+    first = _kept_lines(head.splitlines())
+    last = _kept_lines(reversed(text[-4_000:].splitlines()))
+    last.reverse()
+    return first, last
+
+
+def carried(line: str) -> bool:
+    """``line`` is carried with a result but is not its content: a harness's wrapper tag or prompt, curl's meter."""
+    return (
+        ("<" in line and WRAPPER.match(line) is not None)
+        or ("  " in line and _METER.match(line) is not None)
+        or (line[:1] in "(b" and _PROMPT.match(line) is not None)
+    )
+
+
+def content(line: str) -> str:
+    """``line`` without the end marker SWE-agent's EnIGMA appends to a command's output."""
+    return _PROCESS_DONE.sub("", line) if "PROCESS-DONE" in line else line
+
+
+def _kept_lines(lines: Iterable[str]) -> list[str]:
+    """The first :data:`EDGE_LINES` of ``lines`` (bounded) that are neither blank nor a harness's wrapper line."""
+    kept: list[str] = []
+    for raw in lines:
+        if not raw.strip():
+            continue  # a blank line is blank bounded
+        line = content(bounded_line(raw))
+        if line.strip() and not carried(line):
+            kept.append(line)
+            if len(kept) == EDGE_LINES:
+                break
+    return kept
