@@ -7,10 +7,10 @@ pytest-7432, and marshmallow-1359's and sqlfluff-2419's repeated runs of one com
 from __future__ import annotations
 
 from ctxbudget import Archive
-from ctxbudget.messages._text_actions import action, is_result_turn
 from ctxbudget.archive._order import order_asked
 from ctxbudget.archive._text import CALL_TERM, query_terms, tokenize
 from ctxbudget.messages import Message, ToolCall
+from ctxbudget.messages._text_actions import action, is_result_turn
 
 FENCE = "```"
 
