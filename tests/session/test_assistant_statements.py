@@ -42,3 +42,10 @@ def test_a_summary_of_a_run_that_keeps_confirming_its_fix_has_one_decision() -> 
         "The fix is correct and minimal. The fix is in place. The fix is complete."
     )
     assert [s.kind for s in assistant_statements(text)] == ["decision"]
+
+
+def test_a_question_ending_on_the_answers_it_offers_is_no_finding() -> None:
+    # tau-bench retail (third held-out round): "Do you confirm? (yes/no)" stood among the findings.
+    said = "Do you confirm to proceed with this modification? (yes/no)"
+    assert assistant_statements(said) == []
+    assert assistant_statements("The refund went to gift card 3491931 (yes: the default).") != []  # a finding

@@ -169,6 +169,8 @@ _OPEN = re.compile(
     r"blocked (?:on|by)|not yet (?:done|fixed|implemented)|left to do|pending)\b",
     re.IGNORECASE,
 )
+_ASKED_WITH_CHOICES = re.compile(r"\?\s*\([^()\n]{1,30}\)[.!]?$")
+"""A question that ends on the answers it offers ("Do you confirm to proceed with this modification? (yes/no)")."""
 _MAX_SNIPPETS = 4
 _HEADING = re.compile(r"^#{1,6}\s")
 _HAS_VALUE = re.compile(r"\d|[A-Z][a-z]+ [A-Z][a-z]+|\b[\w-]+[./@][\w./-]+|\b[A-Z]{2,}\b|\w+_\w+")
@@ -322,7 +324,8 @@ def assistant_statements(text: str) -> list[Statement]:
     done = _done_report(said)
     for sentence in said:
         body = LIST_MARKER.sub("", _body(sentence).strip(), count=1)
-        if len(body.split()) < 4 or body.endswith(("?", ":")) or not is_prose(body) or sentence.lstrip()[:1] == "|":
+        asks = body.endswith(("?", ":")) or _ASKED_WITH_CHOICES.search(body) is not None  # "Do you confirm? (yes/no)"
+        if len(body.split()) < 4 or asks or not is_prose(body) or sentence.lstrip()[:1] == "|":
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
         narration = _NARRATION.match(body) is not None
         labelled = (label_of(LIST_MARKER.sub("", sentence.strip(), count=1)) or "").lower() in _DECISION_LABELS
