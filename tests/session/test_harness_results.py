@@ -97,3 +97,12 @@ def test_an_answer_to_the_agents_question_tool_is_the_users_choice() -> None:
     )
     assert "- User chose: Client batching (git-sync) (to: Which direction should the fix take?)" in found["Decisions"]
     assert "AskUserQuestion" not in "".join(found.values())
+
+
+def test_only_a_question_tools_answer_is_read_as_choices() -> None:
+    lookup = ToolCall(id="l", name="get_form", args={"id": "f1"})
+    html = 'The form was answered: <input name="a"="b"> and "size"="12" in the markup'
+    found = summary_of(
+        Message(role="assistant", tool_calls=(lookup,)), Message(role="tool", tool_call_id="l", content=html)
+    )
+    assert "Decisions" not in found

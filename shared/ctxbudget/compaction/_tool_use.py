@@ -37,6 +37,7 @@ __all__ = ["call_items", "tool_items"]
 
 _CALL_CHARS = 320
 """Longest bullet of a command or call with its outcome."""
+_ANSWERED = re.compile(r"\s*(?:Your questions have been answered|User has answered your questions?)\b")
 _ANSWERS = re.compile(r'"([^"\n]{1,300})"="([^"\n]{1,300})"')
 """A question and the user's answer as a question tool's result gives them (Claude Code's AskUserQuestion: "Your
 questions have been answered: "Which direction should the fix take?"="Client batching (git-sync)". ...")."""
@@ -49,7 +50,8 @@ def call_items(
     if is_plan_call(call) and (planned := plan_item(call, result)) is not None:
         yield _item(*planned, order)  # the agent's own task list: what is done and next, not a call
         return
-    answers = _ANSWERS.findall(result.text[:4_000]) if result is not None and "answered" in result.text[:200] else []
+    answered = result is not None and _ANSWERED.match(result.text[:200]) is not None
+    answers = _ANSWERS.findall(result.text[:4_000]) if result is not None and answered else []
     if answers:  # the user answered the agent's questions through a tool (Claude Code's AskUserQuestion): choices
         for question, answer in answers:
             yield _item("decision", clip(f"{USER_CHOSE}{answer} (to: {question})", 280), None, order)
