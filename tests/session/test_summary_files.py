@@ -230,3 +230,20 @@ def test_lines_that_differ_only_in_their_numbers_are_one_series() -> None:
         "Bash: ./entire help > /dev/null 2>&1 0.01s user 0.02s system 25% cpu 0.134 total (last of 5 lines like it)",
         "Bash: measured p95 latency: 212 ms",
     ]
+
+
+def test_a_file_a_shell_command_shows_is_a_file_the_work_read() -> None:
+    # mini-swe-agent reads files with cat and sed -n: its summaries listed none of the files it read.
+    shown = ToolCall(
+        id="a", name="bash", args={"command": "cd /testbed && sed -n '1100,1130p' src/marshmallow/fields.py"}
+    )
+    search = ToolCall(id="b", name="bash", args={"command": "grep -rn 'schema.opts' src/"})
+    messages = (
+        Message(role="assistant", tool_calls=(shown,)),
+        Message(role="tool", tool_call_id="a", content="    def _bind_to_schema(self, field_name, schema):"),
+        Message(role="assistant", tool_calls=(search,)),
+        Message(role="tool", tool_call_id="b", content="src/marshmallow/fields.py:1117: or getattr(schema.opts, x)"),
+    )
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    assert "- src/marshmallow/fields.py: read" in summary
+    assert "- src/: read" not in summary  # a search names files it did not read

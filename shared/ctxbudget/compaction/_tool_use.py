@@ -26,6 +26,7 @@ from .calls import (
     is_search,
     reads_source,
     shell_command,
+    shell_reads,
     shell_writes,
 )
 from .harness import strip_harness
@@ -71,8 +72,11 @@ def call_items(
     if failed is not None and kind != "file":
         return  # its result's error item names the call and says how it failed: one bullet, in Errors
     if kind == "command" and result is not None:
-        for written in shell_writes(shell_command(call) or ""):  # what the command wrote: files of the work
+        command = shell_command(call) or ""
+        for written in shell_writes(command):  # what the command wrote: files of the work
             yield _item("artifact", f"{written.path}: {written.op}", written.path.lower(), order)
+        for path in shell_reads(command) if failed is None else ():  # what it showed: files the work read
+            yield _item("artifact", f"{path}: read", path.lower(), order)
     if kind != "file" or result is None:
         bullet = clip(f"{label} -> {shown}", _CALL_CHARS)
         yield _item("command" if kind == "command" else "call", bullet, label.lower(), order)

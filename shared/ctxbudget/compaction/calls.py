@@ -29,6 +29,7 @@ __all__ = [
     "is_search",
     "reads_source",
     "shell_command",
+    "shell_reads",
     "shell_writes",
 ]
 
@@ -131,6 +132,23 @@ def call_label(call: ToolCall, limit: int = 160) -> str:
 def is_read_command(command: str) -> bool:
     """The shell command only shows files or lists them (``cat``, ``sed -n``, ``grep``, ``ls``, ``git diff``)."""
     return _SHELL_READ.match(command) is not None and not shell_writes(command)
+
+
+_SHELL_SHOW = re.compile(r"^\s*(?:cd \S+ && )?(?:cat|head|tail|nl|less|more|bat|sed -n)\b")
+"""A command that shows a file's lines (not a search or a listing: those name files they did not read)."""
+
+
+def shell_reads(command: str) -> list[str]:
+    """The files a command that only shows files reads (``cat a.py``, ``sed -n '1,40p' a.py | head``), in order."""
+    if not is_read_command(command):
+        return []
+    found: dict[str, None] = {}
+    for segment in COMMAND_SEPARATOR.split(QUOTED_STRING.sub("Q", command)):
+        if _SHELL_SHOW.match(segment):
+            for word in segment.split()[1:]:
+                if _FILE_LIKE.match(word):  # an operand that names a file (not a flag, a count or a quoted range)
+                    found[word.removeprefix("./")] = None
+    return list(found)
 
 
 def is_install_command(command: str) -> bool:
