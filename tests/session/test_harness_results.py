@@ -10,6 +10,8 @@ harness's output file as a file of the work; SWE-agent (EnIGMA) ends every outpu
 from __future__ import annotations
 
 from ctxbudget import Message, SummaryRequest, ToolCall
+from ctxbudget.compaction._text_protocol import as_tool_use
+from ctxbudget.compaction.harness import subagent_reports
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
 from ctxbudget.providers import counter_for_model
 
@@ -106,3 +108,16 @@ def test_only_a_question_tools_answer_is_read_as_choices() -> None:
         Message(role="assistant", tool_calls=(lookup,)), Message(role="tool", tool_call_id="l", content=html)
     )
     assert "Decisions" not in found
+
+
+def test_unclosed_and_repeated_harness_tags_are_read_to_where_they_stop() -> None:
+    first = "<task-notification><result>one</result></task-notification>"
+    two = f"{first} and <task-notification><status>x</status><result>two"
+    assert subagent_reports(two) == ["one", "two"]  # the second never closed: its report runs to the end
+    assert subagent_reports("<task-notification>" * 1000) == []
+    reply = Message(role="assistant", id="a", content="```bash\ncat big.log\n```")
+    shown = (
+        "<returncode>0</returncode>\n<warning>too long</warning><output_head>\nhead\n</output_head><output_tail>\ntail"
+    )
+    result = as_tool_use([reply, Message(role="user", id="u", content=shown)])[1]
+    assert result.text == "head\ntail"  # the shown head and tail; the harness's warning is not output

@@ -28,11 +28,9 @@ __all__ = ["ACTION_TOOL", "HARNESS_META", "REJECTED_META", "as_tool_use", "is_ob
 
 _OBSERVATION = re.compile(r"\A\s*<returncode>\s*(-?\d{1,4})\s*</returncode>\s*")
 """How the harness's result turn starts: the command's return code."""
-_BODY = re.compile(r"<(output|output_head|output_tail)>\n?(.*?)\n?</\1>", re.DOTALL)
+_BODIES = ("output", "output_head", "output_tail")
 """What the command printed: all of it, or, when it was too long, the head and the tail the harness showed (the
 ``<warning>`` beside them is the harness's own advice to the model, not output)."""
-_WARNING = re.compile(r"<warning>.*?</warning>", re.DOTALL)
-_FENCED = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$", re.DOTALL | re.MULTILINE)
 _FORMAT_TAGS = ("<response_example>", "<format_example>")
 
 
@@ -60,8 +58,9 @@ def _result(message: Message, call_id: str | None) -> Message:
     text = message.text
     found = _OBSERVATION.match(text[:64])
     code = int(found.group(1)) if found else 0
-    bodies = [body.group(2) for body in _BODY.finditer(text, found.end() if found else 0)]
-    output = "\n".join(bodies) if bodies else _WARNING.sub("", text[found.end() if found else 0 :]).strip()
+    rest = text[found.end() if found else 0 :]
+    bodies = _tagged(rest, _BODIES)
+    output = "\n".join(bodies) if bodies else "\n".join(_outside(rest, "warning")).strip()
     if code != 0:
         output = f"{output}\nExit code {code}" if output.strip() else f"Exit code {code}"
     return Message(
@@ -72,6 +71,58 @@ def _result(message: Message, call_id: str | None) -> Message:
         tool_call_id=call_id or f"{message.id}.result",
         metadata={"is_error": code != 0},
     )
+
+
+def _tagged(text: str, names: tuple[str, ...]) -> list[str]:
+    """The contents of the blocks tagged with one of ``names`` (``<output>...</output>``), in order.
+
+    One pass of ``str.find`` forward: a block never closed runs to the end, and a text of many unclosed tags costs its
+    length, not its square.
+    """
+    found: list[str] = []
+    position = 0
+    upcoming = {name: text.find(f"<{name}>") for name in names}  # each tag's next opening (-1: none left)
+    while True:
+        opened = [(at, name) for name, at in upcoming.items() if at >= 0]
+        if not opened:
+            return found
+        at, name = min(opened)
+        start = at + len(name) + 2
+        end = text.find(f"</{name}>", start)
+        found.append(text[start : len(text) if end < 0 else end].strip("\n"))
+        if end < 0:
+            return found
+        position = end + len(name) + 3
+        for other, next_at in upcoming.items():  # only a tag found before here is looked for again: each once
+            if 0 <= next_at < position:
+                upcoming[other] = text.find(f"<{other}>", position)
+
+
+def _outside(text: str, name: str) -> list[str]:
+    """The parts of ``text`` outside its ``<name>...</name>`` blocks (linear, as :func:`_tagged`)."""
+    parts: list[str] = []
+    position = 0
+    while (at := text.find(f"<{name}>", position)) >= 0:
+        parts.append(text[position:at])
+        end = text.find(f"</{name}>", at)
+        if end < 0:
+            return parts
+        position = end + len(name) + 3
+    parts.append(text[position:])
+    return parts
+
+
+def _unfenced(text: str) -> str:
+    """``text`` without its fenced blocks (lines from a ```` ``` ```` line to the next one), in one pass over lines."""
+    kept: list[str] = []
+    inside = False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            inside = not inside
+            continue
+        if not inside:
+            kept.append(line)
+    return "\n".join(kept).strip()
 
 
 def as_tool_use(messages: Sequence[Message]) -> list[Message]:
@@ -94,7 +145,7 @@ def as_tool_use(messages: Sequence[Message]) -> list[Message]:
             continue
         if unanswerable and _format_reminder(message):
             # The reply it answers was rejected: its command blocks never ran (they are not what the agent found)
-            out[-1] = out[-1].model_copy(update={"content": _FENCED.sub("", out[-1].text).strip()})
+            out[-1] = out[-1].model_copy(update={"content": _unfenced(out[-1].text)})
             why = next((line.strip() for line in message.text.splitlines() if line.strip()), "")[:240]
             flags = {HARNESS_META: True, REJECTED_META: why}
             out.append(message.model_copy(update={"metadata": {**message.metadata, **flags}}))
