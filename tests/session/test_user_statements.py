@@ -19,6 +19,8 @@ def test_assent_is_no_statement(sentence: str) -> None:
         "Please proceed with changing to flight HAT052 and upgrade to economy.",
         "Yes, please proceed with upgrading to economy class.",
         "Could you proceed with changing my reservation to that flight?",
+        # tau-bench retail (third held-out round): the task stayed the request this one replaced
+        "In that case, please cancel that skateboard order for me, so I can reorder when it is available.",
     ],
 )
 def test_a_polite_request_is_a_request_whatever_its_verb(sentence: str) -> None:

@@ -72,7 +72,8 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 _LEAD = re.compile(
-    r"^(?:(?:now|also|then|next|and|so|ok|okay|first|finally|just|please|pls|yes|yeah|sure|great|thanks|right),?\s+)"
+    r"^(?:(?:now|also|then|next|and|so|ok|okay|first|finally|just|please|pls|yes|yeah|sure|great|thanks|right|"
+    r"in that case|if so|if possible|instead|meanwhile|in the meantime),?\s+)"
     r"{1,4}",
     re.IGNORECASE,
 )
