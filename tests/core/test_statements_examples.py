@@ -86,3 +86,12 @@ def test_a_finding_keeps_the_label_of_its_list_item() -> None:
     text = "**2. Added test cases** in `trailers.go`:\n- Too long: `a1b2c3d4e5f6789` (15 chars) → returns `found=false`"
     found = [statement.text for statement in assistant_statements(text) if statement.kind == "finding"]
     assert "Too long: `a1b2c3d4e5f6789` (15 chars) → returns `found=false`" in found
+
+
+def test_a_sentence_ending_in_a_curly_quote_ends_there_with_its_quote() -> None:
+    """tau-bench retail: 'The reason is “ordered by mistake.” Please go ahead and cancel it.' was one statement, a
+    fact, and the request in it was lost."""
+    said = [
+        (s.kind, s.text) for s in user_statements("The reason is “ordered by mistake.” Please go ahead and cancel it.")
+    ]
+    assert said == [("fact", "The reason is “ordered by mistake.”"), ("request", "Please go ahead and cancel it.")]

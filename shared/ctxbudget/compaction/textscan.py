@@ -55,7 +55,7 @@ _RUN_CACHE = 16_384
 _RUN = re.compile(r"[\w$€£~][\w./:@#%$€£+~'-]*")
 """A run of word characters and the punctuation that joins identifiers; one class after the first: no backtracking."""
 _TRAIL = ".,;:!?)]}'\"-"
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|mr|mrs|ms|dr|no|cf|approx|fig)\.|\b[A-Z]\.)$", re.IGNORECASE)
 
 
@@ -212,6 +212,8 @@ def _normal(token: str) -> str:
 def sentences(text: str) -> list[str]:
     """``text`` split into sentences: at line breaks and after ``.``, ``!`` or ``?`` before a capital or digit.
 
+    A closing quote or bracket after the stop (``“ordered by mistake.” Please ...``) ends the sentence with it.
+
     Abbreviations (``e.g.``, ``vs.``, an initial) do not end a sentence. Linear in the text's length.
     """
     out: list[str] = []
@@ -221,7 +223,7 @@ def sentences(text: str) -> list[str]:
             continue
         start = 0
         for match in _SENTENCE_END.finditer(line):
-            piece = line[start : match.start()].strip()
+            piece = line[start : match.end(1)].strip()  # a closing quote or bracket stays with its sentence
             if piece and _ABBREVIATION.search(piece[-8:]):
                 continue
             if piece:
