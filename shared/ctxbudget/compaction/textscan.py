@@ -55,7 +55,8 @@ _RUN_CACHE = 16_384
 _RUN = re.compile(r"[\w$€£~][\w./:@#%$€£+~'-]*")
 """A run of word characters and the punctuation that joins identifiers; one class after the first: no backtracking."""
 _TRAIL = ".,;:!?)]}'\"-"
-_SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])([\"'\u201d\u2019)\]]*)\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
+"""Where a sentence ends: after its stop and any closing quote (straight or curly) or bracket, before a capital."""
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|mr|mrs|ms|dr|no|cf|approx|fig)\.|\b[A-Z]\.)$", re.IGNORECASE)
 
 
