@@ -49,3 +49,36 @@ def test_a_question_ending_on_the_answers_it_offers_is_no_finding() -> None:
     said = "Do you confirm to proceed with this modification? (yes/no)"
     assert assistant_statements(said) == []
     assert assistant_statements("The refund went to gift card 3491931 (yes: the default).") != []  # a finding
+
+
+def test_a_sentence_saying_more_of_what_the_one_before_named_is_the_same_finding() -> None:
+    # tau-bench retail (held-out): "This order is already in a 'cancelled' status" names no order on its own; the
+    # order it is about was named by the sentence before it, which alone said only that details were retrieved.
+    said = (
+        "I've retrieved the details for order #W2586676. This order is already in a 'cancelled' status, so no "
+        "further action is needed for this one. Let's move on to the next order, #W5400801, to check its status."
+    )
+    assert [(s.kind, s.text) for s in assistant_statements(said)] == [
+        (
+            "finding",
+            "I've retrieved the details for order #W2586676. This order is already in a 'cancelled' status, so no "
+            "further action is needed for this one.",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "findings"),
+    [
+        # the second sentence is a finding of its own: each stands alone
+        ("The test in test_x.py fails. It fails on line 12 of conftest.py.", 2),
+        # a question is not said with the finding before it
+        ("The test in test_x.py fails. Is that expected here?", 1),
+        # narration before it: nothing to carry it
+        ("Let me check test_x.py. It should tell us what the fixture does.", 0),
+    ],
+)
+def test_only_an_unplaceable_sentence_after_a_finding_is_carried(text: str, findings: int) -> None:
+    found = assistant_statements(text)
+    assert len(found) == findings
+    assert all(". " not in s.text for s in found)  # one sentence each

@@ -170,6 +170,8 @@ _OPEN = re.compile(
     r"blocked (?:on|by)|not yet (?:done|fixed|implemented)|left to do|pending)\b",
     re.IGNORECASE,
 )
+_ANAPHOR = re.compile(r"^(?:this|that|these|those|it|they)\b(?!-)", re.IGNORECASE)
+"""How a sentence opens that says more of what the sentence before it named ("This order is ...", "It fails ...")."""
 _ASKED_WITH_CHOICES = re.compile(r"\?\s*\([^()\n]{1,30}\)[.!]?$")
 """A question that ends on the answers it offers ("Do you confirm to proceed with this modification? (yes/no)")."""
 _MAX_SNIPPETS = 4
@@ -323,7 +325,11 @@ def assistant_statements(text: str) -> list[Statement]:
         text = ends(text)
     said = sentences(text)
     done = _done_report(said)
-    for sentence in said:
+    carried = False  # the sentence was said with the finding before it
+    for at, sentence in enumerate(said):
+        if carried:
+            carried = False
+            continue
         body = LIST_MARKER.sub("", _body(sentence).strip(), count=1)
         asks = body.endswith(("?", ":")) or _ASKED_WITH_CHOICES.search(body) is not None  # "Do you confirm? (yes/no)"
         if len(body.split()) < 4 or asks or not is_prose(body) or sentence.lstrip()[:1] == "|":
@@ -342,10 +348,32 @@ def assistant_statements(text: str) -> list[Statement]:
         elif not narration and (_SPECIFIC.search(body) or (_REASON.search(body) and _RESULT.search(body))):
             # A list item's label is part of what it found ("Too long: `a1b2c3d4e5f6789` → returns found=false")
             full = LIST_MARKER.sub("", sentence.strip(), count=1).replace("**", "").replace("__", "").strip()
-            out.append(Statement("finding", clip(full if label_of(full) else body, 280)))
+            found = full if label_of(full) else body
+            after = said[at + 1] if at + 1 < len(said) else ""
+            carried = _says_more_of(after) and len(found) + len(after) < 280
+            out.append(Statement("finding", clip(f"{found} {after.strip()}" if carried else found, 280)))
     if done is None:
         return out
     return [done, *(st for st in out if f"Done: {st.text}" != done.text)]  # the report is said once, as done
+
+
+def _says_more_of(sentence: str) -> bool:
+    """``sentence`` says more of the thing the sentence before it named, and nothing a reader can place alone.
+
+    "This order is already in a 'cancelled' status." names no order: said after "I've retrieved the details for
+    order #W2586676." it is that order's status, so the two are one finding. A sentence that is a finding, decision,
+    open item or question of its own is not carried.
+    """
+    body = LIST_MARKER.sub("", _body(sentence).strip(), count=1)
+    return (
+        _ANAPHOR.match(body) is not None
+        and len(body.split()) >= 4
+        and not body.endswith(("?", ":"))
+        and _SPECIFIC.search(body) is None
+        and _OPEN.search(body) is None
+        and _STRONG_DECISION.search(body) is None
+        and is_prose(body)
+    )
 
 
 def _done_report(said: list[str]) -> Statement | None:
