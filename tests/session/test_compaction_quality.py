@@ -355,6 +355,26 @@ def test_a_column_of_a_json_list_lists_its_ids_and_samples_its_numbers() -> None
     assert len(bullet) < 600
 
 
+def test_a_listed_records_attribute_map_is_not_shown_as_fields_of_the_record() -> None:
+    # tau-bench retail (held-out): "get_order_details: storage=256GB SSD, processor=i9, height=4 ft, ..." stood
+    # before the order's id, and at 10% a line item's option was the only field of the order kept.
+    call = ToolCall(id="o", name="get_order_details", args={"order_id": "#W5400801"})
+    record = {
+        "order_id": "#W5400801",
+        "items": [
+            {"name": "Laptop", "item_id": "3265035808", "price": 2530.72, "options": {"storage": "256GB SSD"}},
+            {"name": "Bookshelf", "item_id": "8920458606", "price": 510.02, "options": {"height": "4 ft"}},
+        ],
+        "fulfillments": [{"tracking_id": ["561919034220"], "item_ids": ["3265035808"]}],
+    }
+    (bullet,) = _bullets_naming(_one_lookup(call, record), "get_order_details")
+    for expected in ("order_id=#W5400801", "item_id=[3265035808, 8920458606]", "price=[2530.72, 510.02]"):
+        assert expected in bullet
+    assert "tracking_id=561919034220" in bullet  # a list inside a listed record is its own column
+    assert "storage" not in bullet  # the archived original holds them
+    assert "height" not in bullet
+
+
 def test_a_wide_record_shows_its_first_fields_and_a_line_of_it_says_how_many_it_left_out() -> None:
     call = ToolCall(id="w", name="get_wide", args={})
     record = {f"field_{i}": f"value-{i:04d}-{'x' * 20}" for i in range(60)}

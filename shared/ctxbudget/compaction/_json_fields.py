@@ -11,6 +11,8 @@ of the lists it holds):
   (``credit_card_6040264.last_four=2076``, not repeating it as the record's ``id``); a list's fields as one column
   (``flight_number=[HAT006, HAT018]``): a column of ids lists them, a column of numbers gives its first value and how
   many there are (30 line-item prices are not 30 facts);
+* not a listed record's attribute map (a line item's ``"options": {"storage": "256GB SSD"}``): it describes the
+  item the record's ids already name;
 * timestamps last (``createdAt``): they are rarely what the next step needs.
 
 A plain word value (``"city": "Los Angeles"``) says nothing the line needs. The line is at most :data:`MAX_CHARS`
@@ -93,21 +95,25 @@ def _leaves(body: object) -> tuple[dict[str, list[object]], int]:
     """
     leaves: dict[str, list[object]] = {}
     more: set[str] = set()
-    queue: deque[tuple[str, object, bool, int]] = deque([("", body, False, 0)])  # key, value, listed, depth
+    # key, value, listed (inside a list), depth, maps (maps entered since the nearest list: 2 is a listed record's
+    # attribute map, such as a line item's options)
+    queue: deque[tuple[str, object, bool, int, int]] = deque([("", body, False, 0, 0)])
     visited = 0
     while queue and visited < MAX_LEAVES:
-        key, value, listed, depth = queue.popleft()
+        key, value, listed, depth, maps = queue.popleft()
         visited += 1
         if isinstance(value, dict):
+            if listed and maps >= 1:
+                continue  # a listed record's attributes ("options": {"storage": "256GB SSD"}) describe, not name
             parent = key.rsplit(".", 1)[-1] if key and not listed else ""
             for k, v in value.items():
                 if parent and v == parent:
                     continue  # a record's own id under a map keyed by it ({"card_7": {"id": "card_7"}})
                 name = str(k)
                 named = parent and parent not in name and (_has_digit(parent) or name.lower() in _GENERIC)
-                queue.append((f"{parent}.{name}" if named else name, v, listed, depth + 1))
+                queue.append((f"{parent}.{name}" if named else name, v, listed, depth + 1, maps + 1))
         elif isinstance(value, list):
-            queue.extend((key, v, True, depth + 1) for v in value)
+            queue.extend((key, v, True, depth + 1, 0) for v in value)
         elif _kept(key, value, own=depth == 1 and not listed):
             if key in leaves or len(leaves) < MAX_FIELDS:
                 leaves.setdefault(key, []).append(value)
