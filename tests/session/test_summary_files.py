@@ -140,6 +140,25 @@ def test_a_file_a_shell_command_writes_is_a_file_of_the_work() -> None:
     assert not [line for line in files if line.startswith(("y.py", "/dev/null", "a.py"))]  # a heredoc's body
 
 
+def test_a_command_that_only_wrote_files_and_said_nothing_is_told_by_its_files() -> None:
+    # mini-swe-agent (held-out): "bash: cat > test_fix.py << 'EOF' from marshmallow import ... -> ok" stood in
+    # Commands for each of eight scripts beside "test_fix.py: wrote" in Files, a tenth of a small budget.
+    sections = summary_of(
+        (bash("h", "cat > test_fix.py << 'EOF'\nprint('Test 1 PASSED')\nEOF"), ""),
+        (bash("c", "cd /testbed && cp a.py a.py.backup && echo done > status.txt"), ""),
+        (bash("r", "cat > run.py << 'EOF'\nprint(1)\nEOF\npython run.py"), ""),  # it ran something
+        (bash("o", "cp big.log /tmp/big.log"), "cp: cannot stat 'big.log': No such file or directory"),
+    )
+    files = sections["Files and artifacts"]
+    for expected in ("test_fix.py: wrote", "a.py.backup: wrote", "status.txt: wrote", "run.py: wrote"):
+        assert expected in files, files
+    commands = sections["Commands and results"]
+    assert not [line for line in commands if "test_fix.py" in line or "a.py.backup" in line], commands
+    assert [line for line in commands if "python run.py" in line], commands
+    said = commands + sections.get("Errors", [])
+    assert [line for line in said if "cannot stat" in line], said  # what it said is kept
+
+
 def test_a_listing_names_neither_a_missing_file_nor_a_diffs_prefix() -> None:
     sections = summary_of(
         (bash("l", "./check_files.sh 2>&1"), "check: .git/gc.log: No such file or directory\nsrc/app.py\n"),

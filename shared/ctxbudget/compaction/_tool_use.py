@@ -24,6 +24,7 @@ from .calls import (
     is_file_read,
     is_install_command,
     is_search,
+    only_writes,
     reads_source,
     shell_command,
     shell_reads,
@@ -77,11 +78,16 @@ def call_items(
             yield _item("artifact", f"{written.path}: {written.op}", written.path.lower(), order)
         for path in shell_reads(command) if failed is None else ():  # what it showed: files the work read
             yield _item("artifact", f"{path}: read", path.lower(), order)
-    if kind != "file" or result is None:
+    if (kind != "file" or result is None) and not (result is not None and _told_by_its_files(call, shown)):
         bullet = clip(f"{label} -> {shown}", _CALL_CHARS)
         yield _item("command" if kind == "command" else "call", bullet, label.lower(), order)
     if result is None:
         yield _item("open", clip(f"{label} has no result yet", 240), None, order)
+
+
+def _told_by_its_files(call: ToolCall, shown: str) -> bool:
+    """The call only wrote files, silently: ``cat > t.py << 'EOF' ... -> ok`` says no more than ``t.py: wrote``."""
+    return shown == "ok" and only_writes(shell_command(call) or "")
 
 
 def tool_items(

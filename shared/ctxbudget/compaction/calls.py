@@ -27,6 +27,7 @@ __all__ = [
     "is_install_command",
     "is_read_command",
     "is_search",
+    "only_writes",
     "reads_source",
     "shell_command",
     "shell_reads",
@@ -239,19 +240,8 @@ def shell_writes(command: str) -> list[FileOp]:
     ``touch``; the file ``rm`` deletes. Heredoc bodies and quoted strings are not read (``if a > b:`` inside a
     script is no redirection).
     """
-    lines: list[str] = []
-    ending: str | None = None
-    for line in command.splitlines()[:400]:
-        if ending is not None:
-            ending = None if line.strip() == ending else ending
-            continue
-        lines.append(line)
-        heredoc = _HEREDOC.search(line)
-        ending = heredoc.group(2) if heredoc else None
     found: dict[str, str] = {}
-    # a quoted string may span lines (python -c "...\n..."): quotes are taken out of the whole command at once
-    unquoted = QUOTED_STRING.sub(lambda m: "Q" if m.group(0)[1:-1].strip() else "", "\n".join(lines))
-    for plain in unquoted.splitlines():
+    for plain in _plain_lines(command):
         for op, path in _redirect_targets(plain):
             found.setdefault(path, op)
         for segment in COMMAND_SEPARATOR.split(plain):
@@ -265,6 +255,34 @@ def shell_writes(command: str) -> list[FileOp]:
                     if _FILE_LIKE.match(target):
                         found[target] = op if op == "deleted" else found.get(target, op)
     return [FileOp(op, path.removeprefix("./")) for path, op in found.items() if path != "/dev/null"]
+
+
+def _plain_lines(command: str) -> list[str]:
+    """The lines of a shell command without heredoc bodies, each quoted string ``Q`` (an empty one taken out)."""
+    lines: list[str] = []
+    ending: str | None = None
+    for line in command.splitlines()[:400]:
+        if ending is not None:
+            ending = None if line.strip() == ending else ending
+            continue
+        lines.append(line)
+        heredoc = _HEREDOC.search(line)
+        ending = heredoc.group(2) if heredoc else None
+    # a quoted string may span lines (python -c "...\n..."): quotes are taken out of the whole command at once
+    return QUOTED_STRING.sub(lambda m: "Q" if m.group(0)[1:-1].strip() else "", "\n".join(lines)).splitlines()
+
+
+_FILING = re.compile(r"^(?:cat|echo|printf|tee|cp|mv|touch|rm|unlink|mkdir|cd)\b")
+"""A command that only files text (writes, copies, moves, removes), or changes directory."""
+
+
+def only_writes(command: str) -> bool:
+    """The shell command only writes files (``cat > t.py << 'EOF' ...``, ``echo x > f``, ``cp a b``): nothing runs.
+
+    Its files are its outcome: a summary names them as written, and the command adds nothing when it said nothing.
+    """
+    segments = [seg.strip() for line in _plain_lines(command) for seg in COMMAND_SEPARATOR.split(line)]
+    return bool(shell_writes(command)) and all(_FILING.match(seg) for seg in segments if seg)
 
 
 _TARGET = re.compile(r"^[\w./~+-]+$")
