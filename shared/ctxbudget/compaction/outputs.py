@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from ._edges import carried
 from ._figure_lines import FIGURE_WORDS, figure_lines
 from ._json_fields import fields_line, record_fields
 from ._test_runs import own_tests, run_lines, run_tally
@@ -68,9 +69,9 @@ _WORDS = tuple(dict.fromkeys(_WRITE_WORDS + _OUTCOME_WORDS + FIGURE_WORDS))
 _RESULT_WORDS = re.compile(r"\b(?:failed|error|passed|ok|success|succeeded|missing|conflict|not found|skipped)\b", re.I)
 _RECORD = re.compile(r"^\s*[\"']?([A-Za-z][\w .-]{0,40}?)[\"']?\s*[:=]\s*[\"']?([^\"'{}\[\]]{1,100}?)[\"']?,?\s*$")
 _MISSING = re.compile(r"no such file|cannot access|not found|does not exist", re.IGNORECASE)
-_CODE_OR_LISTING = re.compile(r"^\s*(?:#|//|/\*|--\s|;)|^total \d+$|^\s*[.FEsxXP]{8,}\s*\[\s*\d{1,3}%\]\s*$")
-"""A comment line of a script or config, ``ls -l``'s block count, or a test runner's progress line (pytest's
-``........ [ 44%]``): not a figure of the work."""
+_CODE_OR_LISTING = re.compile(r"^\s*(?:#|//|/\*|--\s|;)|^total \d+$")
+"""A comment line of a script or config, or ``ls -l``'s block count: not a figure of the work (nor is a line a
+harness or a test runner carries along, :func:`~ctxbudget.compaction._edges.carried`)."""
 _DIFF_HEADER = re.compile(r"^diff --git a/\S+ b/(\S{1,300})$", re.MULTILINE)
 """A unified diff's header line (``diff --git a/src/x.py b/src/x.py``): the file it changes is its ``b/`` path."""
 _NUMBERS = re.compile(r"\d+(?:[.,:]\d+)*")
@@ -180,7 +181,7 @@ def _add_file_lines(
         line = _GUTTER.sub("", shown) if source else shown  # Claude Code's Read and ``cat -n`` number their lines
         if source and _CODE.search(line):
             continue  # a line of the code or configuration itself: "bytes := make([]byte, 6) // 6 bytes"
-        if (search and _HIT.match(line)) or _CODE_OR_LISTING.match(line):
+        if (search and _HIT.match(line)) or _CODE_OR_LISTING.match(line) or carried(line):
             continue  # a hit's or a script's figure is the file's ("a.py:12: TIMEOUT = 30 s", "# $1 is the remote")
         found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
 
@@ -215,7 +216,9 @@ def _add_figures(found: _Found, head: str, read: tuple[str, frozenset[str] | Non
     """The figure lines of a command's or a call's output (returned); a verbose test run's lines are one figure."""
     figures = figure_lines(head, *read)
     tests, each_test = run_lines(head)
-    others = [(p, line) for p, line in figures if not _CODE_OR_LISTING.match(line) and p not in each_test]
+    others = [
+        (p, line) for p, line in figures if not (_CODE_OR_LISTING.match(line) or carried(line)) and p not in each_test
+    ]
     if tests and (any(status == "failed" for _, (status, _, _) in tests) or (not others and own_tests(tests))):
         # One line per test (go test -v, pytest -v, unittest -v, a script's "Test 3 PASSED: ..."): one figure of a run
         # that failed, its failures named, or of a script's run that passed (a test runner's own summary line, "6
