@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ctxbudget.compaction.harness import strip_examples
 from ctxbudget.compaction.statements import assistant_statements, user_statements
+from ctxbudget.compaction.textscan import sentences
 
 TEMPLATE = """Fix the username validator so it rejects a trailing newline.
 - DO NOT MODIFY: tests or configuration files.
@@ -95,3 +96,17 @@ def test_a_sentence_ending_in_a_curly_quote_ends_there_with_its_quote() -> None:
         (s.kind, s.text) for s in user_statements("The reason is “ordered by mistake.” Please go ahead and cancel it.")
     ]
     assert said == [("fact", "The reason is “ordered by mistake.”"), ("request", "Please go ahead and cancel it.")]
+
+
+def test_paragraphs_run_together_with_no_space_are_still_two_sentences() -> None:
+    """SWE-agent EnIGMA (held-out): the agent's paragraphs arrive joined ("a static message.Next, I'll check ..."),
+    and the narration after the seam was kept as part of a finding. A name with a capital after its dot is no seam."""
+    text = (
+        "It simply returns a static message.Next, I'll check the `/cgi-bin/forms.pl` script. "
+        "The inner field is fields.DateTime (see web.chal.csaw.io and os.Path)."
+    )
+    assert sentences(text) == [
+        "It simply returns a static message.",
+        "Next, I'll check the `/cgi-bin/forms.pl` script.",
+        "The inner field is fields.DateTime (see web.chal.csaw.io and os.Path).",
+    ]

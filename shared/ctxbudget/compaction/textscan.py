@@ -55,8 +55,13 @@ _RUN_CACHE = 16_384
 _RUN = re.compile(r"[\w$€£~][\w./:@#%$€£+~'-]*")
 """A run of word characters and the punctuation that joins identifiers; one class after the first: no backtracking."""
 _TRAIL = ".,;:!?)]}'\"-"
-_SENTENCE_END = re.compile(r"(?<=[.!?])([\"'\u201d\u2019)\]]*)\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
-"""Where a sentence ends: after its stop and any closing quote (straight or curly) or bracket, before a capital."""
+_OPENERS = r"(?:Next|Now|Let|Let's|I|I'll|I've|I'm|We|We'll|The|This|That|It|Upon|Then|So|But|However|Finally|First)"
+_SENTENCE_END = re.compile(
+    rf"(?<=[.!?])([\"'\u201d\u2019)\]]*)(?:\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9])|(?<=[a-z]{{2}}[.!?])(?={_OPENERS}[ ,]))"
+)
+"""Where a sentence ends: after its stop and any closing quote (straight or curly) or bracket, before a capital; or
+with no space at all, between a word's stop and a word a sentence opens with (``a static message.Next, I'll``: an
+agent's paragraphs run together), never inside a name (``fields.DateTime``, ``web.chal.csaw.io``)."""
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|mr|mrs|ms|dr|no|cf|approx|fig)\.|\b[A-Z]\.)$", re.IGNORECASE)
 
 
