@@ -260,7 +260,9 @@ def test_files_a_search_only_named_have_no_reserved_room_of_their_own() -> None:
     listed = artifact("a.go (found by Glob)", "a.go", 1)
     edited = artifact("src/billing/handlers_payment_refunds_service.go: read, edited x2", "src/billing/h.go", 2)
     taken = Selection(COUNTER, 100, None, lambda _item: 0.0).select([listed, edited], None, None)
-    assert [entry.item for entry in taken] == [edited, listed]  # the listing only after each share was given
+    assert [entry.item for entry in taken] == [listed, edited]  # with room, both, in conversation order
+    one = Selection(COUNTER, 100, 1, lambda _item: 0.0).select([listed, edited], None, None)
+    assert [entry.item for entry in one] == [edited]  # the listing ranks first, but only after each share was given
 
 
 def test_lines_that_differ_only_in_their_numbers_are_one_series() -> None:

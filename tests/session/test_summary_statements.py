@@ -236,3 +236,13 @@ def test_a_second_value_of_a_kind_without_a_correction_does_not_replace_the_firs
     messages = tuple(Message(role="user", content=text) for text in said)
     summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
     assert "Sure, it's silva7872@example.com." in summary
+
+
+def test_what_one_message_said_is_summarized_in_the_order_it_was_said() -> None:
+    # Claude Code (held-out gitsync_user_agent): "A for all calls via go-git. Direct HTTP requests should do B
+    # instead." came out as "Direct HTTP requests should do B instead." then "A for all calls via go-git.": the
+    # order the ledger ranked them, which reads as the opposite choice.
+    answer = "A for all calls via go-git. Direct HTTP requests should do B instead."
+    said = (Message(role="user", content="Add a User-Agent."), Message(role="user", content=answer))
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=said))
+    assert summary.index("A for all calls via go-git.") < summary.index("Direct HTTP requests should do B instead.")

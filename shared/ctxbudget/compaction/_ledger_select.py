@@ -168,7 +168,8 @@ class Selection:
                     continue
                 kept.add(entry, cost, section)
             left = passed
-        return kept.entries()
+        said = {id(entry): at for at, entry in enumerate(scored)}  # scored is in conversation order
+        return sorted(kept.entries(), key=lambda entry: said[id(entry)])  # a message's items as it said them
 
     def _field_costs(self, ranked: list[Scored], cap: int) -> dict[int, tuple[str, int]]:
         """The record fields among ``ranked`` (``<call> -> ok: key=value``): each one's call, and its tokens alone.
