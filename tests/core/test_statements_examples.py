@@ -7,8 +7,9 @@ find relevant files" there is what a reply could say, not something the user sai
 
 from __future__ import annotations
 
+from ctxbudget.compaction.agent_statements import assistant_statements
 from ctxbudget.compaction.harness import strip_examples
-from ctxbudget.compaction.statements import assistant_statements, user_statements
+from ctxbudget.compaction.statements import user_statements
 from ctxbudget.compaction.textscan import sentences
 
 TEMPLATE = """Fix the username validator so it rejects a trailing newline.
@@ -110,3 +111,18 @@ def test_paragraphs_run_together_with_no_space_are_still_two_sentences() -> None
         "Next, I'll check the `/cgi-bin/forms.pl` script.",
         "The inner field is fields.DateTime (see web.chal.csaw.io and os.Path).",
     ]
+
+
+def test_a_sentence_saying_only_that_the_conversation_went_wrong_is_no_fact() -> None:
+    """tau-bench airline task 13: four of the user's fourteen facts were "I think there might be some mix-up." and its
+    like; what was mixed up is in the sentences around them, which stay."""
+    said = (
+        "I think we're encountering some confusion regarding my itinerary. "
+        "My focus is on changing my flight from Atlanta to Las Vegas. I believe there is some confusion."
+    )
+    assert [s.text for s in user_statements(said)] == ["My focus is on changing my flight from Atlanta to Las Vegas."]
+    for specific in (
+        "There is some confusion about HAT052, the 03:00 EST flight from Atlanta to Las Vegas.",
+        "There is a problem with my card ending 1234.",
+    ):
+        assert [s.text for s in user_statements(specific)] == [specific]

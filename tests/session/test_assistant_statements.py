@@ -4,7 +4,7 @@ specific, and nothing for narration or a status ("The fix is complete.")."""
 from __future__ import annotations
 
 import pytest
-from ctxbudget.compaction.statements import assistant_statements
+from ctxbudget.compaction.agent_statements import assistant_statements
 
 
 @pytest.mark.parametrize(

@@ -188,7 +188,7 @@ def test_an_action_that_found_nothing_to_act_on_failed_and_a_search_that_found_n
 
 
 def test_a_table_row_of_the_assistants_plan_is_no_finding() -> None:
-    from ctxbudget.compaction.statements import assistant_statements
+    from ctxbudget.compaction.agent_statements import assistant_statements
 
     plan = (
         "| File | Change |\n|---|---|\n| `checkpoint/committed.go` | Add author to `CommittedInfo` struct |\n"
@@ -200,7 +200,7 @@ def test_a_table_row_of_the_assistants_plan_is_no_finding() -> None:
 
 
 def test_a_message_reporting_finished_work_says_what_changed_once() -> None:
-    from ctxbudget.compaction.statements import assistant_statements
+    from ctxbudget.compaction.agent_statements import assistant_statements
 
     said = assistant_statements("Done! Now both flows use the dynamic agent name:\n\n1. **Interactive prompt** shows")
     assert [s.text for s in said] == ["Done: Now both flows use the dynamic agent name"]

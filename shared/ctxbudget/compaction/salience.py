@@ -25,12 +25,13 @@ from ._salient import ASKED, RECORD_CALL, SHOWN_BY_CALL, USER_CHOSE, SalienceKin
 from ._salient import item as _item
 from ._text_protocol import HARNESS_META, REJECTED_META, as_tool_use, is_observation
 from ._tool_use import call_items, tool_items
+from .agent_statements import assistant_statements
 from .calls import call_label
 from .harness import is_continuation_summary, strip_harness, subagent_reports
 from .memo import ReadMemo
 from .outcomes import failure_key, failure_line
 from .outputs import output_items
-from .statements import Statement, assistant_statements, user_statements
+from .statements import Statement, user_statements
 from .textscan import clip, informative_tokens
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""What a person said, as statements: facts, constraints, preferences, requests, questions; an assistant's decisions.
+"""What a person said, as statements: facts, constraints, preferences, requests, questions and choices.
 
 The user's words are the first source of what a compacted session must keep, and they stay the user's words: a
 statement is a whole sentence of a message, never cut mid-word, and a sentence that only qualifies the one before
@@ -16,8 +16,8 @@ gets a kind from its structure:
 Chit-chat ("thanks!", "ok"), list markers and harness text are not statements. A long paste is not read sentence by
 sentence: its opening prose is, and the paste itself is one statement pointing to its full text.
 
-An assistant message yields only **decisions** (a choice made, a root cause found: "going with", "instead of",
-"the fix is") and **open items** (what is still to do); narration ("Let me now read the key files") yields nothing.
+What an assistant message says is read by :mod:`~ctxbudget.compaction.agent_statements`, with the same
+:class:`Statement`.
 """
 
 from __future__ import annotations
@@ -26,17 +26,17 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ._prose import FENCE, LIST_MARKER, SCAN_HEAD, SCAN_TAIL, continued, ends, is_prose, prose_of
+from ._prose import LIST_MARKER, continued, prose_of
 from .harness import strip_harness
 from .textscan import bounded, clip, content_words, sentences
 
 __all__ = [
     "Statement",
     "StatementKind",
-    "assistant_statements",
     "classify",
     "label_of",
     "says_yes",
+    "statement_body",
     "user_statements",
 ]
 
@@ -64,6 +64,15 @@ _SAYS_YES = re.compile(rf"^(?!no\b|nope\b)(?:please\s+)?{_ASSENT}\b", re.IGNOREC
 _CHITCHAT = re.compile(  # "Yes, that sounds good.", "Okay, thanks again!"
     rf"^{_ASSENT}(?:[ ,]+(?:{_ASSENT}|thanks?|please|again|then|so|there|now))*[\s.!,:)]*$", re.IGNORECASE
 )
+_CONFUSION = re.compile(
+    r"^(?:(?:i think|i believe|it seems(?: like)?|it looks like|sorry,?|hmm,?|oh,?|wait,?)\s+)?"
+    r"(?:there(?:'s| is| was| (?:might|may|must|seems to|could) (?:have been|be))"
+    r"|we(?:'re| are) (?:encountering|having))\s*(?:(?:a|some|slight|a bit of|an?)\s+)*"
+    r"(?:misunderstanding|confusion|mix-?up)\b",
+    re.IGNORECASE,
+)
+"""A sentence that says only that the conversation went wrong ("I think there might be some mix-up.", "I believe
+there is some confusion regarding my itinerary."), whatever words follow it to say about what."""
 _SUBJECT_WORD = r"(?:you|we|they|i|he|she|it|there|the|this|that|these|those|any|my|our|your|its|their)"
 _QUESTION_START = re.compile(
     rf"^(?:(?:is|are|was|were|does|do|did|has|have|had|will|would|should|shall|can|could|may|might)\s+{_SUBJECT_WORD}"
@@ -129,9 +138,6 @@ _DEPENDENT = re.compile(
     re.IGNORECASE,
 )
 _PRIORITY: dict[str, int] = {"constraint": 3, "preference": 2, "fact": 1}
-_DONE = re.compile(r"^(?:done|fixed|implemented|all set|finished|completed?)[!.]+\s*", re.IGNORECASE)
-"""An assistant message reporting its work finished: the sentence after it says what changed."""
-_INTRODUCES = re.compile(r"\b(?:show|shows|display|displays|look|looks|like|print|prints|output|outputs|be|is|are)$")
 _ASSENTED = r"(?:(?:ok(?:ay)?|yes|yeah|yep|sure|fine|no|nah|alright|great)\b[,.!]?\s+)"
 _CHOICE = re.compile(
     rf"^{_ASSENTED}*(?:let'?s go with|i'?ll (?:go|stick) with|i'?ll take|we'?ll go with|go with|i (?:choose|pick)\b|"
@@ -141,51 +147,8 @@ _CHOICE = re.compile(
     re.IGNORECASE,
 )
 """A reply choosing among what was offered: the user's decision, not a fact ("I'll go with Option 1.")."""
-_STRONG_DECISION = re.compile(
-    r"\b(?:decided|decision|chose|choose to|opted|settled on|going with|go with|root cause|instead of|rather than|"
-    r"the fix (?:is|was)|the (?:issue|problem|bug|cause) (?:is|was)|turns out|switch(?:ed|ing)? to|we will use|"
-    r"i will use|i'll use|we'll use|the plan is|plan:)\b",
-    re.IGNORECASE,
-)
-_COMMITMENT = re.compile(
-    r"^(?:ok(?:ay)?,? |great,? |perfect,? |thanks?,? )?(?:i|we)(?:'ll| will| am going to|'m going to| shall) "
-    r"(?:now |then |also |go ahead and )?(?:proceed|go ahead|process|book|cancel|refund|issue|apply|downgrade|upgrade|"
-    r"transfer|submit|deploy|merge|switch|use|keep|drop|replace|revert|roll back|ship)\b",
-    re.IGNORECASE,
-)
-"""A commitment to act on the user's behalf ("I will proceed with downgrading all your reservations"), not narration
-of what the agent is about to look at ("I'll read the key files")."""
-_NARRATION = re.compile(
-    r"^(?:let me|let's|i'll|i will|i'm going to|i am going to|i need to|i should|i want to|now|next|first|then|"
-    r"okay|ok|great|perfect|alright|good|sure|excellent|looking|checking|reading|running|searching|wait|hmm|"
-    r"unless|maybe|perhaps|so let me|but wait)\b",
-    re.IGNORECASE,
-)
-_DECISION_LABELS = frozenset({"decision", "decided", "plan", "conclusion", "resolution"})
-"""Labels that say the sentence after them is a decision ("Decision: we will version the schema ...")."""
-_INLINE_DECISION = re.compile(r"(?<=\s)(?:Decision|Plan|Decided|Conclusion):\s")
-"""A decision's own label inside a sentence: what precedes it is another clause, left without its full stop."""
-_OPEN = re.compile(
-    r"\b(?:todo|to-do|next steps?:|next step is|still (?:need|have) to|remaining:|open question|follow[- ]up|"
-    r"blocked (?:on|by)|not yet (?:done|fixed|implemented)|left to do|pending)\b",
-    re.IGNORECASE,
-)
-_ANAPHOR = re.compile(r"^(?:this|that|these|those|it|they)\b(?!-)", re.IGNORECASE)
-"""How a sentence opens that says more of what the sentence before it named ("This order is ...", "It fails ...")."""
-_ASKED_WITH_CHOICES = re.compile(r"\?\s*\([^()\n]{1,30}\)[.!]?$")
-"""A question that ends on the answers it offers ("Do you confirm to proceed with this modification? (yes/no)")."""
-_MAX_SNIPPETS = 4
 _HEADING = re.compile(r"^#{1,6}\s")
 _HAS_VALUE = re.compile(r"\d|[A-Z][a-z]+ [A-Z][a-z]+|\b[\w-]+[./@][\w./-]+|\b[A-Z]{2,}\b|\w+_\w+")
-_SPECIFIC = re.compile(
-    r"`[^`\n]{2,80}`|\b[\w.-]*\d[\w.-]*\b|[\w-]+/[\w./-]+|\b\w+\.(?:py|js|ts|go|rs|md|json|toml|yaml|yml)\b"
-)
-_RESULT = re.compile(
-    r"\b(?:pass(?:es|ed)?|fail(?:s|ed)?|works?|fixed|broken|succeeds?|succeeded|confirm(?:s|ed))\b", re.I
-)
-_REASON = re.compile(
-    r"\b(?:because|since the|which means|so that|caused by|due to|the reason|this means|that means|therefore)\b", re.I
-)
 
 
 @dataclass(frozen=True)
@@ -207,19 +170,26 @@ def label_of(text: str) -> str | None:
     return match.group(1).strip() if match else None
 
 
-def _body(sentence: str) -> str:
+def statement_body(sentence: str) -> str:
     """The sentence without its list marker, Markdown emphasis and label: what is classified."""
     sentence = LIST_MARKER.sub("", sentence, count=1).replace("**", "").replace("__", "")
     label = _LABEL.match(sentence)
     return sentence[label.end() :] if label else sentence
 
 
+def _says_little(rest: str) -> bool:
+    """``rest`` of a sentence names nothing specific: no digit, three content words at most ("regarding my trip")."""
+    return not any(ch.isdigit() for ch in rest) and len(content_words(rest)) <= 3
+
+
 def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one answer per kind, in priority order
     """The kind of one user sentence, or ``None`` for chit-chat, markers and fragments."""
-    body = " ".join(_body(sentence).split())[:_CLASSIFY_CHARS]
+    body = " ".join(statement_body(sentence).split())[:_CLASSIFY_CHARS]
     words = body.split()
     if not body or _ONLY_MARKER.match(body) or _CHITCHAT.match(body) or _HEADING.match(sentence.strip()):
         return None
+    if (confused := _CONFUSION.match(body)) and _says_little(body[confused.end() :]):
+        return None  # "I think there might be some mix-up.": the sentences after it say what was mixed up
     if body.rstrip("*_`) ").endswith(":") and not any(ch.isdigit() for ch in body):
         if _POLITE_REQUEST.match(body) or _IMPERATIVE.match(body):
             return "request"  # "Implement this spec:" asks for what follows
@@ -274,7 +244,7 @@ def _group(classified: list[tuple[StatementKind, str, bool]]) -> list[Statement]
     for kind, given, starts_line in classified:
         sentence = LIST_MARKER.sub("", given, count=1)
         previous = out[-1] if out else None
-        dependent = _DEPENDENT.match(_body(sentence)) is not None
+        dependent = _DEPENDENT.match(statement_body(sentence)) is not None
         joins = (
             not starts_line
             and previous is not None
@@ -292,96 +262,3 @@ def _group(classified: list[tuple[StatementKind, str, bool]]) -> list[Statement]
         else:
             out.append(Statement(kind, clip(sentence, 300)))
     return out
-
-
-def _decides(body: str) -> bool:
-    """A decision phrase ("the fix is", "going with") followed by what was decided (specific, or 3 content words).
-
-    Not a status: "The fix is complete.", "The bug is confirmed."
-    """
-    found = _STRONG_DECISION.search(body)
-    if found is None:
-        return False
-    rest = body[found.end() :]
-    return _SPECIFIC.search(rest) is not None or len(content_words(rest)) >= 3
-
-
-def assistant_statements(text: str) -> list[Statement]:
-    """The decisions, findings and open items of an assistant message; narration yields nothing.
-
-    A **finding** is a sentence that states what the agent found, with something specific in it (a path, an id, a
-    number, code in backticks) or a reason ("because", "which means", "caused by"); "Let me check the logs" is not.
-    """
-    text = strip_harness(bounded(text))
-    out: list[Statement] = []
-    if FENCE in text:
-        parts = text.split(FENCE)
-        for block in parts[1::2][:_MAX_SNIPPETS]:  # a one- or two-line block is a command or value given to use
-            code = [ln for ln in block.splitlines()[1:] if ln.strip()] if "\n" in block else [block]
-            if 0 < len(code) <= 2 and sum(map(len, code)) <= 200:
-                out.append(Statement("finding", clip(" ; ".join(ln.strip() for ln in code), 220)))
-        text = "\n".join(parts[0::2])  # longer code blocks are not statements
-    if len(text) > SCAN_HEAD + SCAN_TAIL:
-        text = ends(text)
-    said = sentences(text)
-    done = _done_report(said)
-    carried = False  # the sentence was said with the finding before it
-    for at, sentence in enumerate(said):
-        if carried:
-            carried = False
-            continue
-        body = LIST_MARKER.sub("", _body(sentence).strip(), count=1)
-        asks = body.endswith(("?", ":")) or _ASKED_WITH_CHOICES.search(body) is not None  # "Do you confirm? (yes/no)"
-        if len(body.split()) < 4 or asks or not is_prose(body) or sentence.lstrip()[:1] == "|":
-            continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
-        narration = _NARRATION.match(body) is not None
-        labelled = (label_of(LIST_MARKER.sub("", sentence.strip(), count=1)) or "").lower() in _DECISION_LABELS
-        if _OPEN.search(body):
-            out.append(Statement("open", clip(body, 240)))
-        elif (
-            labelled
-            or _COMMITMENT.match(body)
-            or (_decides(body) and not (narration and "instead" not in body.lower()))
-        ):
-            inline = _INLINE_DECISION.search(body)  # "... the tests pass Decision: we will ..." (no full stop)
-            out.append(Statement("decision", clip(body[inline.start() :] if inline else body, 280)))
-        elif not narration and (_SPECIFIC.search(body) or (_REASON.search(body) and _RESULT.search(body))):
-            # A list item's label is part of what it found ("Too long: `a1b2c3d4e5f6789` → returns found=false")
-            full = LIST_MARKER.sub("", sentence.strip(), count=1).replace("**", "").replace("__", "").strip()
-            found = full if label_of(full) else body
-            after = said[at + 1] if at + 1 < len(said) else ""
-            carried = _says_more_of(after) and len(found) + len(after) < 280
-            out.append(Statement("finding", clip(f"{found} {after.strip()}" if carried else found, 280)))
-    if done is None:
-        return out
-    return [done, *(st for st in out if f"Done: {st.text}" != done.text)]  # the report is said once, as done
-
-
-def _says_more_of(sentence: str) -> bool:
-    """``sentence`` says more of the thing the sentence before it named, and nothing a reader can place alone.
-
-    "This order is already in a 'cancelled' status." names no order: said after "I've retrieved the details for
-    order #W2586676." it is that order's status, so the two are one finding. A sentence that is a finding, decision,
-    open item or question of its own is not carried.
-    """
-    body = LIST_MARKER.sub("", _body(sentence).strip(), count=1)
-    return (
-        _ANAPHOR.match(body) is not None
-        and len(body.split()) >= 4
-        and not body.endswith(("?", ":"))
-        and _SPECIFIC.search(body) is None
-        and _OPEN.search(body) is None
-        and _STRONG_DECISION.search(body) is None
-        and is_prose(body)
-    )
-
-
-def _done_report(said: list[str]) -> Statement | None:
-    """What a message reporting finished work says changed ("Done! Now both flows use the dynamic agent name:")."""
-    done = _DONE.match(said[0]) if said else None
-    if done is None:
-        return None
-    report = (said[0][done.end() :].strip() or (said[1] if len(said) > 1 else "")).rstrip(":").strip()
-    if len(report.split()) < 4 or _INTRODUCES.search(report):
-        return None  # "Now the editor flow will show:" stands for the block after it
-    return Statement("finding", clip(f"Done: {report}", 280))

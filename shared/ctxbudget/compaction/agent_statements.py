@@ -1,0 +1,174 @@
+"""What an assistant message says, as statements: its decisions, findings and open items; narration is nothing.
+
+A **decision** is a choice made or a cause found ("going with", "instead of", "the fix is", "the root cause was"), or
+a commitment to act for the user ("I will proceed with cancelling order #W7342738"); an **open item** is what is
+still to do ("TODO", "still need to", "blocked on"); a **finding** is a sentence that states what the agent found,
+with something specific in it (a path, an id, a number, code in backticks) or a reason with a result ("fails
+because ..."). A sentence that only says more of what the finding before it named ("This order is already
+cancelled.") is said with it. Narration ("Let me now read the key files"), questions and a table's rows yield
+nothing; a message that reports its work done ("Done! Both flows now ...") is one finding, ``Done: ...``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._prose import FENCE, LIST_MARKER, SCAN_HEAD, SCAN_TAIL, ends, is_prose
+from .harness import strip_harness
+from .statements import Statement, label_of, statement_body
+from .textscan import bounded, clip, content_words, sentences
+
+__all__ = ["assistant_statements"]
+
+_DONE = re.compile(r"^(?:done|fixed|implemented|all set|finished|completed?)[!.]+\s*", re.IGNORECASE)
+"""An assistant message reporting its work finished: the sentence after it says what changed."""
+
+_INTRODUCES = re.compile(r"\b(?:show|shows|display|displays|look|looks|like|print|prints|output|outputs|be|is|are)$")
+
+_STRONG_DECISION = re.compile(
+    r"\b(?:decided|decision|chose|choose to|opted|settled on|going with|go with|root cause|instead of|rather than|"
+    r"the fix (?:is|was)|the (?:issue|problem|bug|cause) (?:is|was)|turns out|switch(?:ed|ing)? to|we will use|"
+    r"i will use|i'll use|we'll use|the plan is|plan:)\b",
+    re.IGNORECASE,
+)
+
+_COMMITMENT = re.compile(
+    r"^(?:ok(?:ay)?,? |great,? |perfect,? |thanks?,? )?(?:i|we)(?:'ll| will| am going to|'m going to| shall) "
+    r"(?:now |then |also |go ahead and )?(?:proceed|go ahead|process|book|cancel|refund|issue|apply|downgrade|upgrade|"
+    r"transfer|submit|deploy|merge|switch|use|keep|drop|replace|revert|roll back|ship)\b",
+    re.IGNORECASE,
+)
+"""A commitment to act on the user's behalf ("I will proceed with downgrading all your reservations"), not narration
+of what the agent is about to look at ("I'll read the key files")."""
+
+_NARRATION = re.compile(
+    r"^(?:let me|let's|i'll|i will|i'm going to|i am going to|i need to|i should|i want to|now|next|first|then|"
+    r"okay|ok|great|perfect|alright|good|sure|excellent|looking|checking|reading|running|searching|wait|hmm|"
+    r"unless|maybe|perhaps|so let me|but wait)\b",
+    re.IGNORECASE,
+)
+
+_DECISION_LABELS = frozenset({"decision", "decided", "plan", "conclusion", "resolution"})
+"""Labels that say the sentence after them is a decision ("Decision: we will version the schema ...")."""
+
+_INLINE_DECISION = re.compile(r"(?<=\s)(?:Decision|Plan|Decided|Conclusion):\s")
+"""A decision's own label inside a sentence: what precedes it is another clause, left without its full stop."""
+
+_OPEN = re.compile(
+    r"\b(?:todo|to-do|next steps?:|next step is|still (?:need|have) to|remaining:|open question|follow[- ]up|"
+    r"blocked (?:on|by)|not yet (?:done|fixed|implemented)|left to do|pending)\b",
+    re.IGNORECASE,
+)
+
+_ANAPHOR = re.compile(r"^(?:this|that|these|those|it|they)\b(?!-)", re.IGNORECASE)
+"""How a sentence opens that says more of what the sentence before it named ("This order is ...", "It fails ...")."""
+
+_ASKED_WITH_CHOICES = re.compile(r"\?\s*\([^()\n]{1,30}\)[.!]?$")
+"""A question that ends on the answers it offers ("Do you confirm to proceed with this modification? (yes/no)")."""
+
+_MAX_SNIPPETS = 4
+
+_SPECIFIC = re.compile(
+    r"`[^`\n]{2,80}`|\b[\w.-]*\d[\w.-]*\b|[\w-]+/[\w./-]+|\b\w+\.(?:py|js|ts|go|rs|md|json|toml|yaml|yml)\b"
+)
+
+_RESULT = re.compile(
+    r"\b(?:pass(?:es|ed)?|fail(?:s|ed)?|works?|fixed|broken|succeeds?|succeeded|confirm(?:s|ed))\b", re.I
+)
+
+_REASON = re.compile(
+    r"\b(?:because|since the|which means|so that|caused by|due to|the reason|this means|that means|therefore)\b", re.I
+)
+
+
+def _decides(body: str) -> bool:
+    """A decision phrase ("the fix is", "going with") followed by what was decided (specific, or 3 content words).
+
+    Not a status: "The fix is complete.", "The bug is confirmed."
+    """
+    found = _STRONG_DECISION.search(body)
+    if found is None:
+        return False
+    rest = body[found.end() :]
+    return _SPECIFIC.search(rest) is not None or len(content_words(rest)) >= 3
+
+
+def assistant_statements(text: str) -> list[Statement]:
+    """The decisions, findings and open items of an assistant message; narration yields nothing.
+
+    A **finding** is a sentence that states what the agent found, with something specific in it (a path, an id, a
+    number, code in backticks) or a reason ("because", "which means", "caused by"); "Let me check the logs" is not.
+    """
+    text = strip_harness(bounded(text))
+    out: list[Statement] = []
+    if FENCE in text:
+        parts = text.split(FENCE)
+        for block in parts[1::2][:_MAX_SNIPPETS]:  # a one- or two-line block is a command or value given to use
+            code = [ln for ln in block.splitlines()[1:] if ln.strip()] if "\n" in block else [block]
+            if 0 < len(code) <= 2 and sum(map(len, code)) <= 200:
+                out.append(Statement("finding", clip(" ; ".join(ln.strip() for ln in code), 220)))
+        text = "\n".join(parts[0::2])  # longer code blocks are not statements
+    if len(text) > SCAN_HEAD + SCAN_TAIL:
+        text = ends(text)
+    said = sentences(text)
+    done = _done_report(said)
+    carried = False  # the sentence was said with the finding before it
+    for at, sentence in enumerate(said):
+        if carried:
+            carried = False
+            continue
+        body = LIST_MARKER.sub("", statement_body(sentence).strip(), count=1)
+        asks = body.endswith(("?", ":")) or _ASKED_WITH_CHOICES.search(body) is not None  # "Do you confirm? (yes/no)"
+        if len(body.split()) < 4 or asks or not is_prose(body) or sentence.lstrip()[:1] == "|":
+            continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
+        narration = _NARRATION.match(body) is not None
+        labelled = (label_of(LIST_MARKER.sub("", sentence.strip(), count=1)) or "").lower() in _DECISION_LABELS
+        if _OPEN.search(body):
+            out.append(Statement("open", clip(body, 240)))
+        elif (
+            labelled
+            or _COMMITMENT.match(body)
+            or (_decides(body) and not (narration and "instead" not in body.lower()))
+        ):
+            inline = _INLINE_DECISION.search(body)  # "... the tests pass Decision: we will ..." (no full stop)
+            out.append(Statement("decision", clip(body[inline.start() :] if inline else body, 280)))
+        elif not narration and (_SPECIFIC.search(body) or (_REASON.search(body) and _RESULT.search(body))):
+            # A list item's label is part of what it found ("Too long: `a1b2c3d4e5f6789` → returns found=false")
+            full = LIST_MARKER.sub("", sentence.strip(), count=1).replace("**", "").replace("__", "").strip()
+            found = full if label_of(full) else body
+            after = said[at + 1] if at + 1 < len(said) else ""
+            carried = _says_more_of(after) and len(found) + len(after) < 280
+            out.append(Statement("finding", clip(f"{found} {after.strip()}" if carried else found, 280)))
+    if done is None:
+        return out
+    return [done, *(st for st in out if f"Done: {st.text}" != done.text)]  # the report is said once, as done
+
+
+def _says_more_of(sentence: str) -> bool:
+    """``sentence`` says more of the thing the sentence before it named, and nothing a reader can place alone.
+
+    "This order is already in a 'cancelled' status." names no order: said after "I've retrieved the details for
+    order #W2586676." it is that order's status, so the two are one finding. A sentence that is a finding, decision,
+    open item or question of its own is not carried.
+    """
+    body = LIST_MARKER.sub("", statement_body(sentence).strip(), count=1)
+    return (
+        _ANAPHOR.match(body) is not None
+        and len(body.split()) >= 4
+        and not body.endswith(("?", ":"))
+        and _SPECIFIC.search(body) is None
+        and _OPEN.search(body) is None
+        and _STRONG_DECISION.search(body) is None
+        and is_prose(body)
+    )
+
+
+def _done_report(said: list[str]) -> Statement | None:
+    """What a message reporting finished work says changed ("Done! Now both flows use the dynamic agent name:")."""
+    done = _DONE.match(said[0]) if said else None
+    if done is None:
+        return None
+    report = (said[0][done.end() :].strip() or (said[1] if len(said) > 1 else "")).rstrip(":").strip()
+    if len(report.split()) < 4 or _INTRODUCES.search(report):
+        return None  # "Now the editor flow will show:" stands for the block after it
+    return Statement("finding", clip(f"Done: {report}", 280))
