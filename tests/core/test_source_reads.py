@@ -80,3 +80,20 @@ def test_an_edit_of_one_line_says_the_line_it_left() -> None:
     assert f"artifact: /repo/trailers/trailers.go: edited -> now: {now}" in items
     block = ToolCall(id="b", name="Edit", args={"file_path": "/repo/a.go", "old_string": "x", "new_string": "a\nb"})
     assert "artifact: /repo/a.go: edited" in _items(block, "ok")  # a block of lines: no line to say
+
+
+def test_an_edit_of_a_block_that_changes_one_line_of_it_says_that_line() -> None:
+    """Claude Code (held-out telemetry_delay): the edit that set PostHog's shutdown timeout rewrote the whole config
+    literal, re-aligned; the one line it changed is the file's new state, the re-aligned lines are not changes."""
+    old = "client, err := posthog.NewWithConfig(key, posthog.Config{\n\tEndpoint:     PostHogEndpoint,\n})"
+    new = (
+        "client, err := posthog.NewWithConfig(key, posthog.Config{\n\tEndpoint:        PostHogEndpoint,\n"
+        "\tShutdownTimeout: 100 * time.Millisecond, // Don't block CLI exit\n})"
+    )
+    edit = ToolCall(id="e", name="Edit", args={"file_path": "/repo/telemetry.go", "old_string": old, "new_string": new})
+    items = _items(edit, "The file /repo/telemetry.go has been updated.")
+    now = "ShutdownTimeout: 100 * time.Millisecond, // Don't block CLI exit"
+    assert f"artifact: /repo/telemetry.go: edited -> now: {now}" in items
+    two = new.replace("})", "\tBatchUploadTimeout: 200 * time.Millisecond,\n})")
+    rewrite = ToolCall(id="t", name="Edit", args={"file_path": "/repo/t.go", "old_string": old, "new_string": two})
+    assert "artifact: /repo/t.go: edited" in _items(rewrite, "ok")  # two lines changed: no one line to say

@@ -172,6 +172,8 @@ def is_file_read(call: ToolCall | None) -> bool:
 
 _NEW_TEXT_ARGS = ("new_string", "new_str")
 """The argument an edit tool takes the replacing text in (Claude Code's Edit, SWE-agent's str_replace_editor)."""
+_OLD_TEXT_ARGS = ("old_string", "old_str")
+"""The argument it takes the replaced text in, in the same order."""
 _EDITED_LINE_CHARS = 200
 _SOURCE_SUFFIXES = frozenset(
     (
@@ -202,15 +204,19 @@ def reads_source(call: ToolCall | None) -> bool:
 
 
 def edited_line(call: ToolCall) -> str | None:
-    """The one line an edit call writes in place of another (``new_string``, ``new_str``), if it is one short line.
+    """The line an edit call leaves changed (``new_string``, ``new_str``), if it changes one short line.
 
-    It is the edited file's state after the call: "trailers.go: edited -> now: ... id.Pattern ...".
+    It is the edited file's state after the call: "trailers.go: edited -> now: ... id.Pattern ...". An edit of
+    several lines changes the lines of its new text that its old text (``old_string``, ``old_str``) did not hold,
+    whitespace aside (an aligned block re-aligned is unchanged): one such line is shown, a block rewritten is not.
     """
-    for key in _NEW_TEXT_ARGS:
+    for key, old_key in zip(_NEW_TEXT_ARGS, _OLD_TEXT_ARGS, strict=True):
         value = call.args.get(key)
         if isinstance(value, str):
-            line = value.strip()
-            return line if line and "\n" not in line and len(line) <= _EDITED_LINE_CHARS else None
+            before = call.args.get(old_key)
+            was = {" ".join(ln.split()) for ln in before.splitlines()} if isinstance(before, str) else set()
+            changed = [ln.strip() for ln in value.splitlines()[:400] if ln.strip() and " ".join(ln.split()) not in was]
+            return changed[0] if len(changed) == 1 and len(changed[0]) <= _EDITED_LINE_CHARS else None
     return None
 
 
