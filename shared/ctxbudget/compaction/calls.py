@@ -175,6 +175,8 @@ _NEW_TEXT_ARGS = ("new_string", "new_str")
 _OLD_TEXT_ARGS = ("old_string", "old_str")
 """The argument it takes the replaced text in, in the same order."""
 _EDITED_LINE_CHARS = 200
+_EDITED_BLOCK_LINES = 400
+"""An edit of more new lines than this is a block rewritten, not read line by line."""
 _SOURCE_SUFFIXES = frozenset(
     (
         "py", "pyi", "go", "rs", "ts", "tsx", "js", "jsx", "mjs", "cjs", "java", "kt", "kts", "scala", "c", "h", "cc",
@@ -215,7 +217,10 @@ def edited_line(call: ToolCall) -> str | None:
         if isinstance(value, str):
             before = call.args.get(old_key)
             was = {" ".join(ln.split()) for ln in before.splitlines()} if isinstance(before, str) else set()
-            changed = [ln.strip() for ln in value.splitlines()[:400] if ln.strip() and " ".join(ln.split()) not in was]
+            lines = value.splitlines()
+            if len(lines) > _EDITED_BLOCK_LINES:
+                return None
+            changed = [ln.strip() for ln in lines if ln.strip() and " ".join(ln.split()) not in was]
             return changed[0] if len(changed) == 1 and len(changed[0]) <= _EDITED_LINE_CHARS else None
     return None
 
