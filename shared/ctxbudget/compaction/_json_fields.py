@@ -4,8 +4,9 @@ A lookup's result (an order, a user, an issue tracker's ticket) is one record: a
 the call that fetched it, not as a bullet per field. The line holds, breadth first (a record's own fields before those
 of the lists it holds):
 
-* the fields whose values are ids, amounts, numbers, emails or addresses (a value with a digit or an ``@``), and the
-  record's own ``title`` or ``name`` (not those of the records it holds: 30 line items' names are not 30 facts);
+* the fields whose values are ids, amounts, numbers, emails or addresses (a value with a digit or an ``@``), the
+  record's own ``title`` or ``name`` (not those of the records it holds: 30 line items' names are not 30 facts), and
+  its own state (``status=delivered``, ``state=open``, ``conclusion=failure``): what can be done with it next;
 * a nested record's fields by their own names (``address1``), but under their record's name when the field's says
   nothing alone (``priority.value=2``), and a map keyed by ids names each record by its key
   (``credit_card_6040264.last_four=2076``, not repeating it as the record's ``id``); a list's fields as one column
@@ -38,9 +39,13 @@ MAX_IDS = 8
 MAX_PER_KEY = 3
 """A column with more values than this that are not all ids shows its first value and how many there are."""
 _NAMING = frozenset({"title", "name"})
+"""Fields that name the record itself when they are its own (not a nested record's or a list's: ``items[].name``)."""
+_STATE = frozenset({"status", "state", "conclusion"})
+"""Fields that say what state the record itself is in, when they are its own (an order's ``pending``)."""
+_SUCCESS = frozenset({"ok", "success", "successful", "succeeded"})
+"""A state that only says the call worked, which its bullet's ``-> ok`` already says."""
 _GENERIC = frozenset({"value", "name", "id", "type", "code", "key", "label"})
 """Field names that say nothing without their record's (``priority.value=2``, not ``value=2``)."""
-"""Fields that name the record itself when they are its own (not a nested record's or a list's: ``items[].name``)."""
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 _DIGIT_OR_AT = re.compile(r"[\d@]")
 _PLAIN = re.compile(r"^[^,=\[\]\n]{1,80}$")
@@ -56,7 +61,7 @@ def _is_id(value: object) -> bool:
 
 
 def _kept(key: str, value: object, *, own: bool) -> bool:
-    """``value`` is worth a field: a number, a value with a digit or an ``@``, or the record's ``own`` title or name."""
+    """``value`` is worth a field: a number, a value with a digit or an ``@``, or the record's ``own`` name or state."""
     if isinstance(value, bool) or value is None or not key:
         return False
     if isinstance(value, (int, float)):
@@ -64,7 +69,8 @@ def _kept(key: str, value: object, *, own: bool) -> bool:
     if not isinstance(value, str):
         return False
     naming = own and key.lower() in _NAMING and 0 < len(value) <= 80
-    return naming or _DIGIT_OR_AT.search(value[:200]) is not None
+    state = own and key.lower() in _STATE and 0 < len(value) <= 40 and value.lower() not in _SUCCESS
+    return naming or state or _DIGIT_OR_AT.search(value[:200]) is not None
 
 
 def _shown(value: object) -> str:
