@@ -89,6 +89,27 @@ def test_a_search_hit_saying_created_is_the_matched_files_text_not_a_file_writte
     assert files == [f"{ROOT}/cmd/checkpoint/checkpoint.go (found by Grep)"]
 
 
+def test_windows_paths_are_whole_files_and_a_hits_code_names_none() -> None:
+    # A Claude Code session on Windows (benchmarks/quality/heldout/claude_code_ohmyposh_*): Grep printed
+    # "src\\segments\\project_test.go:127: u.env.HasParentFilePath(...)"; the summary listed "project_test.go",
+    # "u.env" and "a.env" as files found, and a context line ("...golang.go-57-func ... error) {") as a file's outcome.
+    root = "D:\\oh-my-posh\\src"
+    args = {"pattern": "HasParentFilePath", "path": root, "output_mode": "content"}
+    search = ToolCall(id="g", name="Grep", args=args)
+    hits = (
+        'src\\segments\\project_test.go:127:\t\tu.env.HasParentFilePath("Directory.Build.props", false)\n'
+        f"{root}\\segments\\golang.go-57-func (g *Golang) parseModFile() (string, error) {{\n"
+        f'{root}\\segments\\aspire.go:88:\ta.env.HasParentFilePath("Directory.Packages.props", false)\n'
+    )
+    files = summary_of((search, hits), (read("r", f"{root}\\segments\\project_test.go"), "package segments"))[
+        "Files and artifacts"
+    ]
+    assert f"{root}\\segments\\project_test.go: read" in files  # the relative path found is the file read
+    assert f"{root}\\segments\\aspire.go (found by Grep)" in files
+    assert f"{root}\\segments\\golang.go (found by Grep)" in files
+    assert not [line for line in files if ".env" in line or "parseModFile" in line or line.startswith("src")], files
+
+
 def test_a_write_is_its_file_operation_not_its_confirmation_read_as_a_record() -> None:
     path = f"{ROOT}/docs/plans/2026-02-04-explain-improvements.md"
     write = ToolCall(id="w", name="Write", args={"file_path": path, "content": "# Plan\n"})

@@ -24,6 +24,8 @@ _COUNT = re.compile(r"^(.*?) x(\d+)$")
 ONLY_LISTED = re.compile(r" \(((?:found|listed) by [^()]{1,80})\)$")
 """How the bullet of a file a search or a listing only named ends (``a.go (found by Grep)``): nothing was done to it."""
 _MAX_CHARS = 280
+_DRIVE = re.compile(r"^[a-z]:[\\/]", re.IGNORECASE)
+"""A Windows path's drive (``d:\\``): the path is absolute."""
 
 
 @dataclass(frozen=True)
@@ -100,17 +102,24 @@ def canonical_paths(keys: Iterable[str]) -> dict[str, str]:
     up among them.
     """
     distinct = set(keys)
-    relative = {k.removeprefix("./"): k for k in distinct if ("/" in k or "." in k) and not k.startswith(("/", "~"))}
+    # A Windows path's separators are backslashes (``src\\segments\\a.go`` beside ``d:\\repo\\src\\segments\\a.go``).
+    slashed = {key: key.replace("\\", "/") for key in distinct}
+    relative = {
+        slashed[k].removeprefix("./"): k
+        for k in distinct
+        if ("/" in slashed[k] or "." in k) and not slashed[k].startswith(("/", "~")) and not _DRIVE.match(k)
+    }
     if not relative:
         return {}
     longer: dict[str, set[str]] = {}
     for key in distinct:
-        at = key.find("/", 1)
+        path = slashed[key]
+        at = path.find("/", 1)
         while at > 0:
-            suffix = key[at + 1 :]
+            suffix = path[at + 1 :]
             if suffix in relative and relative[suffix] != key:
                 longer.setdefault(suffix, set()).add(key)
-            at = key.find("/", at + 1)
+            at = path.find("/", at + 1)
     same = {relative[short]: next(iter(found)) for short, found in longer.items() if len(found) == 1}
     for short, found in longer.items():  # "a.go" in "x/a.go" and "/abs/x/a.go", which are one file: that file
         if len(found) > 1 and len(targets := {same.get(key, key) for key in found}) == 1:

@@ -45,16 +45,18 @@ _WRITE = re.compile(
     re.IGNORECASE,
 )
 _PATH = re.compile(
-    # Where a run starts and its first "." or "/" comes before any other joiner (every path's does): a word is
-    # given up at its end, without trying both forms of a path inside it.
-    r"(?<![\w/.-])(?=~?[\w-]*[./])"
-    r"(?:(?:~?/|\./)?(?:[\w.-]{1,80}/){1,12}[\w.-]{0,80}\w\.[A-Za-z]\w{0,7}\b"
+    # Where a run starts and its first "." or "/" (a Windows path's backslash, or its drive: D:\) comes before any
+    # other joiner (every path's does): a word is given up at its end, without trying both forms of a path inside it.
+    r"(?<![\w/.-])(?=~?[\w-]*[./\\]|[A-Za-z]:[\\/])"
+    r"(?:(?:[A-Za-z]:[\\/]|~?/|\.[/\\])?(?:[\w.-]{1,80}[/\\]){1,12}[\w.-]{0,80}\w\.[A-Za-z]\w{0,7}\b"
     r"|[\w-]{1,80}\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|md|rst|json|ya?ml|"
     r"toml|cfg|ini|txt|csv|sql|sh|html|css|lock|env|ipynb|proto|tf|xml)\b)"
     r"(?!-[A-Za-z])"  # "pyproject.toml-based" names no file
 )
-_HIT = re.compile(r"^\s*[^\s:]{1,300}[:-]\d+[:-]")
-"""A search hit: ``path:line:`` (or ``path-line-`` for context lines) before the matched text."""
+_HIT = re.compile(r"^\s*(?:[A-Za-z]:[\\/])?[^\s:]{1,300}[:-]\d+[:-]")
+"""A search hit: ``path:line:`` (or ``path-line-`` for context lines) before the matched text; a Windows path's
+drive (``D:\\src\\a.go:12:``) is part of its path."""
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 _REFERENCE = re.compile(r"\.\w{1,8}(?::\d+|::)")
 _WRITE_WORDS = (
     "wrote", "written", "writing", "created", "creating", "modified", "updated", "edited", "changed", "deleted",
@@ -175,7 +177,7 @@ def _add_file_lines(
     lower, present = read  # the lower-cased head, and the words that may occur in it
     for position, line in word_lines(head, _OUTCOME_WORDS, lower, present):
         path = _PATH.search(line)
-        if path and _prose(line, path.start()) and not _REFERENCE.search(line):
+        if path and _prose(line, path.start()) and not _REFERENCE.search(line) and not (search and _HIT.match(line)):
             found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
     for position, shown in figure_lines(head, lower, present):
         line = _GUTTER.sub("", shown) if source else shown  # Claude Code's Read and ``cat -n`` number their lines
@@ -294,16 +296,21 @@ def _first_paths(text: str) -> list[str]:
     The search stops there: a long listing is not matched to its end for the few paths it shows.
     """
     listed: dict[str, None] = {}
-    for match in _PATH.finditer(text):
-        listed[_ref_path(match.group(0))] = None
-        if len(listed) >= MAX_LISTED:
-            break
+    for line in text.splitlines():
+        hit = _HIT.match(line)  # a hit's path is before its line number: its text is the file's (``u.env.Pwd``)
+        for match in _PATH.finditer(line[: hit.end()] if hit else line):
+            listed[_ref_path(match.group(0))] = None
+            if len(listed) >= MAX_LISTED:
+                return list(listed)
     return list(listed)
 
 
 def _ref_path(path: str) -> str:
-    """A path without the line reference a search result gives it (``a.py:12`` is ``a.py``)."""
-    return path.split(":", 1)[0] if ":" in path and "://" not in path else path
+    """A path without the line reference a search result gives it (``a.py:12`` is ``a.py``; a drive's colon stays)."""
+    drive = 2 if _DRIVE.match(path) else 0
+    if ":" in path[drive:] and "://" not in path:
+        return path[: drive + path[drive:].index(":")]
+    return path
 
 
 def _record_lines(text: str) -> list[tuple[int, str]]:
