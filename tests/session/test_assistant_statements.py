@@ -82,3 +82,15 @@ def test_only_an_unplaceable_sentence_after_a_finding_is_carried(text: str, find
     found = assistant_statements(text)
     assert len(found) == findings
     assert all(". " not in s.text for s in found)  # one sentence each
+
+
+def test_a_finding_that_cites_its_lines_as_markdown_links_is_still_a_finding() -> None:
+    # Claude Code (held-out round 4, oh-my-posh): the root cause cited its lines as links, which made the sentence
+    # read as code (brackets, parentheses, colons), and the cause of the whole task was dropped.
+    said = (
+        "**Root cause:** `linear-gradient(a, b)` needs `minGradientCellsPerStop` (2) cells per stop — "
+        "[engine.go:394](src/prompt/engine.go:394),[458](src/prompt/engine.go:458). 2 stops = 4 cells minimum."
+    )
+    found = [s.text for s in assistant_statements(said)]
+    assert found[0].startswith("Root cause: `linear-gradient(a, b)` needs `minGradientCellsPerStop` (2) cells")
+    assert "[engine.go:394](src/prompt/engine.go:394)" in found[0]  # the link is kept as written

@@ -33,6 +33,8 @@ FENCE = "```"
 LIST_MARKER = re.compile(r"^(?:[-*•>]+|\d{1,3}[.)]|[a-z][.)]|#{1,6})\s+")
 """A list item's or a heading's marker at the start of a line."""
 _CODE_SPAN = re.compile(r"`[^`\n]{1,200}`")
+_MARKDOWN_LINK = re.compile(r"\[[^\[\]\n]{1,200}\]\([^()\s]{1,300}\)")
+"""A markdown link (``[engine.go:394](src/prompt/engine.go:394)``): it reads as a word in a sentence."""
 
 
 def prose_of(text: str) -> tuple[str, bool]:
@@ -68,7 +70,7 @@ def is_prose(line: str) -> bool:
         return False
     if line[:1].isspace() and not LIST_MARKER.match(stripped):
         return False  # indented: code or a log
-    plain = _CODE_SPAN.sub("code", stripped)  # `code in backticks` reads as a word
+    plain = _MARKDOWN_LINK.sub("link", _CODE_SPAN.sub("code", stripped))  # `code` and [a](b.go) read as words
     letters = sum(map(str.isalpha, plain)) + plain.count(" ")  # a space is not alpha: counted once
     return letters >= 0.75 * len(plain)
 
