@@ -30,6 +30,19 @@ def test_the_sentences_of_an_example_block_are_not_statements() -> None:
     assert not any("Builder-related" in text or "Let me find" in text for text in said)
 
 
+def test_a_format_example_is_an_example_too() -> None:
+    # mini-swe-agent's instructions show the reply's form in <format_example>: "THOUGHT: Here I explain my reasoning
+    # process, analysis of the current situation," was a user fact of the held-out psf/requests run.
+    template = (
+        "Fix the method conversion in sessions.py.\n<format_example>\nTHOUGHT: Here I explain my reasoning process, "
+        "analysis of the current situation.\n```bash\nyour_command_here\n```\n</format_example>\n"
+        "Never commit your changes."
+    )
+    said = [statement.text for statement in user_statements(template)]
+    assert any("Never commit your changes" in text for text in said)
+    assert not any("THOUGHT" in text or "your_command_here" in text for text in said)
+
+
 def test_a_tag_quoted_inside_a_sentence_is_the_person_s_words() -> None:
     text = "Wrap the reply in <example> tags, the parser expects them."
     assert strip_examples(text) == text

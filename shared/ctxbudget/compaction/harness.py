@@ -125,7 +125,7 @@ def strip_harness(text: str) -> str:
     return kept.strip()
 
 
-_EXAMPLE_TAGS = ("example", "examples", "example_response", "example_output")
+_EXAMPLE_TAGS = ("example", "examples", "example_response", "example_output", "format_example")
 _EXAMPLE = _opener(_EXAMPLE_TAGS)
 
 
