@@ -75,6 +75,15 @@ def test_exit_1_from_a_command_that_is_not_a_search_is_still_a_failure() -> None
     assert "make lint -> Exit code 1" in sections["Errors"]
 
 
+def test_a_command_the_harness_timed_out_says_so_beside_its_exit_code() -> None:
+    # Claude Code (held-out round 4, oh-my-posh): "Exit code 143\nCommand timed out after 2m 0s" was "-> Exit code
+    # 143": the cause (a `find /` over a whole disk ran out of time) was not said.
+    sections = summary_of(
+        (bash("a", 'find / -iname "colorful*.go"'), "Exit code 143\nCommand timed out after 2m 0s", True)
+    )
+    assert 'find / -iname "colorful*.go" -> Command timed out after 2m 0s (Exit code 143)' in sections["Errors"]
+
+
 def test_a_script_that_was_read_is_not_failed_by_its_own_exit_statements() -> None:
     script = '#!/bin/sh\n# Entire CLI hooks\nentire hooks git commit-msg "$1" || exit 1\n'
     sections = summary_of((bash("a", "cat .git/hooks/commit-msg 2>&1"), script, False))

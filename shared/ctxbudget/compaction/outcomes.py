@@ -78,15 +78,19 @@ _TEST_FAIL = re.compile(
 )
 _ZERO_FAILED = re.compile(r"\b0 failed\b")
 _EDGE_ERROR = re.compile(
-    r"command not found|no such file or directory|permission denied|not recognized as|^\S+: no module named ", re.I
+    r"command not found|no such file or directory|permission denied|not recognized as|^\S+: no module named "
+    r"|\btimed out after \d",
+    re.I,
 )
-"""A shell's or an interpreter's refusal (``/opt/conda/bin/python: No module named pytest`` from ``python -m``)."""
+"""A shell's or an interpreter's refusal (``/opt/conda/bin/python: No module named pytest`` from ``python -m``), or a
+harness's timeout (Claude Code's ``Command timed out after 2m 0s``, after its ``Exit code 143``)."""
 _EDGE_ERROR_WORDS = (
     "command not found",
     "no such file or directory",
     "permission denied",
     "not recognized as",
     "no module named",
+    "timed out after",
 )
 _HTTP_WORDS = ("status", "http")
 _TEST_FAIL_WORDS = ("fail", "error")
