@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from ctxbudget import Message, SummaryRequest, ToolCall
+from ctxbudget.compaction._artifacts import canonical_paths
 from ctxbudget.compaction._ledger_select import Selection
 from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.salience import Salient
@@ -108,6 +109,20 @@ def test_windows_paths_are_whole_files_and_a_hits_code_names_none() -> None:
     assert f"{root}\\segments\\aspire.go (found by Grep)" in files
     assert f"{root}\\segments\\golang.go (found by Grep)" in files
     assert not [line for line in files if ".env" in line or "parseModFile" in line or line.startswith("src")], files
+
+
+def test_one_relative_path_spelt_with_either_slash_is_one_file() -> None:
+    # Grep printed "src\\segments\\project_test.go", Git Bash's `git status` "src/segments/project_test.go".
+    keys = [
+        "src\\segments\\a_test.go",
+        "src/segments/a_test.go",
+        "d:\\repo\\src\\segments\\a_test.go",
+        "x\\b.go",
+        "x/b.go",
+    ]
+    same = canonical_paths(keys)
+    assert same["src\\segments\\a_test.go"] == same["src/segments/a_test.go"] == "d:\\repo\\src\\segments\\a_test.go"
+    assert same["x\\b.go"] == "x/b.go"  # no longer path: the two spellings are still one file
 
 
 def test_a_write_is_its_file_operation_not_its_confirmation_read_as_a_record() -> None:

@@ -102,13 +102,14 @@ def canonical_paths(keys: Iterable[str]) -> dict[str, str]:
     up among them.
     """
     distinct = set(keys)
-    # A Windows path's separators are backslashes (``src\\segments\\a.go`` beside ``d:\\repo\\src\\segments\\a.go``).
+    # A Windows path's separators are backslashes (``src\\segments\\a.go`` beside ``d:\\repo\\src\\segments\\a.go``);
+    # one relative path can be spelt both ways (Grep's ``src\\a.go``, Git Bash's ``src/a.go``): both are that file.
     slashed = {key: key.replace("\\", "/") for key in distinct}
-    relative = {
-        slashed[k].removeprefix("./"): k
-        for k in distinct
-        if ("/" in slashed[k] or "." in k) and not slashed[k].startswith(("/", "~")) and not _DRIVE.match(k)
-    }
+    relative: dict[str, list[str]] = {}
+    for key in sorted(distinct):
+        path = slashed[key]
+        if ("/" in path or "." in key) and not path.startswith(("/", "~")) and not _DRIVE.match(key):
+            relative.setdefault(path.removeprefix("./"), []).append(key)
     if not relative:
         return {}
     longer: dict[str, set[str]] = {}
@@ -117,11 +118,14 @@ def canonical_paths(keys: Iterable[str]) -> dict[str, str]:
         at = path.find("/", 1)
         while at > 0:
             suffix = path[at + 1 :]
-            if suffix in relative and relative[suffix] != key:
+            if suffix in relative and key not in relative[suffix]:
                 longer.setdefault(suffix, set()).add(key)
             at = path.find("/", at + 1)
-    same = {relative[short]: next(iter(found)) for short, found in longer.items() if len(found) == 1}
+    same = {spelt: next(iter(found)) for short, found in longer.items() if len(found) == 1 for spelt in relative[short]}
     for short, found in longer.items():  # "a.go" in "x/a.go" and "/abs/x/a.go", which are one file: that file
         if len(found) > 1 and len(targets := {same.get(key, key) for key in found}) == 1:
-            same[relative[short]] = next(iter(targets))
+            same.update(dict.fromkeys(relative[short], next(iter(targets))))
+    for short, spelt in relative.items():  # one relative path spelt two ways, no longer one: the first spelling
+        if short not in longer and len(spelt) > 1:
+            same.update(dict.fromkeys(spelt[1:], spelt[0]))
     return same

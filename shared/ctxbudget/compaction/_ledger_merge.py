@@ -39,6 +39,8 @@ _NAMED_VALUE = re.compile(r"[A-Za-z]")
 """A field's value that names something (an address, a payment method, a user), not a quantity (``amount=236.57``)."""
 _NAMING_FIELD = re.compile(r"(?:^|[._])(?:\w*id|ids|\w*number|\w*name|code|key|email|title)$", re.IGNORECASE)
 """A field that names its record or another one (``order_id``, ``item_ids``, ``flight_number``, ``name``)."""
+_PLACE_FIELD = re.compile(r"(?:^|[._])(?:zip|zipcode|zip_code|postal_code|postcode)$", re.IGNORECASE)
+"""A field of an address whose value is digits (``zip=80280``): shared by records as the address is, not a count."""
 _CONTAINMENT_ITEMS = 600
 """Statements past this many are deduped by exact text only (containment is checked pairwise)."""
 
@@ -302,7 +304,7 @@ def _keyed(items: list[Salient]) -> list[Salient]:
             # a field that names the record or another (order_id, payment_method_id: what the record is about)
             name, _, value = field[1].partition("=")
             slots = [("field", f"{field[0].lower()}={name}")]
-            if _NAMED_VALUE.search(value) and not _NAMING_FIELD.search(name):
+            if (_NAMED_VALUE.search(value) or _PLACE_FIELD.search(name)) and not _NAMING_FIELD.search(name):
                 slots.append(("same value", field[1]))
             for slot in slots:
                 if slot in latest:
