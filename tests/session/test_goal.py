@@ -162,3 +162,53 @@ def test_in_a_small_window_a_long_goal_is_an_excerpt_of_at_most_an_eighth_of_it(
     assert shown.startswith("(shortened; the full text is archived at ")
     assert counter.count_text(shown) <= 16_000 // 8 + 64  # the excerpt, its marker and the note naming the handle
     assert archive.read(shown.split("archived at ", 1)[1].split(")", 1)[0]) == goal  # nothing lost
+
+
+_TASK = (
+    "<pr_description>\nConsider the following PR description:\nmethod = builtin_str(method) problem\n"
+    "In requests/sessions.py is a command that converts b'GET' to \"b'GET'\", which is the literal string, so the "
+    "request gets a 404 Not Found response.\n</pr_description>"
+)
+_INSTRUCTIONS = (
+    "<instructions>\n# Task Instructions\n\n## Overview\nYou're a software engineer interacting with a computer.\n\n"
+    "<format_example>\nTHOUGHT: Here I explain my reasoning process.\n</format_example>\n\n"
+    "## Important Boundaries\n- DO NOT MODIFY: Tests, configuration files (pyproject.toml, setup.cfg, etc.)\n"
+    "- Do NOT commit your changes.\n\n## Environment Details\n- You have a full Linux shell environment\n"
+    + "\n".join(f"- Example {n}: `sed -i 's/a/b/' file{n}.py` replaces a with b." for n in range(60))
+    + "\n</instructions>"
+)
+
+
+def test_a_goal_too_long_with_a_harness_s_instructions_is_its_task_and_their_rules() -> None:
+    # mini-swe-agent (held-out round 4, psf/requests): a PR description and 4,000 characters of the harness's
+    # instructions on how to work were shortened to their head and tail: the tail was the harness's submit command.
+    counter = counter_for_model("gpt-4o")
+    goal = f"{_TASK}\n\n{_INSTRUCTIONS}"
+    archive = Archive()
+    shown = shown_goal(goal, counter=counter, max_tokens=8_000, archive=archive)
+    assert counter.count_text(goal) > 8_000 // 8 >= counter.count_text(shown)
+    assert _TASK in shown
+    assert "- DO NOT MODIFY: Tests, configuration files (pyproject.toml, setup.cfg, etc.)" in shown
+    assert "- Do NOT commit your changes." in shown
+    for harness in ("THOUGHT:", "sed -i", "Task Instructions", "<instructions>"):
+        assert harness not in shown
+    assert archive.read(shown.split("archived with it at ", 1)[1].split(")", 1)[0]) == goal  # nothing lost
+
+
+def test_a_goal_that_fits_is_shown_whole_instructions_and_all() -> None:
+    counter = counter_for_model("gpt-4o")
+    goal = f"{_TASK}\n\n{_INSTRUCTIONS}"
+    assert shown_goal(goal, counter=counter, max_tokens=1_000_000, archive=Archive()) == goal
+
+
+@pytest.mark.parametrize(
+    "goal",
+    [
+        _INSTRUCTIONS,  # the instructions alone: they are all the message asks
+        f"Short task.\n\n{_INSTRUCTIONS}",  # no task of its own beside them
+    ],
+)
+def test_instructions_that_are_the_whole_task_are_shortened_as_any_goal(goal: str) -> None:
+    counter = counter_for_model("gpt-4o")
+    shown = shown_goal(goal, counter=counter, max_tokens=8_000, archive=Archive())
+    assert shown.startswith("(shortened; the full text is archived at ")

@@ -24,6 +24,7 @@ __all__ = [
     "strip_examples",
     "strip_harness",
     "subagent_reports",
+    "task_of",
 ]
 
 _BLOCK_TAGS = (
@@ -137,6 +138,30 @@ def strip_examples(text: str) -> str:
     rules as :func:`strip_harness`: a block opened at the start of a line, a tag quoted inside a sentence stays.
     """
     return _without_blocks(text, _EXAMPLE).strip() if "<" in text else text
+
+
+_INSTRUCTIONS = _opener(("instructions",))
+_TASK_AT_LEAST = 200
+"""Characters a task message must hold outside its instructions for them to be told apart from it."""
+
+
+def task_of(text: str) -> tuple[str, str] | None:
+    """A harness's task message as its task and the ``<instructions>`` block on how to work that follows it.
+
+    mini-swe-agent sends ``<pr_description>`` (the task) and then ``<instructions>`` (its workflow, its command
+    format, its rules, its submission steps: 4,000 characters, the same for every task). ``(task, instructions)``
+    when the text holds such a block (opened at the start of a line and closed, as :func:`strip_harness` reads
+    blocks) and a task of its own beside it (:data:`_TASK_AT_LEAST` characters); otherwise ``None``.
+    """
+    if "<instructions" not in text.lower():
+        return None
+    task = _without_blocks(text, _INSTRUCTIONS).strip()
+    if len(task) < _TASK_AT_LEAST or len(task) >= len(text.strip()):
+        return None
+    opened = _INSTRUCTIONS.search(text)
+    closing = text.lower().rfind("</instructions>")
+    inside = text[opened.end() : closing] if opened is not None and closing > opened.end() else ""
+    return task, inside.strip()
 
 
 def _without_blocks(text: str, opener: re.Pattern[str]) -> str:

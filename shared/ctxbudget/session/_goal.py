@@ -14,7 +14,7 @@ import threading
 
 from ..archive.store import Archive
 from ..compaction._text_protocol import is_observation
-from ..compaction.harness import strip_harness
+from ..compaction.harness import strip_harness, task_of
 from ..compaction.statements import user_statements
 from ..context.evidence import excerpt
 from ..messages.message import Message
@@ -167,5 +167,15 @@ def shown_goal(goal: str, *, counter: TokenCounter, max_tokens: int, archive: Ar
         return " ".join(goal.split()) if "\n" not in goal.strip() else goal.strip()
     digest = hashlib.sha256(goal.encode("utf-8")).hexdigest()[:16]
     handle = archive.put_text(f"goal-{digest}", goal, source="goal")
+    split = task_of(goal)  # too long with a harness's instructions on how to work: the task first, then their rules
+    if split is not None:
+        task, instructions = split
+        rules = dict.fromkeys(s.text for s in user_statements(instructions) if s.kind == "constraint")
+        shown = f"(the instructions that followed it are archived with it at {handle})\n{task}"
+        with_rules = shown + "".join(["\n\nTheir rules:", *(f"\n- {rule}" for rule in rules)] if rules else [])
+        for candidate in (with_rules, shown):
+            if counter.count_text(candidate) <= cap:
+                return candidate
+        goal = task
     text = excerpt(goal, max_tokens=cap, counter=counter, handle=handle)
     return f"(shortened; the full text is archived at {handle})\n{text}"
