@@ -94,3 +94,19 @@ def test_a_finding_that_cites_its_lines_as_markdown_links_is_still_a_finding() -
     found = [s.text for s in assistant_statements(said)]
     assert found[0].startswith("Root cause: `linear-gradient(a, b)` needs `minGradientCellsPerStop` (2) cells")
     assert "[engine.go:394](src/prompt/engine.go:394)" in found[0]  # the link is kept as written
+
+
+def test_a_sentence_reasoning_about_a_case_is_no_finding() -> None:
+    # mini-swe-agent (held-out round 4, psf/requests): eight "If `string` is `b'GET'` (bytes), ..." steps of the
+    # agent's thinking filled Findings; what it concluded was said in sentences of their own.
+    said = (
+        "If `string` is `b'GET'` (bytes), `isinstance(b'GET', str)` is False.\n"
+        "`to_native_string` is already imported in `requests/sessions.py` on line 21!\n"
+        "If I change it to `to_native_string(method)` and `method` is `None`, it will crash, so the fix is "
+        "`to_native_string` with a None check."
+    )
+    assert [s.text for s in assistant_statements(said)] == [
+        "`to_native_string` is already imported in `requests/sessions.py` on line 21!",
+        "If I change it to `to_native_string(method)` and `method` is `None`, it will crash, so the fix is "
+        "`to_native_string` with a None check.",  # a decision it states is still one
+    ]

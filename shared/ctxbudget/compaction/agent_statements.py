@@ -60,6 +60,10 @@ _OPEN = re.compile(
     re.IGNORECASE,
 )
 
+_HYPOTHESIS = re.compile(r"^(?:if|suppose|assuming|what if|in case)\b", re.IGNORECASE)
+"""A sentence that reasons about a case ("If `method` is `None`, it will crash."): a step of thinking, not a finding;
+a decision or an open item it states is still one."""
+
 _ANAPHOR = re.compile(r"^(?:this|that|these|those|it|they)\b(?!-)", re.IGNORECASE)
 """How a sentence opens that says more of what the sentence before it named ("This order is ...", "It fails ...")."""
 
@@ -132,7 +136,11 @@ def assistant_statements(text: str) -> list[Statement]:
         ):
             inline = _INLINE_DECISION.search(body)  # "... the tests pass Decision: we will ..." (no full stop)
             out.append(Statement("decision", clip(body[inline.start() :] if inline else body, 280)))
-        elif not narration and (_SPECIFIC.search(body) or (_REASON.search(body) and _RESULT.search(body))):
+        elif (
+            not narration
+            and _HYPOTHESIS.match(body) is None
+            and (_SPECIFIC.search(body) or (_REASON.search(body) and _RESULT.search(body)))
+        ):
             # A list item's label is part of what it found ("Too long: `a1b2c3d4e5f6789` → returns found=false")
             full = LIST_MARKER.sub("", sentence.strip(), count=1).replace("**", "").replace("__", "").strip()
             found = full if label_of(full) else body
