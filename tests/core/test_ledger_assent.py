@@ -44,4 +44,9 @@ def test_a_no_is_not_taken_for_a_yes() -> None:
         Message(role="assistant", content=PROPOSAL),
         Message(role="user", content="No, book it all on the MasterCard."),
     )
-    assert "(to: " not in summary
+    assert "Now: " not in summary  # no task agreed to
+    # what the user chose instead is kept, with what it refused (it was read as nothing at all before)
+    assert (
+        "- User chose: No, book it all on the MasterCard. "
+        "(to: Would you like to proceed with this booking arrangement?)" in summary
+    )

@@ -173,6 +173,26 @@ def test_a_reply_choosing_what_was_offered_is_the_users_decision() -> None:
     assert "- User chose: ok, option 2, detail view only for now" in decisions
 
 
+def test_a_short_reply_that_says_nothing_alone_is_the_users_choice_on_the_question_before_it() -> None:
+    # Claude Code (held-out, git-sync User-Agent): "yes for both, go ahead" approved the plan and skipping the spec
+    # document; read alone it said nothing, and the summary lost the user's go-ahead.
+    plan = (
+        "Two notes for your call:\n\n1. **Override knob**: I'm not adding `Options.UserAgent`. OK?\n"
+        "2. **Spec doc**: this is small enough I'd rather just implement. Want me to skip the formal write-up?\n\n"
+        "If both yes, I'll proceed."
+    )
+    messages = (
+        Message(role="user", content="Add a User-Agent string for requests coming from git-sync."),
+        Message(role="assistant", content=plan),
+        Message(role="user", content="yes for both, go ahead"),
+        Message(role="assistant", content="Thanks for the update."),
+        Message(role="user", content="thanks"),  # no question before it: nothing chosen
+    )
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
+    assert "- User chose: yes for both, go ahead (to: Want me to skip the formal write-up?)" in summary
+    assert "User chose: thanks" not in summary
+
+
 def test_an_action_that_found_nothing_to_act_on_failed_and_a_search_that_found_nothing_did_not() -> None:
     book = ToolCall(id="b", name="book_excursion", args={"recommendation_id": 11})
     search = ToolCall(id="s", name="search_hotels", args={"location": "Basel"})

@@ -32,7 +32,7 @@ from .memo import ReadMemo
 from .outcomes import failure_key, failure_line
 from .outputs import output_items
 from .statements import Statement, user_statements
-from .textscan import clip, informative_tokens
+from .textscan import clip, informative_tokens, sentences
 
 __all__ = [
     "ASKED",
@@ -97,18 +97,43 @@ def salient_items(
     by_call.update({m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id})
     calls = {**(calls or {}), **{call.id: call for m in messages for call in m.tool_calls}}
     items: list[Salient] = []
+    asked: str | None = None  # the question the latest assistant reply ended on, until the user replies
     for order, message in enumerate(messages):
         if message.metadata.get("ctxbudget"):
             continue  # our own summary, notices and pinned copies are not conversation
         if memo is None:
-            items.extend(message_items(message, order, by_call, calls, handle_of))
-            continue
-        handle = handle_of(message) if handle_of is not None and message.role == "user" else None
-        found = memo.get(
-            _read_key(message, by_call, calls, handle), _reader(message, by_call, calls, handle, memo), _chars
-        )
-        items.extend(Salient(kind=i.kind, text=i.text, key=i.key, order=order, tokens=i.tokens) for i in found)
+            found = list(message_items(message, order, by_call, calls, handle_of))
+        else:
+            handle = handle_of(message) if handle_of is not None and message.role == "user" else None
+            read = memo.get(
+                _read_key(message, by_call, calls, handle), _reader(message, by_call, calls, handle, memo), _chars
+            )
+            found = [Salient(kind=i.kind, text=i.text, key=i.key, order=order, tokens=i.tokens) for i in read]
+        if message.role == "user":
+            found = found or _short_answer(message, asked, order)
+            asked = None
+        elif message.role == "assistant":
+            asked = _last_question(message)
+        items.extend(found)
     return items
+
+
+_ANSWER_WORDS = 12
+"""Words of a reply, at most, that says nothing alone but answers the question before it ("yes for both, go ahead")."""
+
+
+def _short_answer(message: Message, asked: str | None, order: int) -> list[Salient]:
+    """A short reply that states nothing alone, as the user's choice on the question it answers, or nothing.
+
+    "yes for both, go ahead" after "Want me to skip the formal write-up?" is the user's decision:
+    ``User chose: yes for both, go ahead (to: Want me to skip ...?)``. A harness's turn is no reply.
+    """
+    if asked is None or any(message.metadata.get(flag) is True for flag in _META_FLAGS) or is_observation(message):
+        return []
+    text = " ".join(strip_harness(message.text).split())
+    if not text or len(text.split()) > _ANSWER_WORDS:
+        return []
+    return [_item("decision", clip(f"{USER_CHOSE}{text} (to: {asked})", 280), None, order)]
 
 
 def _reader(
@@ -243,6 +268,20 @@ def _assistant_items(
         yield _item("open", "The assistant's reply was interrupted before it finished.", "open", order)
     for call in message.tool_calls:
         yield from call_items(call, by_call.get(call.id), order, failure)
+
+
+_QUESTION_TAIL = 600
+"""Characters of a reply's end a question it asks the user is looked for in ("Want me to skip ...? If both yes, I'll
+proceed.")."""
+
+
+def _last_question(message: Message) -> str | None:
+    """The last question near the end of an assistant's reply with no tool call: what the user's next turn answers."""
+    if message.tool_calls:
+        return None
+    asked = [s for s in sentences(message.text[-_QUESTION_TAIL:]) if s.rstrip("*_ ").endswith("?")]
+    question = " ".join(asked[-1].split()).lstrip("*_-# ") if asked else ""
+    return clip(question, 240) if len(question.split()) >= 3 else None
 
 
 def _closing_question(message: Message) -> str | None:
