@@ -50,3 +50,21 @@ def test_a_no_is_not_taken_for_a_yes() -> None:
         "- User chose: No, book it all on the MasterCard. "
         "(to: Would you like to proceed with this booking arrangement?)" in summary
     )
+
+
+def test_a_short_request_says_what_the_reply_before_it_reported() -> None:
+    # Claude Code (held-out round 5, context-evaluator): "Latest request: commit this" named nothing to commit.
+    summary = _summary(
+        Message(role="assistant", content="Done: the rules now accept glob `paths:` in `prompt-generator.ts`."),
+        Message(role="user", content="commit this"),
+    )
+    assert "- commit this (after: Done: the rules now accept glob `paths:` in `prompt-generator.ts`.)" in summary
+
+
+def test_a_short_question_or_yes_is_shown_as_it_was_asked() -> None:
+    for asked in ("why the cap?", "Yes, go ahead."):
+        summary = _summary(
+            Message(role="assistant", content="Done: the rules now accept glob `paths:` in `prompt-generator.ts`."),
+            Message(role="user", content=asked),
+        )
+        assert "(after: " not in summary

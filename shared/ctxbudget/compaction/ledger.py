@@ -45,6 +45,11 @@ _TASK_WORDS = 5
 _ASSENT_WORDS = 10
 """The most words a reply that only says yes has (a longer one says what it wants)."""
 _ANSWERS = " (to: "
+_AFTER = " (after: "
+_SHORT_REQUEST_WORDS = 3
+"""Content words a latest request has fewer of when it leans on the reply before it ("commit this", "commit")."""
+_REPORTED = frozenset({"finding", "decision", "open"})
+"""What an assistant's reply reports (the items a short request after it refers to)."""
 """How the task shows the question a bare yes answers."""
 _WORK = frozenset({"finding", "call", "command", "figure", "artifact", "error", "open"})
 """Kinds of item the assistant's side of the conversation produces: a request before one of them was worked on."""
@@ -191,6 +196,12 @@ class Ledger:
         text = ""
         for request in (i.text for i in requests if i.order == newest):  # a list's items stay apart: "a; b"
             text = f"{text}{'' if not text else ' ' if text[-1] in '.?!:;' else '; '}{request}"
+        if self._words(text) < _SHORT_REQUEST_WORDS and "?" not in text and not says_yes(text):
+            # "commit this" asks for what the reply before it reported: the first thing that reply said goes with it
+            said = [i for i in items if i.kind in _REPORTED and i.order < newest]
+            before = [i for i in said if i.order == said[-1].order] if said else []
+            if before:
+                text = f"{text}{_AFTER}{clip(before[0].text, 160)})"
         room = max(16, self.max_tokens // 4)  # the request never crowds out the facts
         tokens = self.counter.count_text(text)
         if tokens > room:
