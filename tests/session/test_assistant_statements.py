@@ -110,3 +110,17 @@ def test_a_sentence_reasoning_about_a_case_is_no_finding() -> None:
         "If I change it to `to_native_string(method)` and `method` is `None`, it will crash, so the fix is "
         "`to_native_string` with a None check.",  # a decision it states is still one
     ]
+
+
+def test_a_change_the_agent_concluded_it_must_make_is_a_decision_not_narration() -> None:
+    # Claude Code (held-out round 5, context-evaluator): why prompt-generator.ts was changed was said only here.
+    said = (
+        "The `prompt-generator.ts` hardcodes Claude Code rules with `alwaysApply: true`. I should update it to also "
+        "support the `paths` glob pattern option, matching the updated prompt template."
+    )
+    assert (
+        "decision",
+        "I should update it to also support the `paths` glob pattern option, matching the updated prompt template.",
+    ) in [(s.kind, s.text) for s in assistant_statements(said)]
+    # what it is about to look at is still narration
+    assert assistant_statements("I should check the prompt generator to see where the rules are built.") == []

@@ -60,6 +60,15 @@ _OPEN = re.compile(
     re.IGNORECASE,
 )
 
+_PLANNED_CHANGE = re.compile(
+    r"^(?:so |then )?(?:i|we) (?:should|need to|must|have to) (?:also |first |now )?"
+    r"(?:update|change|add|remove|replace|rename|fix|refactor|move|switch|implement|extend|support|drop|split)\b",
+    re.IGNORECASE,
+)
+"""A change the agent concluded it must make ("I should update it to also support the `paths` glob pattern option,
+matching the updated prompt template."): a decision, with its reason, not narration of the next step."""
+_PLANNED_WORDS = 8
+
 _HYPOTHESIS = re.compile(r"^(?:if|suppose|assuming|what if|in case)\b", re.IGNORECASE)
 """A sentence that reasons about a case ("If `method` is `None`, it will crash."): a step of thinking, not a finding;
 a decision or an open item it states is still one."""
@@ -125,12 +134,14 @@ def assistant_statements(text: str) -> list[Statement]:
         asks = body.endswith(("?", ":")) or _ASKED_WITH_CHOICES.search(body) is not None  # "Do you confirm? (yes/no)"
         if len(body.split()) < 4 or asks or not is_prose(body) or sentence.lstrip()[:1] == "|":
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
-        narration = _NARRATION.match(body) is not None
+        planned = _PLANNED_CHANGE.match(body) is not None and len(body.split()) >= _PLANNED_WORDS
+        narration = _NARRATION.match(body) is not None and not planned
         labelled = (label_of(LIST_MARKER.sub("", sentence.strip(), count=1)) or "").lower() in _DECISION_LABELS
         if _OPEN.search(body):
             out.append(Statement("open", clip(body, 240)))
         elif (
             labelled
+            or planned
             or _COMMITMENT.match(body)
             or (_decides(body) and not (narration and "instead" not in body.lower()))
         ):
