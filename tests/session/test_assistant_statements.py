@@ -124,3 +124,21 @@ def test_a_change_the_agent_concluded_it_must_make_is_a_decision_not_narration()
     ) in [(s.kind, s.text) for s in assistant_statements(said)]
     # what it is about to look at is still narration
     assert assistant_statements("I should check the prompt generator to see where the rules are built.") == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'll use `sed` to perform this modification.",  # mini-swe-agent, pytest-7432
+        "I'll use a python script to do this.",
+        "After creating the script, I will use `curl` to upload it.",  # SWE-agent EnIGMA
+        "Please let me know which red option you'd like to switch to (specify the piece count and material).",
+    ],
+)
+def test_how_the_next_step_is_done_or_a_request_to_the_user_is_no_decision(said: str) -> None:
+    assert assistant_statements(said) == []
+
+
+def test_a_choice_of_what_to_use_is_still_a_decision() -> None:
+    said = "We'll use Redis for the session cache instead of memcached."
+    assert [(s.kind, s.text) for s in assistant_statements(said)] == [("decision", said)]

@@ -69,6 +69,19 @@ _PLANNED_CHANGE = re.compile(
 matching the updated prompt template."): a decision, with its reason, not narration of the next step."""
 _PLANNED_WORDS = 8
 
+_TOOL_FOR_STEP = re.compile(
+    r"\b(?:i|we)(?:'ll| will| am going to|'m going to)(?: now| then| also| first)? use\s+"
+    r"(?:`[^`\n]{1,40}`|(?:a |the )?(?:python |bash |shell |small )?(?:script|command|one-liner|tool)\b)"
+    r"(?: command| tool)?\s+(?:again\s+)?to\b",
+    re.IGNORECASE,
+)
+"""How the agent says it will do the next step ("I'll use `sed` to perform this modification", "After creating the
+script, I will use `curl` to upload it"): a command or a script and what it is for, not a choice."""
+
+_ASKS_USER = re.compile(r"^(?:please |kindly )?(?:let me know|tell me|confirm|share|provide)\b", re.IGNORECASE)
+"""A sentence that asks the user for something ("Please let me know which red option you'd like to switch to."):
+the user's answer is what counts, not the asking."""
+
 _HYPOTHESIS = re.compile(r"^(?:if|suppose|assuming|what if|in case)\b", re.IGNORECASE)
 """A sentence that reasons about a case ("If `method` is `None`, it will crash."): a step of thinking, not a finding;
 a decision or an open item it states is still one."""
@@ -131,10 +144,16 @@ def assistant_statements(text: str) -> list[Statement]:
             carried = False
             continue
         body = LIST_MARKER.sub("", statement_body(sentence).strip(), count=1)
-        asks = body.endswith(("?", ":")) or _ASKED_WITH_CHOICES.search(body) is not None  # "Do you confirm? (yes/no)"
+        asks = (
+            body.endswith(("?", ":"))
+            or _ASKED_WITH_CHOICES.search(body) is not None  # "Do you confirm? (yes/no)"
+            or _ASKS_USER.match(body) is not None
+        )
         if len(body.split()) < 4 or asks or not is_prose(body) or sentence.lstrip()[:1] == "|":
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
         planned = _PLANNED_CHANGE.match(body) is not None and len(body.split()) >= _PLANNED_WORDS
+        if _TOOL_FOR_STEP.search(body):
+            continue  # "I'll use `sed` to perform this modification": how the next step is done, not a choice
         narration = _NARRATION.match(body) is not None and not planned
         labelled = (label_of(LIST_MARKER.sub("", sentence.strip(), count=1)) or "").lower() in _DECISION_LABELS
         if _OPEN.search(body):
