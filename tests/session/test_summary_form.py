@@ -76,8 +76,8 @@ def is_fragment(text: str) -> bool:
     words = re.findall(r"[A-Za-z]{2,}", text)
     if not re.search(r"[A-Za-z0-9]", re.sub(r"^\s*\d{1,3}[.)]", "", text)):
         return True  # "- 3.", "- **", "- ---"
-    if text.startswith("|"):
-        return True  # a table's row ("| `explain.go` | Modify ... |") without its header
+    if text.startswith("|") or (" | " in text and text.rstrip().endswith("|")):
+        return True  # a table's row ("| `explain.go` | Modify ... |", "Show author | Extract ... |") without its header
     if text.rstrip("*_`) ").endswith(":") and not VALUE.search(text):
         return True  # "Consider the following model:" stands for what follows it
     return len(words) < 3 and not VALUE.search(text)
@@ -125,6 +125,7 @@ def test_the_checks_themselves_catch_what_they_describe() -> None:
     assert is_fragment("Consider the following model:")
     assert is_fragment("Continue")
     assert is_fragment("| `explain.go` | Modify `--commit` to do reverse lookup |")
+    assert is_fragment("Show author | Extract from `entire/sessions` commit when listing; add to `CommittedInfo` |")
     assert not is_fragment("ENTIRE_LOG_LEVEL=DEBUG git commit")
     assert not is_fragment("Marta from finance signs off on every invoice run.")
     assert bullets("## Task\n- Now: Fix the parser\n- Asked: why?") == ["Fix the parser", "why?"]

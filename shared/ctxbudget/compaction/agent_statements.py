@@ -149,7 +149,8 @@ def assistant_statements(text: str) -> list[Statement]:
             or _ASKED_WITH_CHOICES.search(body) is not None  # "Do you confirm? (yes/no)"
             or _ASKS_USER.match(body) is not None
         )
-        if len(body.split()) < 4 or asks or not is_prose(body) or sentence.lstrip()[:1] == "|":
+        row = sentence.lstrip()[:1] == "|" or (" | " in body and body.rstrip().endswith("|"))
+        if len(body.split()) < 4 or asks or not is_prose(body) or row:
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
         planned = _PLANNED_CHANGE.match(body) is not None and len(body.split()) >= _PLANNED_WORDS
         if _TOOL_FOR_STEP.search(body):
