@@ -8,8 +8,9 @@ reading every message on arrival would give, wherever it is read and however man
 from __future__ import annotations
 
 import pytest
-from ctxbudget import ContextSession, Message, ToolCall
+from ctxbudget import ContextSession, Message, SummaryRequest, ToolCall
 from ctxbudget.archive.store import Archive
+from ctxbudget.compaction.summarize import ExtractiveSummarizer
 from ctxbudget.providers import counter_for_model
 from ctxbudget.session import _goal as goal_module
 from ctxbudget.session._goal import goal_block, is_request, shown_goal
@@ -212,3 +213,17 @@ def test_instructions_that_are_the_whole_task_are_shortened_as_any_goal(goal: st
     counter = counter_for_model("gpt-4o")
     shown = shown_goal(goal, counter=counter, max_tokens=8_000, archive=Archive())
     assert shown.startswith("(shortened; the full text is archived at ")
+
+
+def test_the_goal_messages_instructions_are_not_repeated_as_user_facts_beside_the_goal() -> None:
+    # mini-swe-agent (held-out, psf/requests): beside the goal (its task and the instructions' rules), User facts
+    # listed 14 more lines of the same instructions ("You're a software engineer interacting continuously ...").
+    counter = counter_for_model("gpt-4o")
+    first = Message(role="user", content=f"{_TASK}\n\n{_INSTRUCTIONS}")
+    shown = shown_goal(first.text, counter=counter, max_tokens=8_000, archive=Archive())
+    reply = Message(role="assistant", content="I found the conversion in `requests/sessions.py` on line 428.")
+    request = SummaryRequest(messages=(first, reply), goal=shown, goal_id=first.id)
+    summary = ExtractiveSummarizer(counter).summarize(request)
+    assert "software engineer interacting" not in summary
+    assert "full Linux shell environment" not in summary
+    assert "on line 428" in summary

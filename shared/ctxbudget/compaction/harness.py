@@ -19,6 +19,7 @@ import re
 __all__ = [
     "CONTINUATION_PREFIXES",
     "HARNESS_PREFIXES",
+    "INSTRUCTIONS_ARCHIVED",
     "is_continuation_summary",
     "persisted_output",
     "strip_examples",
@@ -141,6 +142,8 @@ def strip_examples(text: str) -> str:
 
 
 _INSTRUCTIONS = _opener(("instructions",))
+INSTRUCTIONS_ARCHIVED = "(the instructions that followed it are archived with it at "
+"""How a pinned goal shown as its task (:func:`task_of`) opens: the instructions' rules follow the task."""
 _TASK_AT_LEAST = 200
 """Characters a task message must hold outside its instructions for them to be told apart from it."""
 

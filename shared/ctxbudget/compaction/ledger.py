@@ -32,8 +32,9 @@ from ..messages.tokens import TokenCounter
 from ._ledger_merge import merge as merge_items
 from ._ledger_merge import normal, posting_keys
 from ._ledger_select import Selection, bullet_size, structure_bonus
-from ._ledger_text import LEDGER_SECTIONS, parse_ledger
+from ._ledger_text import LEDGER_SECTIONS, PASTED_STATEMENTS, parse_ledger
 from ._salient import ASKED, USER_CHOSE, Salient
+from .harness import INSTRUCTIONS_ARCHIVED
 from .memo import ReadMemo
 from .statements import says_yes
 from .supersession import Subject, subject_of
@@ -81,6 +82,9 @@ class Ledger:
         self.counter = counter
         self.max_tokens = max_tokens
         self.goal = normal(goal) if goal else None
+        self._goal_words = frozenset(content_words(goal)) if goal else frozenset()
+        # a goal shown as its task and its instructions' rules: the instructions' other lines are archived with it
+        self._goal_split = goal is not None and goal.startswith(INSTRUCTIONS_ARCHIVED)
         self.goal_order = goal_order
         self.max_items = max_items
         self.memo = memo if memo is not None else ReadMemo(max_chars=0)
@@ -178,8 +182,19 @@ class Ledger:
         return len(item.text.split()) >= _TASK_WORDS
 
     def _in_goal(self, item: Salient) -> bool:
-        """The item is part of the pinned goal (shown beside the summary), so the ledger need not repeat it."""
-        return self.goal is not None and normal(item.text) in self.goal
+        """The item is part of the pinned goal (shown beside the summary), so the ledger need not repeat it.
+
+        A statement read out of the goal's own message is, when the goal shows every word of it (a list joined into
+        one statement), or when the goal is shown as its task and its instructions' rules and it is no rule.
+        """
+        if self.goal is None:
+            return False
+        if item.order == self.goal_order and item.kind in PASTED_STATEMENTS:
+            if self._goal_split and item.kind != "constraint":
+                return True
+            if set(content_words(item.text)) <= self._goal_words:
+                return True
+        return normal(item.text) in self.goal
 
     def _asked_in_goal(self, item: Salient) -> bool:
         """A request or question of the goal's own message (all of it, the part an excerpt omits too)."""

@@ -14,7 +14,7 @@ import threading
 
 from ..archive.store import Archive
 from ..compaction._text_protocol import is_observation
-from ..compaction.harness import strip_harness, task_of
+from ..compaction.harness import INSTRUCTIONS_ARCHIVED, strip_harness, task_of
 from ..compaction.statements import user_statements
 from ..context.evidence import excerpt
 from ..messages.message import Message
@@ -171,7 +171,7 @@ def shown_goal(goal: str, *, counter: TokenCounter, max_tokens: int, archive: Ar
     if split is not None:
         task, instructions = split
         rules = dict.fromkeys(s.text for s in user_statements(instructions) if s.kind == "constraint")
-        shown = f"(the instructions that followed it are archived with it at {handle})\n{task}"
+        shown = f"{INSTRUCTIONS_ARCHIVED}{handle})\n{task}"
         with_rules = shown + "".join(["\n\nTheir rules:", *(f"\n- {rule}" for rule in rules)] if rules else [])
         for candidate in (with_rules, shown):
             if counter.count_text(candidate) <= cap:
