@@ -7,6 +7,7 @@ histories have no user message left and a target below any message: truncation g
 
 from __future__ import annotations
 
+from ctxbudget import ContextSession
 from ctxbudget.compaction.policy import CompactionPolicy
 from ctxbudget.compaction.tiers import Compaction
 from ctxbudget.messages import Message, ToolCall
@@ -78,3 +79,26 @@ def test_a_tail_that_fills_the_target_does_not_empty_the_summary() -> None:
     summary = work.out.summary or ""
     assert sum(f"REF{t:04d}" in summary for t in range(6)) >= 4, summary
     assert work.total() <= CompactionPolicy().hard_stop * 1_000
+
+
+def test_a_newest_turn_over_the_hard_stop_leaves_one_summary_of_everything() -> None:
+    """Claude Code (held-out round 6): the user's own `!` command printed 30k tokens into a 26k window.
+
+    Before, the summary tier sized its summary to the room beside that turn (16 tokens) and kept ``## Open items -
+    (none)`` for 73 messages; truncation then folded the turn into that: the request held the goal and one bullet
+    (``<bash-stderr></bash-stderr>``). Now the whole history is folded at once, in the room the empty tail leaves.
+    """
+    session = ContextSession(model="gpt-4o", max_tokens=4_000)
+    session.add(Message(role="user", content="Find why git push fails in the sandbox."))
+    for t in range(6):
+        call = ToolCall(id=f"c{t}", name="Read", args={"file_path": f"/repo/src/sandbox_{t}.ts"})
+        session.add(
+            Message(role="assistant", content=f"Reading sandbox_{t}.ts for the auth setup.", tool_calls=(call,)),
+            Message(role="tool", tool_call_id=f"c{t}", content=f"export const step{t} = {t};\n" * 20),
+        )
+    session.add(Message(role="assistant", content="The root cause is that `gh auth setup-git` never runs."))
+    session.add(Message(role="user", content="<bash-stdout>" + "test output line\n" * 3_000 + "</bash-stdout>"))
+    session.compact()
+    summary = next(m.text for m in session.build_request().messages if m.metadata.get("ctxbudget") == "summary")
+    assert "gh auth setup-git" in summary
+    assert sum(f"sandbox_{t}.ts" in summary for t in range(6)) >= 4, summary

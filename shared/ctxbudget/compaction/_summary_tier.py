@@ -15,6 +15,7 @@ from ..errors import SummarizerError
 from ..messages.message import Message
 from ..messages.tokens import TokenCounter, count_text_by_lines
 from ._markers import handle_for
+from ._terminal import read_terminal
 from ._text_protocol import HARNESS_META, as_tool_use
 from ._working import WorkingHistory
 from .summarize import ExtractiveSummarizer, SummaryRequest
@@ -26,11 +27,12 @@ def user_texts(messages: Sequence[Message]) -> tuple[str, ...]:
     """The texts of the user messages among ``messages``: what a kept tail states.
 
     Ours are left out, and so are a text-protocol harness's result turns and format reminders (the harness's words:
-    :func:`~ctxbudget.compaction._text_protocol.as_tool_use`).
+    :func:`~ctxbudget.compaction._text_protocol.as_tool_use`) and the user's own terminal commands and their output
+    (:func:`~ctxbudget.compaction._terminal.read_terminal`: a command and its result, not something said).
     """
     return tuple(
         m.text
-        for m in as_tool_use(messages)
+        for m in as_tool_use(read_terminal(messages))
         if m.role == "user" and not m.metadata.get("ctxbudget") and not m.metadata.get(HARNESS_META)
     )
 
@@ -122,7 +124,19 @@ class SummaryPlanner:
         span, so the tail still fits; else they stay in the tail and truncation folds what is over the target into
         the summary afterwards (offline, so a model is asked once).
         """
+        if self._newest_over_hard_stop():
+            return None  # the newest turn goes too: truncation folds the whole history at once, into one summary
         return self._step_at(self._tail_cut(summary_limit, whole_pairs=whole_pairs), summary_limit, force=force)
+
+    def _newest_over_hard_stop(self) -> bool:
+        """The newest turn (the newest message, with the call it answers) is over the hard stop beside the summary.
+
+        A summary of the rest would be sized to the room beside that turn (none), and the turn then goes too.
+        """
+        frame_tokens = self.work.summary_tokens("", not self.work.goal_live)
+        safe = self.work.safe_cuts()
+        start = next((i for i in range(len(self.work.sizes) - 1, 0, -1) if safe[i]), 0)
+        return self.work.fixed + frame_tokens + sum(self.work.sizes[start:]) > self.work.hard_stop_tokens
 
     def refit(self, step: SummaryStep, summary: str) -> SummaryStep | None:
         """A step over a shorter span when ``summary`` left room: the tail then keeps what the summary did not need.

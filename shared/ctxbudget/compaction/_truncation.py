@@ -19,10 +19,12 @@ def truncate(work: WorkingHistory, summary_limit: int, *, goal: str | None, offl
 
     Nor past an unanswered call, nor the newest message (with the call it answers): the model always sees the
     turn it is in, even in a long agent run whose user request has been summarized. When the excess cannot be
-    covered before that, the largest safe prefix goes; when even that leaves the request over the hard stop (a
-    window too small for the newest turn beside the summary), the whole history goes. The truncated messages'
-    originals are folded into the summary (offline ledger, sized to what the window leaves), so they are
-    covered too.
+    covered before that, the largest safe prefix goes; when even that would leave the request over the hard stop
+    (a window too small for the newest turn beside the summary), the whole history goes, in one fold: one summary
+    of all of it, sized to the room the empty tail leaves (folding the prefix first would size its summary to the
+    room beside a turn that then goes too). The truncated messages' originals are folded into the summary
+    (offline ledger, sized to what the window leaves), so they are covered too. ``summary_limit`` is the
+    policy's largest summary; each fold is sized to the room it leaves, within it.
     """
     history = work.out.history
     last_user = max((i for i, m in enumerate(history) if m.role == "user"), default=len(history))
@@ -42,6 +44,9 @@ def truncate(work: WorkingHistory, summary_limit: int, *, goal: str | None, offl
             cut += 1
     while cut > 0 and not safe[cut]:  # the limit splits a call from its result: keep the pair
         cut -= 1
+    frame = work.summary_tokens("", work.goal_live)
+    if work.fixed + frame + sum(work.sizes[cut:]) > work.hard_stop_tokens:
+        cut = len(history)  # what would stay is over the hard stop alone: fold it all at once, into one summary
     if cut > 0:
         _fold(work, cut, summary_limit, goal=goal, offline=offline)
     if work.total() > work.hard_stop_tokens and work.out.history:  # the window holds no less: the newest turn goes too

@@ -70,6 +70,8 @@ _OUTCOME_WORDS = (
 _WORDS = tuple(dict.fromkeys(_WRITE_WORDS + _OUTCOME_WORDS + FIGURE_WORDS))
 _RESULT_WORDS = re.compile(r"\b(?:failed|error|passed|ok|success|succeeded|missing|conflict|not found|skipped)\b", re.I)
 _RECORD = re.compile(r"^\s*[\"']?([A-Za-z][\w .-]{0,40}?)[\"']?\s*[:=]\s*[\"']?([^\"'{}\[\]]{1,100}?)[\"']?,?\s*$")
+_ERROR_LINE = re.compile(r"^\s*(?:[\w-]{1,20} )?(?:error|fatal)\b", re.IGNORECASE)
+"""A line an output reports its failure with (``Error: Command failed: npx tsx src/index.ts``, ``npm error ...``)."""
 _MISSING = re.compile(r"no such file|cannot access|not found|does not exist", re.IGNORECASE)
 _CODE_OR_LISTING = re.compile(r"^\s*(?:#|//|/\*|--\s|;)|^total \d+$")
 """A comment line of a script or config, or ``ls -l``'s block count: not a figure of the work (nor is a line a
@@ -146,7 +148,9 @@ def output_items(
         return found.best()
     for position, line in word_lines(head, _OUTCOME_WORDS, lower, present):
         path = _PATH.search(line)
-        if path and not _REFERENCE.search(line) and not (diff and _DIFF_BODY.match(line)):
+        # "Error: ENOENT: ... open 'a.md'", "npm error ...": the command's failure (its Errors bullet), no file's news
+        failed = _ERROR_LINE.match(line) is not None
+        if path and not failed and not _REFERENCE.search(line) and not (diff and _DIFF_BODY.match(line)):
             found.add(2, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
     figures = _add_figures(found, head, (lower, present), tool)
     if short:

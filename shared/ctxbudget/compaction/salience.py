@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from ..messages.message import Message, ToolCall
 from ._salient import ASKED, RECORD_CALL, SHOWN_BY_CALL, USER_CHOSE, SalienceKind, Salient, item_key
 from ._salient import item as _item
+from ._terminal import read_terminal
 from ._text_protocol import HARNESS_META, REJECTED_META, as_tool_use, is_observation
 from ._tool_use import call_items, tool_items
 from .agent_statements import assistant_statements
@@ -92,7 +93,8 @@ def salient_items(
         memo: what earlier compactions of the session read; a message met again is not read again.
         calls: tool calls by id from outside the span (a result's call may sit before it).
     """
-    messages = as_tool_use(messages)  # a command written as a code block, its result sent back as a user turn
+    # a command written as a code block, its result sent back as a user turn; one the user ran in a terminal
+    messages = as_tool_use(read_terminal(messages))
     by_call = dict(results or {})
     by_call.update({m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id})
     calls = {**(calls or {}), **{call.id: call for m in messages for call in m.tool_calls}}

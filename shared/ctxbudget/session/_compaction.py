@@ -141,7 +141,7 @@ def compact_sync(
                     report_failure(session, trigger, "summarize", exc)
                     work.apply_summary(step, work.extractive(step, limit), "extractive")
         if not work.done():
-            work.truncate(limit)
+            work.truncate(summary_limit(session))  # it sizes each fold to the room it leaves
         return commit(session, work.finish(), trigger, before, fallback)
     except Exception as exc:
         report_failure(session, trigger, "compaction", exc)
@@ -195,7 +195,7 @@ async def compact_async(
                         tier = "summarize"
                     work.apply_summary(step, summary, tier)
                 if not work.done():
-                    work.truncate(limit)
+                    work.truncate(summary_limit(session))  # it sizes each fold to the room it leaves
                 return commit(session, work.finish(), trigger, before, fallback)
         with session.conversation.lock:
             return compact_offline(session, trigger, manual, force=force)
@@ -223,7 +223,7 @@ def compact_offline(session: CompactionHost, trigger: Trigger, manual: str | Non
             step, summary = shorter, again
         work.apply_summary(step, summary, "extractive")
     if not work.done():
-        work.truncate(limit)
+        work.truncate(summary_limit(session))  # it sizes each fold to the room it leaves
     return commit(session, work.finish(), trigger, before, "the history kept changing while the summarizer ran")
 
 

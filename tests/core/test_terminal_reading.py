@@ -1,0 +1,57 @@
+"""What a terminal wrote: colour codes are no text, and a command the user ran is a command with its result.
+
+Claude Code (held-out round 6, napoli-matcha): the user ran ``./run_test.sh`` with ``!``; the summary's User facts
+were twelve lines of vitest output with their escape codes (``[31m⎯⎯⎯ Failed Tests 1``) and a bare
+``<bash-stderr></bash-stderr>``.
+"""
+
+from __future__ import annotations
+
+from ctxbudget import Message, SummaryRequest
+from ctxbudget.compaction._terminal import USER_COMMAND_TOOL, read_terminal
+from ctxbudget.compaction.harness import strip_harness
+from ctxbudget.compaction.summarize import ExtractiveSummarizer
+from ctxbudget.providers import counter_for_model
+
+RUN = Message(role="user", content="<bash-input>./run_test.sh tests/pr_creation.test.ts</bash-input>", id="in")
+OUTPUT = Message(
+    role="user",
+    id="out",
+    content=(
+        "<bash-stdout>\n\x1b[1m\x1b[46m RUN \x1b[49m\x1b[22m v4.0.18\n</bash-stdout><bash-stderr>"
+        "\x1b[41m\x1b[1m FAIL \x1b[22m\x1b[49m tests/pr_creation.test.ts > PR creation > sets status to Done\n"
+        "Error: ENOENT: no such file or directory, open 'feature_requests/FR-test/AGI-test.md'\n"
+        " Test Files  1 failed (1)\n</bash-stderr>"
+    ),
+)
+
+
+def test_a_command_the_user_ran_is_a_call_and_its_output_the_result() -> None:
+    read = read_terminal([RUN, OUTPUT])
+    assert [m.role for m in read] == ["assistant", "tool"]
+    (call,) = read[0].tool_calls
+    assert call.name == USER_COMMAND_TOOL
+    assert call.args == {"command": "./run_test.sh tests/pr_creation.test.ts"}
+    assert read[1].tool_call_id == call.id
+    assert "\x1b" not in read[1].text
+    assert read[1].text.startswith(" RUN  v4.0.18\n FAIL  tests/pr_creation.test.ts")
+
+
+def test_the_summary_says_what_the_user_ran_and_that_it_failed() -> None:
+    summary = ExtractiveSummarizer(counter_for_model("gpt-4o")).summarize(
+        SummaryRequest(messages=(Message(role="user", content="Why is the push failing?"), RUN, OUTPUT))
+    )
+    assert f"{USER_COMMAND_TOOL}: ./run_test.sh tests/pr_creation.test.ts -> " in summary
+    assert "AGI-test.md" in summary
+    assert "\x1b" not in summary
+    assert "<bash-" not in summary
+    assert "## User facts" not in summary  # no line of the output is something the user said
+
+
+def test_an_output_with_no_command_before_it_is_left_as_it_was_sent() -> None:
+    assert read_terminal([OUTPUT])[0].role == "user"
+
+
+def test_a_harness_block_right_after_another_closed_is_harness_text_too() -> None:
+    assert strip_harness("<bash-stdout>ok\n</bash-stdout><bash-stderr></bash-stderr>") == ""
+    assert strip_harness("I wrote <bash-stderr> in my notes.") == "I wrote <bash-stderr> in my notes."
