@@ -154,3 +154,21 @@ def test_a_failure_is_reported_at_the_edges_of_an_output_not_inside_it() -> None
                         "\tif x < 0 {", '\t\treturn 0, fmt.Errorf("failed: negative %d", x)', "\t}",
                         "\treturn x, nil", "}", "", "func twice(x int) int {", "\treturn 2 * x", "}"])  # fmt: skip
     assert failure_signature(source) is None  # a file read that holds error handling did not fail
+
+
+# -- repeats ---------------------------------------------------------------------------------------------------
+def test_the_same_call_with_the_same_result_is_one_hit() -> None:
+    """Claude Code (held-out round 7, ironclaw): a workflow file read twice, unchanged, took two of the top three
+    places for "what Rust coverage did the measured CI run report"; the run that printed the figure was fourth."""
+    archive = Archive()
+    workflow = "name: Coverage Ratchet\non: pull_request\njobs:\n  rust coverage: cargo tarpaulin --out xml\n"
+    for _ in range(2):
+        _call(archive, "cat .github/workflows/coverage-ratchet.yml", workflow)
+    _call(archive, "gh run view 2188 --log | grep coverage", "Measure Rust coverage\nRust coverage: 51.3%")
+    _call(archive, "cat .github/workflows/coverage.yml", "name: Coverage\njobs:\n  python coverage: pytest --cov\n")
+    hits = archive.search("what Rust coverage did the measured CI run report", k=3)
+    assert sum("Coverage Ratchet" in archive.read(hit.handle) for hit in hits) == 1
+    assert any("51.3%" in archive.read(hit.handle) for hit in hits)
+    _call(archive, "cat .github/workflows/coverage-ratchet.yml", workflow + "  # changed\n")  # read again, changed
+    again = archive.search("coverage ratchet workflow", k=5)
+    assert sum("Coverage Ratchet" in archive.read(hit.handle) for hit in again) == 2  # a new result is news

@@ -11,9 +11,10 @@ How it ranks:
   (:attr:`ArchiveHit.call`). A short assistant line that introduces a call, and a short reply right after a call's
   result (the model reading it out: "A $50 certificate has been issued"), belong to that call's unit. A call whose
   result was not archived is a unit of its own; so is a longer assistant text, any other message and any archived
-  text. Versions of one message archived for several reasons (``.bounded`` then ``.summarized``) count once, by
-  the fullest. A command written as text (mini-swe-agent's one ``bash`` block in a reply, its result a user turn
-  starting ``<returncode>``) is read as a call and its result too (:mod:`ctxbudget.messages._text_actions`).
+  text. Versions of one message archived for several reasons (``.bounded`` then ``.summarized``) count once, by the
+  fullest. A command written as text (mini-swe-agent's one ``bash`` block in a reply, its result a user turn starting
+  ``<returncode>``) is read as a call and its result too (:mod:`ctxbudget.messages._text_actions`). The same call run
+  again with the same result (a file read twice, unchanged) is one hit.
 * **Terms.** :func:`tokenize` keeps identifiers whole (``src/pkg_3/module_8.py``, ``eu-west-3``, ``v1.2.3``) and
   adds their parts; function and question words are dropped from texts and queries alike, so they neither match
   nor score; plain words are lightly stemmed (``failed`` -> ``fail``, ``pointer`` -> ``point``). A query also asks,
@@ -33,22 +34,21 @@ How it ranks:
   it) with the failure's score. A question about order ("why did the script *first* fail", "what does it report
   *now*") gives the best score among the runs of one command to the earliest or latest like run
   (:mod:`ctxbudget.archive._order`).
-* **Cost.** :meth:`ArchiveIndex.add` tokenizes one entry once (O(its text)) and touches no other entry.
-  :meth:`ArchiveIndex.search` reads at most :data:`~ctxbudget.archive._text.MAX_QUERY_CHARS` of the query and
-  scores at most :data:`~ctxbudget.archive._text.MAX_QUERY_TERMS` distinct terms; phrase matching and excerpts scan
-  a text once per term or phrase, so a search costs the same for a 3,000-word query as for a capped one.
+* **Cost.** :meth:`ArchiveIndex.add` tokenizes one entry once and touches no other; :meth:`ArchiveIndex.search`
+  reads at most :data:`~ctxbudget.archive._text.MAX_QUERY_CHARS` of the query and
+  :data:`~ctxbudget.archive._text.MAX_QUERY_TERMS` terms and scans a text once per term or phrase.
 
 Why this is written out here rather than taken from a library: ``benchmarks/bench_search.py`` (results in
-``benchmarks/results/search.md``) asks 121 natural questions about something compacted out of view in 12 sessions
-(45 written for the benchmark, 76 written by others for the real-transcript probe set), each answer an exact
-string, of this index, bm25s (its own stopwords and Snowball stems, or these terms), tantivy (``en_stem``),
-wordllama embeddings alone and fused with this index by reciprocal rank. None ranks better on either set, and
-neither bm25s nor tantivy indexes incrementally here (bm25s rebuilds its matrix for each new entry, tantivy commits
-and reloads a segment; the archive grows while the model searches it); neither knows that a call and its result are
-one unit or keeps identifiers whole by default. wordllama (16 MB of weights inside its wheel, loaded offline) ranks
-worse alone and no better fused, for 120 MiB of packages and several times the query time. So no optional backend
-ships: the plain index is the only path, and the ``search-bench`` extra installs the others only to rerun the
-comparison. The core keeps its two dependencies (pydantic and tiktoken).
+``benchmarks/results/search.md``) asks 121 natural questions about something compacted out of view in 12 sessions (45
+written for the benchmark, 76 written by others for the real-transcript probe set), each answer an exact string, of
+this index, bm25s (its own stopwords and Snowball stems, or these terms), tantivy (``en_stem``), wordllama embeddings
+alone and fused with this index by reciprocal rank. None ranks better on either set, and neither bm25s nor tantivy
+indexes incrementally here (bm25s rebuilds its matrix for each new entry, tantivy commits and reloads a segment; the
+archive grows while the model searches it); neither knows that a call and its result are one unit or keeps identifiers
+whole by default. wordllama (16 MB of weights inside its wheel, loaded offline) ranks worse alone and no better fused,
+for 120 MiB of packages and several times the query time. So no optional backend ships: the plain index is the only
+path, and the ``search-bench`` extra installs the others only to rerun the comparison. The core keeps its two
+dependencies (pydantic and tiktoken).
 """
 
 from __future__ import annotations
@@ -332,16 +332,18 @@ class ArchiveIndex:
         ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
         ranked: list[tuple[float, int]] = []
         floor: list[float] = []  # min-heap of the k best final scores so far
-        shown: set[str | int] = set()  # handles and texts already ranked
+        shown: set[object] = set()  # handles, texts and (text, call) pairs already ranked
         for found, score in ordered:
             if len(floor) == k and score + most < floor[0]:
                 break
             unit = self._ran(found)
             primary = self._units[unit].primary(weights)
+            call = self._units[unit].call  # the same call again with the same result (a file read twice) is no news
             # One hit per handle; an archived text that copies a message already shown (the pinned goal) is none.
-            if primary.entry.handle in shown or (primary.entry.message is None and primary.digest in shown):
+            seen = {primary.entry.handle, *([(primary.digest, call_text(call))] if call is not None else [])}
+            if shown & (seen | ({primary.digest} if primary.entry.message is None else set())):
                 continue
-            shown.update((primary.entry.handle, primary.digest))
+            shown.update((*seen, primary.digest))
             final = score
             texts = [part.text.lower() for part in self._parts(unit)] if most else []
             if bonus and phrase is not None and any(phrase[1].search(text) for text in texts):
