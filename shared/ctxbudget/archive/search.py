@@ -39,8 +39,8 @@ How it ranks:
   :data:`~ctxbudget.archive._text.MAX_QUERY_TERMS` terms and scans a text once per term or phrase.
 
 Why this is written out here rather than taken from a library: ``benchmarks/bench_search.py`` (results in
-``benchmarks/results/search.md``) asks 121 natural questions about something compacted out of view in 12 sessions (45
-written for the benchmark, 76 written by others for the real-transcript probe set), each answer an exact string, of
+``benchmarks/results/search.md``) asks 108 natural questions about something compacted out of view in 12 sessions (45
+written for the benchmark, 63 written by others for the real-transcript probe set), each answer an exact string, of
 this index, bm25s (its own stopwords and Snowball stems, or these terms), tantivy (``en_stem``), wordllama embeddings
 alone and fused with this index by reciprocal rank. None ranks better on either set, and neither bm25s nor tantivy
 indexes incrementally here (bm25s rebuilds its matrix for each new entry, tantivy commits and reloads a segment; the
