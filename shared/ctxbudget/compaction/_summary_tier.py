@@ -133,10 +133,13 @@ class SummaryPlanner:
 
         A summary of the rest would be sized to the room beside that turn (none), and the turn then goes too.
         """
-        frame_tokens = self.work.summary_tokens("", not self.work.goal_live)
+        return self.work.fixed + self._frame_and_newest() > self.work.hard_stop_tokens
+
+    def _frame_and_newest(self) -> int:
+        """Tokens of the summary message's frame (header, pinned goal) and the newest turn: what no summary replaces."""
         safe = self.work.safe_cuts()
         start = next((i for i in range(len(self.work.sizes) - 1, 0, -1) if safe[i]), 0)
-        return self.work.fixed + frame_tokens + sum(self.work.sizes[start:]) > self.work.hard_stop_tokens
+        return self.work.summary_tokens("", not self.work.goal_live) + sum(self.work.sizes[start:])
 
     def refit(self, step: SummaryStep, summary: str) -> SummaryStep | None:
         """A step over a shorter span when ``summary`` left room: the tail then keeps what the summary did not need.
@@ -245,11 +248,7 @@ class SummaryPlanner:
         pinned goal) and the smallest tail that may follow it (the newest message, with the call it answers), so a
         compaction always fits the window it is asked for.
         """
-        frame_tokens = self.work.summary_tokens("", not self.work.goal_live)
-        safe = self.work.safe_cuts()
-        start = next((i for i in range(len(self.work.sizes) - 1, 0, -1) if safe[i]), 0)
-        newest = sum(self.work.sizes[start:])
-        return max(16, min(summary_limit, self.work.target - self.work.fixed - frame_tokens - newest - 8))
+        return max(16, min(summary_limit, self.work.target - self.work.fixed - self._frame_and_newest() - 8))
 
     def _chunks(self, span: list[Message], safe: list[bool]) -> list[list[Message]]:
         """Split the span (originals) into summarizer-sized chunks; a single oversized original is split in parts."""
