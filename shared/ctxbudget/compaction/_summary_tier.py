@@ -15,7 +15,6 @@ from ..errors import SummarizerError
 from ..messages.message import Message
 from ..messages.tokens import TokenCounter, count_text_by_lines
 from ._markers import handle_for
-from ._terminal import read_terminal
 from ._text_protocol import HARNESS_META, as_tool_use
 from ._working import WorkingHistory
 from .summarize import ExtractiveSummarizer, SummaryRequest
@@ -27,12 +26,12 @@ def user_texts(messages: Sequence[Message]) -> tuple[str, ...]:
     """The texts of the user messages among ``messages``: what a kept tail states.
 
     Ours are left out, and so are a text-protocol harness's result turns and format reminders (the harness's words:
-    :func:`~ctxbudget.compaction._text_protocol.as_tool_use`) and the user's own terminal commands and their output
-    (:func:`~ctxbudget.compaction._terminal.read_terminal`: a command and its result, not something said).
+    :func:`~ctxbudget.compaction._text_protocol.as_tool_use`, which reads the user's own terminal commands and their
+    output the same way: a command and its result, not something said).
     """
     return tuple(
         m.text
-        for m in as_tool_use(read_terminal(messages))
+        for m in as_tool_use(messages)
         if m.role == "user" and not m.metadata.get("ctxbudget") and not m.metadata.get(HARNESS_META)
     )
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from ..messages._text_actions import ACTION_TOOL, action, is_result_turn
 from ..messages.message import Message
+from ._terminal import read_terminal
 
 __all__ = ["ACTION_TOOL", "HARNESS_META", "REJECTED_META", "as_tool_use", "is_observation"]
 
@@ -131,8 +132,11 @@ def as_tool_use(messages: Sequence[Message]) -> list[Message]:
     Each reply whose one command block is answered by the next message, a harness's result turn, gets that command
     as a tool call (id ``<reply id>.action``) and keeps the rest of its text; the result turn becomes the call's
     tool message (same id). A result turn whose reply is not in ``messages`` (a span starting after it) is a tool
-    message answering no known call. A conversation with no result turn is returned as it was (the same list).
+    message answering no known call. What a terminal wrote is read first (colour codes dropped, the user's own
+    commands as calls: :func:`~ctxbudget.compaction._terminal.read_terminal`); a conversation with no result turn is
+    returned as that reading gives it.
     """
+    messages = read_terminal(messages)
     if not any(is_observation(m) for m in messages):
         return list(messages)
     out: list[Message] = []

@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from ..messages.message import Message, ToolCall
 from ._salient import ASKED, RECORD_CALL, SHOWN_BY_CALL, USER_CHOSE, SalienceKind, Salient, item_key
 from ._salient import item as _item
-from ._terminal import read_terminal
 from ._text_protocol import HARNESS_META, REJECTED_META, as_tool_use, is_observation
 from ._tool_use import call_items, tool_items
 from .agent_statements import assistant_statements
@@ -94,7 +93,7 @@ def salient_items(
         calls: tool calls by id from outside the span (a result's call may sit before it).
     """
     # a command written as a code block, its result sent back as a user turn; one the user ran in a terminal
-    messages = as_tool_use(read_terminal(messages))
+    messages = as_tool_use(messages)
     by_call = dict(results or {})
     by_call.update({m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id})
     calls = {**(calls or {}), **{call.id: call for m in messages for call in m.tool_calls}}
@@ -130,7 +129,7 @@ def _short_answer(message: Message, asked: str | None, order: int) -> list[Salie
     "yes for both, go ahead" after "Want me to skip the formal write-up?" is the user's decision:
     ``User chose: yes for both, go ahead (to: Want me to skip ...?)``. A harness's turn is no reply.
     """
-    if asked is None or any(message.metadata.get(flag) is True for flag in _META_FLAGS) or is_observation(message):
+    if asked is None or _harness_turn(message):
         return []
     text = " ".join(strip_harness(message.text).split())
     if not text or len(text.split()) > _ANSWER_WORDS:
@@ -220,14 +219,21 @@ def message_items(
         yield from tool_items(message, order, calls, failure)
 
 
+def _harness_turn(message: Message) -> bool:
+    """A user turn the harness wrote, with nothing the user said in it.
+
+    Its own line (Claude Code's isMeta, a text-protocol harness's format reminder), or a command's result sent as a
+    user turn whose reply is not in view.
+    """
+    return any(message.metadata.get(flag) is True for flag in _META_FLAGS) or is_observation(message)
+
+
 def _user_items(message: Message, order: int, handle_of: HandleOf | None, said: Said) -> Iterator[Salient]:
     rejected = message.metadata.get(REJECTED_META)
     if isinstance(rejected, str) and rejected:  # a harness rejected the reply before: it ran nothing
         yield _item("error", f"the harness rejected the reply -> {rejected}", "the harness rejected the reply", order)
-    if any(message.metadata.get(flag) is True for flag in _META_FLAGS):
-        return  # a harness's own line (Claude Code's isMeta, a text-protocol harness's format reminder)
-    if is_observation(message):
-        return  # a command's result the harness sent as a user turn, whose reply is not in view: nothing the user said
+    if _harness_turn(message):
+        return
     if is_continuation_summary(message.text):
         yield from _continuation(message.text, order)
         return
