@@ -86,6 +86,23 @@ def test_every_transcript_in_the_folder_has_probes(folder: Path, transcripts: tu
     assert not {t.name for t in SET} & {t.name for t in HELD}  # held out: none of them is in the set
 
 
+def _sources(folder: Path) -> set[tuple[str, str, str]]:
+    """Each transcript row's source in ``folder``'s README: path, commit and entry (a results file holds many runs)."""
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    out = set()
+    for row in (line for line in readme.splitlines() if line.startswith("| `")):
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        entry = re.search(r"\bentry (\d+) of\b", cells[6])
+        out.add((cells[3], cells[4], entry.group(1) if entry else ""))
+    return out
+
+
+def test_no_held_out_transcript_is_a_file_of_the_set() -> None:
+    # Held out means the extraction was not tuned on it: the same source file under another name would not be.
+    shared = _sources(REAL) & _sources(HELDOUT)
+    assert not shared, f"held-out files come from the set's sources: {sorted(shared)}"
+
+
 def test_the_claude_code_compaction_is_split_at_its_boundary() -> None:
     compacted = [t for t in SET if t.span == "before_compact_boundary"]
     assert compacted, "no transcript holds Claude Code's own compaction"
