@@ -55,3 +55,36 @@ def test_an_output_with_no_command_before_it_is_left_as_it_was_sent() -> None:
 def test_a_harness_block_right_after_another_closed_is_harness_text_too() -> None:
     assert strip_harness("<bash-stdout>ok\n</bash-stdout><bash-stderr></bash-stderr>") == ""
     assert strip_harness("I wrote <bash-stderr> in my notes.") == "I wrote <bash-stderr> in my notes."
+
+
+PASTED = (
+    "nope I don't see it in cursor. ~/Projects  $ ln -s ~/src/skills/plugins/entire ~/.cursor/plugins/entire\n"
+    "~/Projects  $ ls ~/.cursor/plugins\nentire  local\n"
+    "~/Projects  $ ls ~/.cursor/plugins/entire/skills\ncursor-loader-probe     search\nexplain  session-handoff"
+)
+
+
+def test_a_pasted_terminal_is_the_users_words_then_the_commands_they_ran() -> None:
+    # Eighth held-out round (entireio/skills): the user pasted their terminal, and "entire local" and
+    # "cursor-loader-probe search" were User facts, each prompt line a fact of its own.
+    read = read_terminal([Message(role="user", content=PASTED, id="u")])
+    assert [m.role for m in read] == ["user", *["assistant", "tool"] * 3]
+    assert read[0].text == "nope I don't see it in cursor."
+    commands = [m.tool_calls[0].args["command"] for m in read if m.role == "assistant"]
+    assert commands == [
+        "ln -s ~/src/skills/plugins/entire ~/.cursor/plugins/entire",
+        "ls ~/.cursor/plugins",
+        "ls ~/.cursor/plugins/entire/skills",
+    ]
+    assert [m.text for m in read if m.role == "tool"] == ["", "entire  local", read[-1].text]
+    assert read[-1].text.startswith("cursor-loader-probe")
+    summary = ExtractiveSummarizer(counter_for_model("gpt-4o")).summarize(
+        SummaryRequest(messages=(Message(role="user", content=PASTED, id="u"),))
+    )
+    assert "- entire local" not in summary
+    assert "ls ~/.cursor/plugins" in summary.split("## Commands and results", 1)[1]
+
+
+def test_dollar_signs_in_prose_and_one_command_to_run_are_the_users_words() -> None:
+    for said in ("It costs $ 5 per seat. Then $ signs.", "Please run this:\n$ make test", "I paid $100."):
+        assert read_terminal([Message(role="user", content=said, id="u")])[0].text == said

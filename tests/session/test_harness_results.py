@@ -47,6 +47,45 @@ def test_a_call_the_user_rejected_never_ran_and_its_stop_instruction_is_not_kept
     assert "STOP" not in "".join(found.values())
 
 
+def test_an_edit_the_user_rejected_is_not_shown_as_the_files_new_state() -> None:
+    # Eighth held-out round (entireio/skills): three Edits adding ``name:`` to SKILL.md files were rejected, and the
+    # summary said "SKILL.md: read, edited -> now: name: search" as if the line were in the file.
+    edit = ToolCall(
+        id="e",
+        name="Edit",
+        args={
+            "file_path": "/repo/skills/search/SKILL.md",
+            "old_string": "---\nx: 1",
+            "new_string": "---\nname: search",
+        },
+    )
+    found = summary_of(
+        Message(role="assistant", tool_calls=(edit,)),
+        Message(role="tool", tool_call_id="e", content=REJECTED, metadata={"is_error": True}),
+        Message(role="user", content="the name will cause issues with the other agent"),
+    )
+    files = found["Files and artifacts"]
+    assert "/repo/skills/search/SKILL.md: edited -> not run (the user rejected it)" in files
+    assert "now: name: search" not in "".join(found.values())
+
+
+def test_a_think_tools_reasoning_is_a_note_not_a_command() -> None:
+    # Eighth held-out round (tau-bench airline, Claude 3.7 Sonnet): the agent's ``think`` calls (one prose argument,
+    # an empty result) were Commands, ``think {"thought":"Let me clarify ..."} -> ok``, beside the real updates.
+    reasoning = "Let me clarify the fees: all allowed changes are free of charge regardless of travel insurance."
+    think = ToolCall(id="t", name="think", args={"thought": reasoning})
+    post = ToolCall(id="p", name="post_update", args={"text": "The booking moved to May 19 as the customer asked."})
+    found = summary_of(
+        Message(role="user", content="Move my flight HAT072 to May 19."),
+        Message(role="assistant", tool_calls=(think, post)),
+        Message(role="tool", tool_call_id="t", content=""),
+        Message(role="tool", tool_call_id="p", content=""),
+    )
+    assert "Thought: Let me clarify the fees: all allowed changes are free of charge" in found["Notes"]
+    assert "think" not in found["Commands and results"]
+    assert "post_update" in found["Commands and results"]  # a message a tool posts is an action, not a thought
+
+
 def test_a_subagents_report_is_the_agents_finding_not_the_users_words() -> None:
     notification = (
         "<task-notification>\n<task-id>ab6382cc508f7ce62</task-id>\n<status>completed</status>\n"

