@@ -17,6 +17,9 @@ from ctxbudget.compaction.statements import classify
         "That sounds perfect!",
         "Thank you for finding this solution.",
         "Thank you for making these changes.",
+        # tau-bench airline (ninth held-out round): reactions to a quote
+        "That's much more reasonable!",
+        "All of those options are more expensive than I was expecting.",
     ],
 )
 def test_assent_is_no_statement(sentence: str) -> None:
@@ -43,6 +46,9 @@ def test_a_polite_request_is_a_request_whatever_its_verb(sentence: str) -> None:
         "Yes, my user ID is james_lee_6136.",
         "That works for the staging db at 5434.",
         "Thanks, the refund should go to gift card 1646646.",
+        "Those tests are flaky.",
+        "It was Marta from finance who signs off.",
+        "That is more than the $200 cap.",
     ],
 )
 def test_a_statement_after_an_assent_is_still_a_fact(sentence: str) -> None:

@@ -65,6 +65,16 @@ _THANKS = re.compile(
     r"^(?:thanks?(?: you)?|many thanks|i appreciate (?:it|that|this|your help))\b[\s,!]*", re.IGNORECASE
 )
 """Gratitude: with little after it ("Thank you for finding this solution.") the sentence says nothing to keep."""
+_REACTION = re.compile(
+    r"^(?:that|this|(?:all of )?(?:those|these)(?: \w+)?)(?:'s| is| was| are| were| sounds| seems| looks)"
+    r"(?: (?:much|a lot|way|far|really|very|quite|so|too|a bit|even|still|definitely|actually))*"
+    r" (?:more|less|better|worse|great|good|perfect|reasonable|expensive|cheap|helpful|fine|ok|okay|acceptable"
+    r"|wonderful|fantastic|excellent|amazing|unfortunate|disappointing|surprising)\b",
+    re.IGNORECASE,
+)
+"""A reaction to what was just offered ("That's much more reasonable!"): with little after it, nothing to keep."""
+_NEGATION = re.compile(r"\b(?:not|no|never|wrong|incorrect|isn't|wasn't|aren't|doesn't|didn't)\b|n't\b", re.IGNORECASE)
+"""A reaction that objects ("That's not what I asked.") is a correction, whatever else it says."""
 _SAYS_YES = re.compile(rf"^(?!no\b|nope\b)(?:please\s+)?{_ASSENT}\b", re.IGNORECASE)
 _CHITCHAT = re.compile(  # "Yes, that sounds good.", "Okay, thanks again!"
     rf"^{_ASSENT}(?:[ ,]+(?:{_ASSENT}|thanks?|please|again|then|so|there|now))*[\s.!,:)]*$", re.IGNORECASE
@@ -195,6 +205,12 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
         return None
     if (thanks := _THANKS.match(body)) and _says_little(body[thanks.end() :]):
         return None  # "Thanks for your help!", "Thank you for making these changes."
+    if (
+        (reaction := _REACTION.match(body))
+        and _says_little(rest := body[reaction.end() :])
+        and not _NEGATION.search(rest)
+    ):
+        return None  # "That's much more reasonable!", "All of those options are more expensive than I expected."
     if (confused := _CONFUSION.match(body)) and _says_little(body[confused.end() :]):
         return None  # "I think there might be some mix-up.": the sentences after it say what was mixed up
     if body.rstrip("*_`) ").endswith(":") and not any(ch.isdigit() for ch in body):
