@@ -50,6 +50,19 @@ def test_created_and_updated_tasks_are_what_is_done_and_what_is_next_not_calls()
     assert "TaskCreate" not in summary
 
 
+def test_a_deleted_task_is_history_not_an_open_item() -> None:
+    # Eighth held-out round (entireio/skills): three tasks deleted after the user rejected their edits stayed under
+    # "Open items" as "Task #1: Add name: frontmatter ... (deleted)".
+    messages = calls(
+        created(1, "Add name: frontmatter to SKILL.md"), created(2, "Write marketplace.json"), updated(1, "deleted")
+    )
+    summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=tuple(messages)))
+    open_items = summary.split("## Open items", 1)[1].split("## ", 1)[0]
+    assert "- Task #2: Write marketplace.json" in open_items
+    assert "Task #1" not in open_items
+    assert "- Task #1: Add name: frontmatter to SKILL.md (deleted)" in summary.split("## Notes", 1)[1]
+
+
 def test_a_task_updated_after_a_compaction_is_merged_with_its_summary_bullet() -> None:
     summarizer = ExtractiveSummarizer(COUNTER)
     first = summarizer.summarize(

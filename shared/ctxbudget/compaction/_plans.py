@@ -34,9 +34,11 @@ _TASK = re.compile(
 )
 """A task's item as :func:`_task` writes it: its number, its subject (when known) and its status (when not pending)."""
 _DONE = frozenset({"completed", "complete", "done"})
+_DROPPED = frozenset({"deleted", "cancelled", "canceled"})
+"""A task taken off the list: not open, history (a note) of what was given up."""
 _CHARS = 300
 
-PlanItem = tuple[Literal["open", "finding"], str, str]
+PlanItem = tuple[Literal["open", "finding", "note"], str, str]
 """An item of the plan: its kind, its text and its key."""
 
 
@@ -98,7 +100,8 @@ def _task(kind: Literal["open", "finding"], number: str, subject: str | None, st
     if status in _DONE:
         return "finding", clip(f"Done: task #{number}: {subject or ''}".rstrip(": "), _CHARS), task_key(number)
     shown = f"Task #{number}: {subject}" if subject else f"Task #{number}"
-    return kind, clip(f"{shown} ({status})" if status != "pending" else shown, _CHARS), task_key(number)
+    text = clip(f"{shown} ({status})" if status != "pending" else shown, _CHARS)
+    return ("note" if status in _DROPPED else kind), text, task_key(number)
 
 
 def merge_task(earlier_text: str, later_text: str, key: str) -> PlanItem:
