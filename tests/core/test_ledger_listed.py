@@ -6,6 +6,7 @@ Claude Code (entire, git status): six ``(found by Grep)`` test files nobody open
 
 from __future__ import annotations
 
+from ctxbudget.compaction._artifacts import merge_artifact
 from ctxbudget.compaction._ledger_select import Selection
 from ctxbudget.compaction.salience import Salient
 from ctxbudget.compaction.textscan import informative_tokens
@@ -37,3 +38,13 @@ def test_a_command_that_only_showed_files_is_worth_less_than_one_that_changed_so
     for read in ("sed -n '1090,1130p' src/marshmallow/fields.py", "cd /testbed && cat setup.py", "grep -rn root src"):
         assert value(read) < changed
     assert value("cat > fix.py << 'EOF'") == changed  # a cat that writes a file is no read
+
+
+def test_a_file_listed_by_several_tools_is_one_bullet_that_names_them() -> None:
+    # Eighth held-out round (entireio/skills): "plugin.json (listed by Bash) -> plugin.json (found by WebSearch;
+    # listed by WebFetch) -> - **Malformed plugin.json**: ...": an earlier merged listing became the detail.
+    earlier = _artifact("plugin.json (found by WebSearch; listed by WebFetch) -> - **Malformed plugin.json**: x")
+    merged = merge_artifact(earlier, _artifact("plugin.json (listed by Bash)"), "plugin.json")
+    assert merged.text == "plugin.json (found by WebSearch; listed by WebFetch, Bash) -> - **Malformed plugin.json**: x"
+    again = merge_artifact(merged, _artifact("plugin.json (found by Glob, Grep)"), "plugin.json")
+    assert again.text.startswith("plugin.json (found by WebSearch, Glob, Grep; listed by WebFetch, Bash) -> ")

@@ -23,6 +23,7 @@ _OPS_SPLIT = re.compile(r" -> | — ")
 _COUNT = re.compile(r"^(.*?) x(\d+)$")
 ONLY_LISTED = re.compile(r" \(((?:found|listed) by [^()]{1,80})\)$")
 """How the bullet of a file a search or a listing only named ends (``a.go (found by Grep)``): nothing was done to it."""
+_LISTED_THEN = re.compile(r" \(((?:found|listed) by [^()]{1,80})\)(?: -> (.+))?", re.DOTALL)
 _MAX_CHARS = 280
 _DRIVE = re.compile(r"^[a-z]:[\\/]", re.IGNORECASE)
 """A Windows path's drive (``d:\\``): the path is absolute."""
@@ -41,9 +42,9 @@ def _parts(text: str, key: str) -> _Parts:
     if not text.lower().startswith(key):
         return _Parts(None, (), text)
     path, rest = text[: len(key)], text[len(key) :]
-    listing = ONLY_LISTED.fullmatch(rest)
-    if listing:
-        return _Parts(path, ((listing.group(1), 1),), None)
+    listing = _LISTED_THEN.fullmatch(rest)
+    if listing:  # "a.json (found by Grep)", or with what a later output line said of it: "... -> - a.json broke"
+        return _Parts(path, _listing_ops(listing.group(1)), listing.group(2))
     if not rest:
         return _Parts(path, (), None)
     if rest.startswith(": "):
@@ -52,6 +53,15 @@ def _parts(text: str, key: str) -> _Parts:
         if ops:
             return _Parts(path, ops, detail[0] if detail else None)
     return _Parts(path, (), text)
+
+
+def _listing_ops(said: str) -> tuple[tuple[str, int], ...]:
+    """``found by Glob, Grep; listed by Bash`` as one operation per tool: ``found by Glob``, ``found by Grep``, ..."""
+    ops = []
+    for part in said.split("; "):
+        how, _, tools = part.partition(" by ")
+        ops.extend((f"{how} by {tool}", 1) for tool in tools.split(", ") if tool)
+    return tuple(ops)
 
 
 def _ops(head: str) -> tuple[tuple[str, int], ...]:
