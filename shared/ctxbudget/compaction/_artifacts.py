@@ -57,7 +57,7 @@ def _parts(text: str, key: str) -> _Parts:
 
 def _listing_ops(said: str) -> tuple[tuple[str, int], ...]:
     """``found by Glob, Grep; listed by Bash`` as one operation per tool: ``found by Glob``, ``found by Grep``, ..."""
-    ops = []
+    ops: list[tuple[str, int]] = []
     for part in said.split("; "):
         how, _, tools = part.partition(" by ")
         ops.extend((f"{how} by {tool}", 1) for tool in tools.split(", ") if tool)
