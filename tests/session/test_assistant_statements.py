@@ -142,3 +142,25 @@ def test_how_the_next_step_is_done_or_a_request_to_the_user_is_no_decision(said:
 def test_a_choice_of_what_to_use_is_still_a_decision() -> None:
     said = "We'll use Redis for the session cache instead of memcached."
     assert [(s.kind, s.text) for s in assistant_statements(said)] == [("decision", said)]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # ninth held-out round (mini-swe-agent, pydicom) and eighth (Claude Code, entireio/skills)
+        "This might cause issues if it's accessed before `debug()` is called.",
+        "It's possible Cursor picks those up directly because it sees `.cursor-plugin/marketplace.json` at the root.",
+        "I suspect the cache in `store.py` is stale.",
+    ],
+)
+def test_a_guess_the_agent_hedges_is_no_finding(said: str) -> None:
+    assert assistant_statements(said) == []
+
+
+def test_a_polite_report_and_a_change_the_agent_thinks_it_should_make_are_still_statements() -> None:
+    (reported,) = assistant_statements("It seems that the flight HAT030 is not available on May 13, 2024.")
+    assert reported.kind == "finding"  # how a support agent reports an error, not a guess
+    (planned,) = assistant_statements(
+        "I think I should move the `skipped_by_mark_key` check to be evaluated even if `runxfail` is on."
+    )
+    assert planned.kind == "decision"

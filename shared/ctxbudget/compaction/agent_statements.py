@@ -86,6 +86,17 @@ _HYPOTHESIS = re.compile(r"^(?:if|suppose|assuming|what if|in case)\b", re.IGNOR
 """A sentence that reasons about a case ("If `method` is `None`, it will crash."): a step of thinking, not a finding;
 a decision or an open item it states is still one."""
 
+_HEDGED = re.compile(
+    r"^(?:(?:it|this|that|there) (?:might|may|could)|perhaps|possibly|probably|i (?:think|suspect|guess)"
+    r"|it'?s possible)\b",
+    re.IGNORECASE,
+)
+"""A sentence the agent hedges ("This might cause issues if ...", "I suspect the cache"): a guess it has not checked,
+not a finding; a decision or an open item it states is still one. ("It seems the flight is not available" is how an
+agent reports an error politely: a finding.)"""
+
+_THINK = re.compile(r"^i think (?:that )?", re.IGNORECASE)
+
 _ANAPHOR = re.compile(r"^(?:this|that|these|those|it|they)\b(?!-)", re.IGNORECASE)
 """How a sentence opens that says more of what the sentence before it named ("This order is ...", "It fails ...")."""
 
@@ -152,7 +163,8 @@ def assistant_statements(text: str) -> list[Statement]:
         row = sentence.lstrip()[:1] == "|" or (" | " in body and body.rstrip().endswith("|"))
         if len(body.split()) < 4 or asks or not is_prose(body) or row:
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
-        planned = _PLANNED_CHANGE.match(body) is not None and len(body.split()) >= _PLANNED_WORDS
+        unhedged = _THINK.sub("", body, count=1)  # "I think I should move the check": a change it plans
+        planned = _PLANNED_CHANGE.match(unhedged) is not None and len(body.split()) >= _PLANNED_WORDS
         if _TOOL_FOR_STEP.search(body):
             continue  # "I'll use `sed` to perform this modification": how the next step is done, not a choice
         narration = _NARRATION.match(body) is not None and not planned
@@ -170,6 +182,7 @@ def assistant_statements(text: str) -> list[Statement]:
         elif (
             not narration
             and _HYPOTHESIS.match(body) is None
+            and _HEDGED.match(body) is None
             and (_SPECIFIC.search(body) or (_REASON.search(body) and _RESULT.search(body)))
         ):
             # A list item's label is part of what it found ("Too long: `a1b2c3d4e5f6789` → returns found=false")
