@@ -160,3 +160,19 @@ def test_unclosed_and_repeated_harness_tags_are_read_to_where_they_stop() -> Non
     )
     result = as_tool_use([reply, Message(role="user", id="u", content=shown)])[1]
     assert result.text == "head\ntail"  # the shown head and tail; the harness's warning is not output
+
+
+RULE = "DO NOT MODIFY: Tests, configuration files (pyproject.toml, etc.)"
+
+
+def test_the_agent_quoting_a_rule_the_user_gave_is_the_rule_said_once() -> None:
+    # Tenth held-out round (mini-swe-agent, scikit-learn): the agent quoted the task's rule back ('"DO NOT MODIFY:
+    # Tests, ..."') when it noticed it had edited a test, and the rule stood twice, once as a finding.
+    quoted = f'Wait, the instructions say:\n"{RULE}"\n\n'
+    found = summary_of(
+        Message(role="user", content=f"Fix the index bug.\n- {RULE}"),
+        Message(role="assistant", content=quoted + "So I should NOT have modified `sklearn/tests/test_output.py`."),
+    )
+    everything = "".join(found.values())
+    assert everything.count(RULE) == 1
+    assert RULE in found["User facts and constraints"]

@@ -76,7 +76,8 @@ def is_fragment(text: str) -> bool:
     words = re.findall(r"[A-Za-z]{2,}", text)
     if not re.search(r"[A-Za-z0-9]", re.sub(r"^\s*\d{1,3}[.)]", "", text)):
         return True  # "- 3.", "- **", "- ---"
-    if text.startswith("|") or (text.rstrip().endswith("|") and ": " not in text.split(" | ", 1)[0]):
+    row_end = text.rstrip().endswith("|") and not text.rstrip().endswith("||")  # "using && or ||" is no table
+    if text.startswith("|") or (row_end and ": " not in text.split(" | ", 1)[0]):
         return True  # a table's row ("| `explain.go` | Modify ... |", "Show author | Extract ... |") without its header
     if text.rstrip("*_`) ").endswith(":") and not VALUE.search(text):
         return True  # "Consider the following model:" stands for what follows it

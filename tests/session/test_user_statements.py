@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ctxbudget.compaction.statements import classify
+from ctxbudget.compaction.statements import classify, user_statements
 
 
 @pytest.mark.parametrize(
@@ -53,3 +53,16 @@ def test_a_polite_request_is_a_request_whatever_its_verb(sentence: str) -> None:
 )
 def test_a_statement_after_an_assent_is_still_a_fact(sentence: str) -> None:
     assert classify(sentence) == "fact"
+
+
+def test_a_sentence_after_a_list_number_starts_its_line_and_joins_nothing() -> None:
+    # Tenth held-out round (mini-swe-agent, scikit-learn): "1. Combine them in one block using && or ||" was split
+    # into "1." and the rule, and the rule joined the unrelated line before it ("... from files Combine them ...").
+    said = user_statements(
+        "- However, you can prefix any action with `MY_ENV_VAR=MY_VALUE cd /path/to/dir && ...` or write/load "
+        "environment variables from files\nIf you need to run multiple commands, either:\n"
+        "1. Combine them in one block using && or ||\n2. Wait for the first command to complete"
+    )
+    texts = [statement.text for statement in said]
+    assert texts[0].endswith("write/load environment variables from files")
+    assert not any("from files Combine" in text for text in texts)

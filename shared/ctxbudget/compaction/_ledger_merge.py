@@ -90,11 +90,12 @@ def _dedupe(items: list[Salient]) -> list[Salient]:
     slots = [(SECTION_OF[item.kind], normal(item.text)) for item in items]
     last = {slot: index for index, slot in enumerate(slots)}
     times = Counter(slot for slot, item in zip(slots, items, strict=True) if item.kind == "error")
+    said = {text for (section, text), item in zip(slots, items, strict=True) if item.kind in STATEMENTS}
     kept = [
         item if times[slots[index]] < 2 else item._replace(text=f"{item.text}{TIMES.format(times[slots[index]])}")
         for index, item in enumerate(items)
-        if last[slots[index]] == index
-    ]
+        if last[slots[index]] == index and not (item.kind in _NARRATED and slots[index][1] in said)
+    ]  # the agent quoting a rule the user gave ('"DO NOT MODIFY: Tests, ..."') is that rule, said once, as the user's
     spoken = [item for item in kept if item.kind in _SPOKEN]
     if len(spoken) > _CONTAINMENT_ITEMS:
         return kept

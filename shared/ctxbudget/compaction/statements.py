@@ -243,13 +243,14 @@ def user_statements(text: str) -> list[Statement]:
     if not text:
         return []
     prose, pasted = prose_of(text)
-    classified = [
-        (kind, s, first)
-        for line in continued(prose.splitlines())
-        for first, s in enumerate(sentences(line))
-        if (kind := classify(s)) is not None
-    ]
-    out = _group([(kind, s, first == 0) for kind, s, first in classified])
+    classified: list[tuple[StatementKind, str, bool]] = []
+    for line in continued(prose.splitlines()):
+        starts = True  # the sentence starts its line: only a list marker ("1.", "-") may stand before it
+        for sentence in sentences(line):
+            if (kind := classify(sentence)) is not None:
+                classified.append((kind, sentence, starts))
+            starts = starts and _ONLY_MARKER.match(" ".join(statement_body(sentence).split())) is not None
+    out = _group(classified)
     if pasted:
         lines = text.count("\n") + 1
         first = next((line for line in text.splitlines() if line.strip()), "")
