@@ -10,6 +10,7 @@ from __future__ import annotations
 from ctxbudget import Message, SummaryRequest
 from ctxbudget.compaction._terminal import USER_COMMAND_TOOL, read_terminal
 from ctxbudget.compaction.harness import strip_harness
+from ctxbudget.compaction.outcomes import failure_line
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
 from ctxbudget.providers import counter_for_model
 
@@ -88,3 +89,38 @@ def test_a_pasted_terminal_is_the_users_words_then_the_commands_they_ran() -> No
 def test_dollar_signs_in_prose_and_one_command_to_run_are_the_users_words() -> None:
     for said in ("It costs $ 5 per seat. Then $ signs.", "Please run this:\n$ make test", "I paid $100."):
         assert read_terminal([Message(role="user", content=said, id="u")])[0].text == said
+
+
+CI_LOG = "\n".join(
+    f"test\tTests\t2026-04-29T08:18:34.{n:07d}Z {line}"
+    for n, line in enumerate(
+        [
+            *(f"ok  \tgithub.com/entirehq/git-sync/internal/pkg{n}\t1.0{n}s" for n in range(8)),
+            "=== RUN   TestRun_IntegrationV2FetchCanceledMidStreamFails",
+            "    integration_test.go:88: want context.Canceled, got invalid pkt-len found",
+            "--- FAIL: TestRun_IntegrationV2FetchCanceledMidStreamFails (0.01s)",
+            "--- FAIL: TestRun_IntegrationV1FetchCanceledMidStreamFails (0.01s)",
+            "FAIL",
+            "FAIL\tgithub.com/entirehq/git-sync/internal/syncer\t36.010s",
+            *(f"ok  \tgithub.com/entirehq/git-sync/cmd/tool{n}\t1.0{n}s" for n in range(8)),
+            "ok  \tgithub.com/entirehq/git-sync/internal/validation\t1.016s",
+            "ok  \tgithub.com/entirehq/git-sync/pkg/gitsync\t1.107s",
+            "ok  \tgithub.com/entirehq/git-sync/pkg/gitsync/unstable\t1.014s",
+            "FAIL",
+            "[test:ci] ERROR task failed",
+            "##[error]Process completed with exit code 1.",
+        ]
+    )
+)
+
+
+def test_a_ci_log_reads_as_the_tools_printed_it_and_its_failure_names_the_failed_tests() -> None:
+    # Tenth held-out round (git-sync): `gh run view --log-failed` prefixes every line with the job, the step and a
+    # timestamp, and the failure read was the runner's "##[error]Process completed with exit code 1."
+    (read,) = read_terminal([Message(role="tool", tool_call_id="c", content=CI_LOG)])
+    assert read.text.splitlines()[10] == "--- FAIL: TestRun_IntegrationV2FetchCanceledMidStreamFails (0.01s)"
+    assert read.text.splitlines()[-1] == "Process completed with exit code 1."
+    failed = failure_line(read)
+    assert failed is not None
+    assert failed.startswith("--- FAIL: TestRun_IntegrationV2FetchCanceledMidStreamFails (0.01s) … --- FAIL: TestRun_")
+    assert failed.endswith("(Process completed with exit code 1.)")

@@ -11,6 +11,8 @@ Two things reach a transcript from a terminal as they were printed:
   them to compaction's readers as a tool call (``Bash (user)``) and its tool message, so the summary says what the
   user ran and what it printed (a failure read as one).
 
+* **A CI log.** ``gh run view --log`` starts every line with the job, the step and a timestamp (``test\tTests\t
+  2026-04-29T08:18:34.79Z --- FAIL: TestRun``): without them a line reads as the tool printed it.
 * **A terminal the user pasted.** "nope I don't see it. ~/Projects $ ls ~/.cursor/plugins\nentire  local": the
   prompt lines are commands the user ran and the lines under each are what it printed, not sentences the user
   wrote ("entire local" as a user fact). The prose before the first prompt stays the user's words; each command
@@ -33,6 +35,13 @@ USER_COMMAND_TOOL = "Bash (user)"
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)")
 """A terminal's escape sequence: a CSI sequence (colours, cursor moves) or an OSC one (a window title, a link)."""
+_ACTIONS_LINE = re.compile(
+    r"^[^\t\n]{1,120}\t[^\t\n]{1,200}\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z ?"
+    r"(?:##\[(?:error|warning|notice|debug|group|endgroup)\])?",
+    re.MULTILINE,
+)
+"""What starts each line of a GitHub Actions log as ``gh run view --log`` prints it: the job, the step, a timestamp,
+and the runner's marker (``##[error]``, ``##[group]``)."""
 _INPUT = re.compile(r"\A\s*<bash-input>(.{1,4000}?)</bash-input>\s*\Z", re.DOTALL)
 _OUTPUT = re.compile(r"<(bash-stdout|bash-stderr)>(.*?)</\1>", re.DOTALL)
 _OUTPUT_START = re.compile(r"\A\s*<bash-std(?:out|err)>")
@@ -56,6 +65,12 @@ def read_terminal(messages: Sequence[Message]) -> list[Message]:
     for message in messages:
         if "\x1b" in message.text:
             message = message.model_copy(update={"content": _ANSI.sub("", message.text)})  # noqa: PLW2901
+        if (
+            message.role == "tool"
+            and "Z " in message.text[:400]
+            and len(_ACTIONS_LINE.findall(message.text[:4000])) >= 3
+        ):
+            message = message.model_copy(update={"content": _ACTIONS_LINE.sub("", message.text)})  # noqa: PLW2901
         if message.role != "user" or "<bash-" not in message.text[:200]:
             out.extend(_pasted_terminal(message) if message.role == "user" and "$ " in message.text else (message,))
             pending = None

@@ -239,6 +239,8 @@ def _edge_failure(text: str) -> str | None:
         said = distinct[0] if len(distinct) == 1 else f"{distinct[0]} … {distinct[-1]}"
     if _LEADING_ERROR.match(first[0]) and not _exit_status(first[0]):
         said = said if said and said != first[0].strip() and len(errors) > 1 else first[0].strip()
+    if code_line is not None and said is None:  # a test run that exited 1: the tests that failed say why
+        said = _failing_tests(first, last) or _failed_tests_inside(text)
     if code_line is not None:
         return f"{said} ({code_line})" if said and said != code_line else code_line
     if said is not None:
@@ -246,7 +248,26 @@ def _edge_failure(text: str) -> str | None:
     for line in first[:3]:
         if _HTTP.match(line) or (_may_hold(line, _HTTP_WORDS) and _HTTP_FIELD.search(line)):
             return line
-    # (no edge line reports an exit status here: code_line would have found it)
+    return _failing_tests(first, last)
+
+
+_FAILED_TEST = re.compile(r"^[ \t]*(?:--- FAIL: |FAILED )[^\n]{1,200}$", re.MULTILINE)
+"""A failed test's own line (go test's ``--- FAIL: TestX (0.01s)``, pytest's ``FAILED a.py::t - KeyError``)."""
+
+
+def _failed_tests_inside(text: str) -> str | None:
+    """The first and last failed-test lines anywhere in an output's first :data:`SCAN_CHARS` (a CI log's middle)."""
+    found = list(dict.fromkeys(line.strip() for line in _FAILED_TEST.findall(text[:SCAN_CHARS])))
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else f"{found[0]} … {found[-1]}"
+
+
+def _failing_tests(first: list[str], last: list[str]) -> str | None:
+    """The first failing test line at an output's edges and the last (a run's summary, or the last test that failed).
+
+    "Test 1 FAILED: ... … Test 5 FAILED: ...", "FAILED tests/a.py::t - KeyError … === 1 failed, 40 passed ===".
+    """
     failing = list(
         dict.fromkeys(
             line.strip()
@@ -256,8 +277,6 @@ def _edge_failure(text: str) -> str | None:
     )
     if not failing:
         return None
-    # The first failing line and the last (a run's summary, or the last test that failed): "Test 1 FAILED: ... …
-    # Test 5 FAILED: ...", "FAILED tests/a.py::t - KeyError … === 1 failed, 40 passed ===".
     return failing[0] if len(failing) == 1 else f"{failing[0]} … {failing[-1]}"
 
 
