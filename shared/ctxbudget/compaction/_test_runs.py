@@ -15,7 +15,7 @@ from collections import Counter
 
 from .textscan import clip
 
-__all__ = ["own_tests", "run_lines", "run_tally"]
+__all__ = ["failed_tests", "own_tests", "run_lines", "run_tally"]
 
 Tests = list[tuple[int, tuple[str, str, str]]]
 """Each test's result line: its start in the output, and (status, test name, the line as the run printed it)."""
@@ -86,3 +86,15 @@ _OWN = ("Test ", "Case ", "Check ", "Scenario ")
 def own_tests(tests: Tests) -> bool:
     """The lines are a script's own (``Test 3 PASSED: ...``), which prints no test runner's summary line."""
     return all(name.startswith(_OWN) for _, (_, name, _) in tests)
+
+
+_FAILED_TEST = re.compile(r"^[ \t]*(?:--- FAIL: |FAILED )[^\n]{1,200}$", re.MULTILINE)
+"""A failed test's own line (go test's ``--- FAIL: TestX (0.01s)``, pytest's ``FAILED a.py::t - KeyError``)."""
+
+
+def failed_tests(text: str) -> str | None:
+    """The first and the last failed test's line anywhere in ``text`` (a CI log's middle), or ``None``."""
+    found = list(dict.fromkeys(line.strip() for line in _FAILED_TEST.findall(text)))
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else f"{found[0]} … {found[-1]}"

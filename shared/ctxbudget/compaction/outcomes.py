@@ -22,6 +22,7 @@ from typing import Any
 from ..messages.message import Message, ToolCall
 from ..messages.toolpairs import not_run
 from ._edges import WRAPPER, carried, content, edge_lines
+from ._test_runs import failed_tests
 from .calls import COMMAND_SEPARATOR, QUOTED_STRING, call_kind, is_search, shell_command
 from .harness import persisted_output
 from .textscan import bounded, clip
@@ -240,7 +241,7 @@ def _edge_failure(text: str) -> str | None:
     if _LEADING_ERROR.match(first[0]) and not _exit_status(first[0]):
         said = said if said and said != first[0].strip() and len(errors) > 1 else first[0].strip()
     if code_line is not None and said is None:  # a test run that exited 1: the tests that failed say why
-        said = _failing_tests(first, last) or _failed_tests_inside(text)
+        said = _failing_tests(first, last) or failed_tests(text[:SCAN_CHARS])
     if code_line is not None:
         return f"{said} ({code_line})" if said and said != code_line else code_line
     if said is not None:
@@ -249,18 +250,6 @@ def _edge_failure(text: str) -> str | None:
         if _HTTP.match(line) or (_may_hold(line, _HTTP_WORDS) and _HTTP_FIELD.search(line)):
             return line
     return _failing_tests(first, last)
-
-
-_FAILED_TEST = re.compile(r"^[ \t]*(?:--- FAIL: |FAILED )[^\n]{1,200}$", re.MULTILINE)
-"""A failed test's own line (go test's ``--- FAIL: TestX (0.01s)``, pytest's ``FAILED a.py::t - KeyError``)."""
-
-
-def _failed_tests_inside(text: str) -> str | None:
-    """The first and last failed-test lines anywhere in an output's first :data:`SCAN_CHARS` (a CI log's middle)."""
-    found = list(dict.fromkeys(line.strip() for line in _FAILED_TEST.findall(text[:SCAN_CHARS])))
-    if not found:
-        return None
-    return found[0] if len(found) == 1 else f"{found[0]} … {found[-1]}"
 
 
 def _failing_tests(first: list[str], last: list[str]) -> str | None:
