@@ -164,3 +164,14 @@ def test_a_polite_report_and_a_change_the_agent_thinks_it_should_make_are_still_
         "I think I should move the `skipped_by_mark_key` check to be evaluated even if `runxfail` is on."
     )
     assert planned.kind == "decision"
+
+
+def test_bold_markers_go_but_names_written_with_underscores_or_stars_stay() -> None:
+    # Eleventh held-out round (mini-swe-agent, pyvista): "`__init__` method" was read as "`init` method", and
+    # ironclaw's "McpClient.__exit__" as "McpClient.exit": stripping Markdown bold took a dunder's underscores too.
+    (found,) = assistant_statements(
+        "So the issue is in the RectilinearGrid's `__init__` method which only checks for `np.ndarray` instances."
+    )
+    assert "`__init__`" in found.text
+    (labelled,) = assistant_statements("- **Root cause**: `McpClient.__exit__` binds an unused `exc` variable.")
+    assert labelled.text == "Root cause: `McpClient.__exit__` binds an unused `exc` variable."

@@ -22,6 +22,7 @@ __all__ = [
     "ends",
     "is_prose",
     "prose_of",
+    "unbold",
 ]
 
 SCAN_HEAD = 6_000
@@ -33,6 +34,11 @@ FENCE = "```"
 LIST_MARKER = re.compile(r"^(?:[-*•>]+|\d{1,3}[.)]|[a-z][.)]|#{1,6})\s+")
 """A list item's or a heading's marker at the start of a line."""
 _CODE_SPAN = re.compile(r"`[^`\n]{1,200}`")
+_BOLD = re.compile(
+    r"\*\*(?=\S)((?:(?!\*\*)[^\n]){1,300}?)(?<=\S)\*\*"
+    r"|(?<!\w)__(?=\S)([^\n_]{0,300}?\s[^\n_]{0,300}?)(?<=\S)__(?!\w)"
+)
+"""Markdown bold (``**Root cause**``, ``__two words__``); a dunder (``__init__``) or ``**kwargs`` is no markup."""
 _MARKDOWN_LINK = re.compile(r"\[[^\[\]\n]{1,200}\]\([^()\s]{1,300}\)")
 """A markdown link (``[engine.go:394](src/prompt/engine.go:394)``): it reads as a word in a sentence."""
 
@@ -136,3 +142,12 @@ def continued(lines: list[str]) -> list[str]:
         out.append(f"{line.strip()} {'; '.join(items)}.")
         index = ahead
     return out
+
+
+def unbold(text: str) -> str:
+    """``text`` without Markdown bold markers, outside code spans: names such as ``__init__`` stay as written."""
+    if "**" not in text and "__" not in text:
+        return text
+    parts = text.split("`")
+    parts[0::2] = [_BOLD.sub(lambda m: m.group(1) or m.group(2), part) for part in parts[0::2]]
+    return "`".join(parts)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ._prose import FENCE, LIST_MARKER, SCAN_HEAD, SCAN_TAIL, ends, is_prose
+from ._prose import FENCE, LIST_MARKER, SCAN_HEAD, SCAN_TAIL, ends, is_prose, unbold
 from .harness import strip_harness
 from .statements import Statement, label_of, statement_body
 from .textscan import bounded, clip, content_words, sentences
@@ -186,7 +186,7 @@ def assistant_statements(text: str) -> list[Statement]:
             and (_SPECIFIC.search(body) or (_REASON.search(body) and _RESULT.search(body)))
         ):
             # A list item's label is part of what it found ("Too long: `a1b2c3d4e5f6789` → returns found=false")
-            full = LIST_MARKER.sub("", sentence.strip(), count=1).replace("**", "").replace("__", "").strip()
+            full = unbold(LIST_MARKER.sub("", sentence.strip(), count=1)).strip()
             found = full if label_of(full) else body
             after = said[at + 1] if at + 1 < len(said) else ""
             carried = _says_more_of(after) and len(found) + len(after) < 280

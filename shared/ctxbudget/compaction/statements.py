@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ._prose import LIST_MARKER, continued, prose_of
+from ._prose import LIST_MARKER, continued, prose_of, unbold
 from .harness import strip_harness
 from .textscan import bounded, clip, content_words, sentences
 
@@ -187,7 +187,7 @@ def label_of(text: str) -> str | None:
 
 def statement_body(sentence: str) -> str:
     """The sentence without its list marker, Markdown emphasis and label: what is classified."""
-    sentence = LIST_MARKER.sub("", sentence, count=1).replace("**", "").replace("__", "")
+    sentence = unbold(LIST_MARKER.sub("", sentence, count=1))
     label = _LABEL.match(sentence)
     return sentence[label.end() :] if label else sentence
 
