@@ -124,3 +124,33 @@ def test_a_ci_log_reads_as_the_tools_printed_it_and_its_failure_names_the_failed
     assert failed is not None
     assert failed.startswith("--- FAIL: TestRun_IntegrationV2FetchCanceledMidStreamFails (0.01s) … --- FAIL: TestRun_")
     assert failed.endswith("(Process completed with exit code 1.)")
+
+
+def test_a_failed_go_test_is_named_with_the_message_go_test_prints_under_it() -> None:
+    # Eleventh held-out round (git-sync): the CI log's failure named the two tests but not why they failed, which go
+    # test prints on the line under each "--- FAIL" (a Go error chain, whose cause is its end).
+    chain = "got fetch to store: update object storage: read signature: invalid pkt-len found: not a hexadecimal byte"
+    log = "\n".join(
+        [
+            *(f"ok  \tgithub.com/x/pkg{n}\t1.0{n}s" for n in range(6)),
+            "--- FAIL: TestRun_IntegrationV2FetchCanceledMidStreamFails (0.01s)",
+            f"    integration_test.go:281: expected context.Canceled, {chain} 'z'",
+            "--- FAIL: TestRun_IntegrationV1FetchCanceledMidStreamFails (0.01s)",
+            "    integration_test.go:391: expected context.Canceled, got read tcp 127.0.0.1:34->127.0.0.1:43629: "
+            "use of closed network connection",
+            "FAIL\tgithub.com/x/internal/syncer\t36.010s",
+            *(f"ok  \tgithub.com/x/cmd{n}\t1.0{n}s" for n in range(6)),
+            "Process completed with exit code 1.",
+        ]
+    )
+    failed = failure_line(Message(role="tool", tool_call_id="c", content=log))
+    assert failed is not None
+    first, _, last = failed.partition(" … --- FAIL: TestRun_IntegrationV1")
+    assert first.startswith("--- FAIL: TestRun_IntegrationV2FetchCanceledMidStreamFails: ")
+    assert first.endswith("invalid pkt-len found: not a hexadecimal byte 'z'")  # the cause, from a word's start
+    assert "use of closed network connection" in last
+    assert len(failed) <= 240
+    one = "--- FAIL: TestParse (0.00s)\n    parse_test.go:12: want 3, got 4\nFAIL\nexit status 1"
+    assert failure_line(Message(role="tool", tool_call_id="c", content=one)) == (
+        "parse_test.go:12: want 3, got 4 (exit status 1)"  # a short run: the message is at its edge, a diagnostic
+    )

@@ -88,13 +88,49 @@ def own_tests(tests: Tests) -> bool:
     return all(name.startswith(_OWN) for _, (_, name, _) in tests)
 
 
-_FAILED_TEST = re.compile(r"^[ \t]*(?:--- FAIL: |FAILED )[^\n]{1,200}$", re.MULTILINE)
-"""A failed test's own line (go test's ``--- FAIL: TestX (0.01s)``, pytest's ``FAILED a.py::t - KeyError``)."""
+_FAILED_TEST = re.compile(
+    r"^[ \t]*((?:--- FAIL: |FAILED )[^\n]{1,200})$(?:\n[ \t]+(\S{1,120}\.\w{1,8}:\d{1,6}: [^\n]{1,400}))?", re.MULTILINE
+)
+"""A failed test's own line (go test's ``--- FAIL: TestX (0.01s)``, pytest's ``FAILED a.py::t - KeyError``), and the
+message go test prints under it (``    fetch_test.go:281: expected context.Canceled, got ...``)."""
+_EACH_CHARS = (230, 115)
+"""Longest line of one failed test with its message, when one test is named and when two are (the first, the last)."""
+_DURATION = re.compile(r" \(\d{1,6}(?:\.\d{1,6})?s\)$")
+
+
+def _with_message(line: str, message: str | None, limit: int) -> str:
+    """``--- FAIL: TestX: fetch_test.go:281: expected ...``, at most ``limit`` characters.
+
+    A long message keeps its end (a Go error chain ends with its cause: ``got fetch to store: ... invalid pkt-len
+    found``), and its start when there is room.
+    """
+    if not message:
+        return line
+    line = _DURATION.sub("", line)
+    message = " ".join(message.split())
+    room = limit - len(line) - 2
+    if room < 30:
+        return line
+    if len(message) > room:
+        head = room // 3 if room >= 90 else 0
+        tail = room - head - 2
+        end = message[-tail:]
+        space = end.find(" ")
+        end = end[space + 1 :] if 0 <= space < 20 else end  # from a word's start
+        message = f"{message[:head].rstrip()} … {end}" if head else f"… {end}"
+    return f"{line}: {message}"
 
 
 def failed_tests(text: str) -> str | None:
-    """The first and the last failed test's line anywhere in ``text`` (a CI log's middle), or ``None``."""
-    found = list(dict.fromkeys(line.strip() for line in _FAILED_TEST.findall(text)))
-    if not found:
+    """The first and the last failed test's line anywhere in ``text`` (a CI log's middle) with its message, or None.
+
+    The message is what says why the test failed (``expected context.Canceled, got ... use of closed network
+    connection``); the test's name alone says only which one did.
+    """
+    failures = list(dict.fromkeys((m.group(1).strip(), m.group(2)) for m in _FAILED_TEST.finditer(text)))
+    if not failures:
         return None
-    return found[0] if len(found) == 1 else f"{found[0]} … {found[-1]}"
+    if len(failures) == 1:
+        return _with_message(*failures[0], _EACH_CHARS[0])
+    first, last = (_with_message(*failures[at], _EACH_CHARS[1]) for at in (0, -1))
+    return f"{first} … {last}"
