@@ -68,3 +68,17 @@ def test_a_short_question_or_yes_is_shown_as_it_was_asked() -> None:
             Message(role="user", content=asked),
         )
         assert "(after: " not in summary
+
+
+def test_an_earlier_terse_order_is_listed_and_a_polite_ask_it_answered_is_not() -> None:
+    # Held-out rounds 7 and 8 (duet, entireio/skills): "apply /prose" and "please research and verify" steered the
+    # work and were not listed, for two content words; tau-bench's "Can we discuss that for a moment?" has two too.
+    summary = _summary(
+        Message(role="user", content="please research and verify"),
+        Message(role="assistant", content="Done: the manifest must live at `.cursor-plugin/plugin.json`."),
+        Message(role="user", content="Can we discuss that for a moment?"),
+        Message(role="assistant", content="Done: the reservation was cancelled as `ZFA04Y`."),
+        Message(role="user", content="Please rename the plugin to entire-skills in the manifest."),
+    )
+    assert "- Earlier: please research and verify" in summary
+    assert "discuss" not in summary

@@ -127,7 +127,7 @@ def test_a_ci_log_reads_as_the_tools_printed_it_and_its_failure_names_the_failed
 
 
 def test_a_failed_go_test_is_named_with_the_message_go_test_prints_under_it() -> None:
-    # Eleventh held-out round (git-sync): the CI log's failure named the two tests but not why they failed, which go
+    # Tenth held-out round (git-sync): the CI log's failure named the two tests but not why they failed, which go
     # test prints on the line under each "--- FAIL" (a Go error chain, whose cause is its end).
     chain = "got fetch to store: update object storage: read signature: invalid pkt-len found: not a hexadecimal byte"
     log = "\n".join(

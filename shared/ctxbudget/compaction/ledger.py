@@ -49,6 +49,10 @@ _ANSWERS = " (to: "
 _AFTER = " (after: "
 _SHORT_REQUEST_WORDS = 3
 """Content words a latest request has fewer of when it leans on the reply before it ("commit this", "commit")."""
+_ASK_WORDS = 3
+"""Content words an earlier request or question has at least, to be listed ("Could you help?" has one)."""
+_TERSE_WORDS = 4
+"""The most words of a terse order, which is listed with two content words ("commit this", "do the proper fix")."""
 _REPORTED = frozenset({"finding", "decision", "open"})
 """What an assistant's reply reports (the items a short request after it refers to)."""
 """How the task shows the question a bare yes answers."""
@@ -134,7 +138,7 @@ class Ledger:
             if i.kind in ("request", "question")
             and normal(i.text) not in shown
             and not self._asked_in_goal(i)
-            and (any(c.isdigit() for c in i.text) or self._words(i.text) >= 3)  # not "Could you help?"
+            and (any(c.isdigit() for c in i.text) or self._says_enough(i.text))  # not "Could you help?"
         ]
         asks = ("request", "question", "task")
         rest = [i for i in items if i.kind not in asks and i.key != ASKED and not self._in_goal(i)]
@@ -176,6 +180,15 @@ class Ledger:
             if asked:
                 text = f"{text}{_ANSWERS}{asked[-1].text})"
         return Salient("task", clip(text, 400), "task", last.order, last.tokens)
+
+    def _says_enough(self, text: str) -> bool:
+        """An earlier request worth a line: three content words, or a terse order of two words.
+
+        "commit this" and "do the proper fix" steered the work; "Could you check flights for that day?" is a polite
+        ask the reply has answered.
+        """
+        words = self._words(text)
+        return words >= _ASK_WORDS or (words == _ASK_WORDS - 1 and len(text.split()) <= _TERSE_WORDS)
 
     def _asks(self, item: Salient) -> bool:
         """``item`` asks for work (at least :data:`_TASK_WORDS` words), not only a short question ("why?")."""
