@@ -50,3 +50,30 @@ def test_another_failure_of_the_call_is_not_counted_with_it_and_the_first_is_nam
     again = summarizer.summarize(SummaryRequest(messages=_attempt(4, other), previous_summary=summary, max_tokens=800))
     (bullet,) = _errors(again)
     assert bullet.endswith(f"-> {other} (first: {ERROR}) (failed 2 times)")
+
+
+def _run(n: int, printed: str) -> tuple[Message, Message]:
+    call = ToolCall(id=f"r{n}", name="bash", args={"command": "python3 reproduce_issue.py"})
+    return (
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", tool_call_id=call.id, name="bash", content=printed),
+    )
+
+
+def _commands(summary: str) -> list[str]:
+    section = summary.split("## Commands and results\n", 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("- ")]
+
+
+def test_a_script_run_before_and_after_a_fix_says_what_it_printed_first_across_summaries() -> None:
+    # Held-out round 4 (requests, Gemini 3 Pro): the reproduction printed `Method in send: "B'GET'"`, then, fixed,
+    # `Method in send: 'GET'`; the summary kept the second only, and so did not say the bug had reproduced.
+    summarizer = ExtractiveSummarizer(TiktokenCounter())
+    before, after = "Method in send: \"B'GET'\"", "Method in send: 'GET'"
+    first = summarizer.summarize(SummaryRequest(messages=(*_run(1, before), *_run(2, after)), max_tokens=800))
+    (bullet,) = _commands(first)
+    assert bullet.endswith(f"-> ok: {after} (first: {before})")
+    again = summarizer.summarize(SummaryRequest(messages=_run(3, after), previous_summary=first, max_tokens=800))
+    assert _commands(again) == [bullet]  # the first run is carried, once
+    same = summarizer.summarize(SummaryRequest(messages=(*_run(1, after), *_run(2, after)), max_tokens=800))
+    assert "(first: " not in same

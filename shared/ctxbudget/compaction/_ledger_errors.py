@@ -1,9 +1,11 @@
-"""How the ledger merges errors: a failure repeated is counted, a different one keeps the first, a success resolves.
+"""How the ledger merges a call's runs: failures counted or kept first, resolved by a success, outputs that changed.
 
 A model that sees one failure retries the call; one that sees it failed four times with the same arguments and the
 same error changes them (``... (failed 4 times)``). A call that failed one way and then another says what the work
 got past (``(first: ModuleNotFoundError ...)``). An error whose call (or file) later succeeded is kept, marked
-:data:`~ctxbudget.compaction._ledger_text.RESOLVED` (it explains what was tried).
+:data:`~ctxbudget.compaction._ledger_text.RESOLVED` (it explains what was tried). A reproduction run before and after
+a fix prints two things: its latest output is the state, its first says what the fix changed (``python
+reproduce.py -> ok: Method in send: 'GET' (first: Method in send: "B'GET'")``).
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ from ._ledger_text import RESOLVED
 from ._salient import Salient
 from .textscan import clip
 
-__all__ = ["TIMES", "repeated", "resolve_errors"]
+__all__ = ["TIMES", "repeated", "rerun", "resolve_errors"]
 
 _NOT_CORE = re.compile(r"^(?:-{1,2}[\w-]+(?:=\S*)?|\d?>>?&?\S*|<\S*)$")
 """A flag (``--short``, ``-n``) or a redirection (``2>&1``, ``>/dev/null``) of a command line."""
 _FIRST = re.compile(r" \(first: ([^()]{1,200}(?:\([^()]{0,80}\)[^()]{0,100})*)\)$")
 """How an error bullet names the different way its call failed first (read back from an earlier ledger)."""
 _FIRST_CHARS = 120
+_OK = " -> ok: "
+_RERUN_CHARS = 100
+"""Longest output of a command's run, first or latest, that a rerun names beside the latest (a script's result)."""
 TIMES = " (failed {} times)"
 """How an error bullet says how many times its call failed the same way."""
 _REPEATS = re.compile(r" \(failed (\d{1,6}) times\)$")
@@ -45,6 +50,24 @@ def repeated(earlier: Salient, later: Salient) -> Salient:
         first, times = first_before or before.partition(" -> ")[2], times_after
     shown = f" (first: {clip(first, _FIRST_CHARS)})" if first and first != after.partition(" -> ")[2] else ""
     return later._replace(text=f"{after}{shown}{TIMES.format(times) if times > 1 else ''}")
+
+
+def rerun(earlier: Salient, later: Salient) -> Salient:
+    """``later``, a command's latest successful run, naming what ``earlier`` (its first run) printed when that differs.
+
+    Only a run that succeeded both times and printed something short each time: a listing's or a file's contents
+    changed by an edit are the edit's news, and a long output's first excerpt would cost more than it says.
+    """
+    before, first_before, _ = _failure_parts(earlier.text)
+    after, first_after, _ = _failure_parts(later.text)
+    _, ok_before, printed_before = before.partition(_OK)
+    _, ok_after, printed_after = after.partition(_OK)
+    first = first_before or (printed_before if ok_before else None)
+    if not ok_after or first is None or first_after is not None:
+        return later
+    if first == printed_after or len(first) > _RERUN_CHARS or len(printed_after) > _RERUN_CHARS or " … " in first:
+        return later
+    return later._replace(text=f"{after} (first: {first})")
 
 
 def _failure_parts(text: str) -> tuple[str, str | None, int]:

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from ._artifacts import canonical_paths, merge_artifact
-from ._ledger_errors import TIMES, repeated, resolve_errors
+from ._ledger_errors import TIMES, repeated, rerun, resolve_errors
 from ._ledger_text import SECTION_OF, STATEMENTS, SUPERSEDED
 from ._plans import PLAN_KEY, merge_task, task_key
 from ._records import record_field
@@ -329,6 +329,8 @@ def _keyed(items: list[Salient]) -> list[Salient]:
                 item = merge_artifact(earlier, item, key)  # noqa: PLW2901  # the merged bullet takes its place
             elif item.kind == "error" and earlier is not None:
                 item = repeated(earlier, item)  # noqa: PLW2901  # the same failure again: counted, not lost
+            elif item.kind == "command" and earlier is not None:
+                item = rerun(earlier, item)  # noqa: PLW2901  # a script's output before a fix and after it
         latest[slot] = len(out)
         out.append(item)
     return [item for item in out if item is not None]
