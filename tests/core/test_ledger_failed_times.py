@@ -77,3 +77,26 @@ def test_a_script_run_before_and_after_a_fix_says_what_it_printed_first_across_s
     assert _commands(again) == [bullet]  # the first run is carried, once
     same = summarizer.summarize(SummaryRequest(messages=(*_run(1, after), *_run(2, after)), max_tokens=800))
     assert "(first: " not in same
+
+
+def test_different_calls_that_failed_the_same_way_are_one_bullet_naming_each() -> None:
+    # Held-out round 12 (sympy, Gemini 3 Pro): three debug scripts hit the same PolynomialError, shown three times.
+    error = "PolynomialError: Piecewise generators do not make sense"
+    messages: list[Message] = []
+    for n, script in enumerate(("reproduce_issue.py", "debug_subs.py", "debug_subs_piecewise.py")):
+        call = ToolCall(id=f"s{n}", name="bash", args={"command": f"python {script}"})
+        traceback = f'Traceback (most recent call last):\n  File "{script}", line 4, in <module>\n{error}'
+        messages += [
+            Message(role="assistant", tool_calls=(call,)),
+            Message(role="tool", tool_call_id=call.id, name="bash", content=traceback),
+        ]
+    other = ToolCall(id="x", name="bash", args={"command": "python -c '" + "import sympy; " * 10 + "'"})
+    messages += [
+        Message(role="assistant", tool_calls=(other,)),
+        Message(role="tool", tool_call_id="x", name="bash", content=f"Traceback (most recent call last):\n{error}"),
+    ]
+    summary = ExtractiveSummarizer(TiktokenCounter()).summarize(SummaryRequest(messages=tuple(messages)))
+    first, second = _errors(summary)  # the inline script, too long to name beside the others, keeps its own
+    assert first.startswith("- bash: python reproduce_issue.py; python debug_subs.py; python debug_subs_piecewise.py")
+    assert error in first
+    assert second.startswith("- bash: python -c ")

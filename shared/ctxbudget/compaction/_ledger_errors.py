@@ -1,5 +1,8 @@
 """How the ledger merges a call's runs: failures counted or kept first, resolved by a success, outputs that changed.
 
+Several calls that failed the same way (three debug scripts that each hit ``PolynomialError: Piecewise generators do
+not make sense``) are one bullet naming each call: one failure, met three times, not three.
+
 A model that sees one failure retries the call; one that sees it failed four times with the same arguments and the
 same error changes them (``... (failed 4 times)``). A call that failed one way and then another says what the work
 got past (``(first: ModuleNotFoundError ...)``). An error whose call (or file) later succeeded is kept, marked
@@ -16,7 +19,7 @@ from ._ledger_text import RESOLVED
 from ._salient import Salient
 from .textscan import clip
 
-__all__ = ["TIMES", "repeated", "rerun", "resolve_errors"]
+__all__ = ["TIMES", "repeated", "rerun", "resolve_errors", "same_failures"]
 
 _NOT_CORE = re.compile(r"^(?:-{1,2}[\w-]+(?:=\S*)?|\d?>>?&?\S*|<\S*)$")
 """A flag (``--short``, ``-n``) or a redirection (``2>&1``, ``>/dev/null``) of a command line."""
@@ -110,3 +113,42 @@ def resolve_errors(items: list[Salient]) -> list[Salient]:
         resolved = item.kind == "error" and later > item.order and RESOLVED not in item.text
         out.append(item._replace(text=item.text + RESOLVED) if resolved else item)
     return out
+
+
+_SHOWN_CALLS = 4
+_CALL_CHARS = 70
+"""Longest call one bullet of a shared failure names (a longer one, a script given inline, keeps its own bullet)."""
+"""Most calls one bullet of a shared failure names (the rest are counted)."""
+
+
+def same_failures(items: list[Salient]) -> list[Salient]:
+    """Errors of different calls with the same failure as one bullet, at the latest one's place, naming each call.
+
+    ``bash: python a.py; python b.py -> PolynomialError: ...``: resolved when each of them was.
+    """
+    groups: dict[str, list[int]] = {}
+    for index, item in enumerate(items):
+        if item.kind == "error" and " -> " in item.text:
+            failure = item.text.partition(" -> ")[2].removesuffix(RESOLVED)
+            groups.setdefault(failure, []).append(index)
+    merged: dict[int, Salient | None] = {}
+    for failure, indices in groups.items():
+        if len(indices) < 2:  # one call: nothing shared
+            continue
+        calls = list(dict.fromkeys(items[i].text.partition(" -> ")[0] for i in indices))
+        if any(len(call) > _CALL_CHARS for call in calls):
+            continue  # a script given inline is its own bullet: cut, it would say less than the call it names
+        tools = {call.partition(": ")[0] for call in calls}
+        if len(tools) == 1 and all(": " in call for call in calls):  # "bash: a; b", the tool named once
+            tool = tools.pop()
+            calls = [f"{tool}: {calls[0].partition(': ')[2]}", *(call.partition(": ")[2] for call in calls[1:])]
+        more = len(calls) - _SHOWN_CALLS
+        named = "; ".join(calls[:_SHOWN_CALLS]) + (f"; and {more} more" if more > 0 else "")
+        resolved = all(items[i].text.endswith(RESOLVED) for i in indices)
+        last = items[indices[-1]]
+        merged[indices[-1]] = last._replace(text=f"{named} -> {failure}{RESOLVED if resolved else ''}")
+        merged.update(dict.fromkeys(indices[:-1]))
+    if not merged:
+        return items
+    kept = (merged.get(index, item) if index in merged else item for index, item in enumerate(items))
+    return [item for item in kept if item is not None]

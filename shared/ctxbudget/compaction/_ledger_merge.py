@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from ._artifacts import canonical_paths, merge_artifact
-from ._ledger_errors import TIMES, repeated, rerun, resolve_errors
+from ._ledger_errors import TIMES, repeated, rerun, resolve_errors, same_failures
 from ._ledger_text import SECTION_OF, STATEMENTS, SUPERSEDED
 from ._plans import PLAN_KEY, merge_task, task_key
 from ._records import record_field
@@ -76,7 +76,7 @@ def merge(items: list[Salient], tail: Sequence[Salient], reader: SubjectReader) 
     items = _supersede(items, tail, reader)
     items = _keyed(items)
     items = _latest_open(items)
-    return resolve_errors(items)
+    return same_failures(resolve_errors(items))
 
 
 def _dedupe(items: list[Salient]) -> list[Salient]:
