@@ -7,6 +7,7 @@ price is 1203, but paid 833``; the summary showed it once, and the agent tried a
 from __future__ import annotations
 
 from ctxbudget import Message, ToolCall
+from ctxbudget.compaction._ledger_text import NOTHING_LISTED, render_ledger
 from ctxbudget.compaction.summarize import ExtractiveSummarizer, SummaryRequest
 from ctxbudget.messages import TiktokenCounter
 
@@ -100,3 +101,15 @@ def test_different_calls_that_failed_the_same_way_are_one_bullet_naming_each() -
     assert first.startswith("- bash: python reproduce_issue.py; python debug_subs.py; python debug_subs_piecewise.py")
     assert error in first
     assert second.startswith("- bash: python -c ")
+
+
+def test_a_ledger_with_no_room_says_nothing_is_listed_not_that_nothing_is_open() -> None:
+    # Held-out round 13 (pylint): a newest turn that filled the window left the ledger no room, and it read
+    # "## Open items - (none)", which says the work has nothing open.
+    assert render_ledger([], None, None) == f"## Notes\n- {NOTHING_LISTED}"
+    summarizer = ExtractiveSummarizer(TiktokenCounter())
+    again = summarizer.summarize(
+        SummaryRequest(messages=_attempt(1), previous_summary=f"## Notes\n- {NOTHING_LISTED}", max_tokens=800)
+    )
+    assert NOTHING_LISTED not in again  # read back, the line is nothing: it is not carried as a note
+    assert ERROR in again

@@ -22,6 +22,7 @@ from .statements import classify
 __all__ = [
     "LEDGER_SECTIONS",
     "NESTED",
+    "NOTHING_LISTED",
     "PASTED_STATEMENTS",
     "RESOLVED",
     "SECTION_OF",
@@ -31,6 +32,12 @@ __all__ = [
     "read_from_paste",
     "render_ledger",
 ]
+
+NOTHING_LISTED = "(no room left)"
+"""A ledger's one line when no item fits the room it has (a newest turn that fills the window): not "(none)" under
+"Open items", which said the work had nothing open. As short as that was: a line of a tight budget."""
+_NOTHING = frozenset({NOTHING_LISTED, "(none)"})
+"""Lines that list nothing (``(none)``: how an earlier version said it), skipped when a summary is read back."""
 
 LEDGER_SECTIONS = (
     "Task",
@@ -167,7 +174,7 @@ def _parse(summary: str, memo: ReadMemo | None = None) -> list[Salient]:
                 section = _LEGACY.get(name, name if name in LEDGER_SECTIONS else "Notes")
                 continue
         text = line.strip().removeprefix("- ").strip()
-        if not text or text == "(none)" or (section is None and text.startswith("[")):
+        if not text or text in _NOTHING or (section is None and text.startswith("[")):
             continue
         if section is None:
             buckets["sections"].append(_read("note", text))
@@ -249,4 +256,4 @@ def render_ledger(
         for name, bullets in by_section.items()
         if bullets
     ]
-    return "\n".join(blocks) if blocks else "## Open items\n- (none)"
+    return "\n".join(blocks) if blocks else f"## Notes\n- {NOTHING_LISTED}"
