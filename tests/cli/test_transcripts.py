@@ -203,3 +203,28 @@ def test_invalid_json_arguments_are_kept_as_written(tmp_path: Path) -> None:
     messages = load_transcript(write(tmp_path / "t.json", rows)).messages
     assert messages[0].tool_calls[0].args == {}
     assert message_to_openai(messages[0]) == rows[0]
+
+
+def test_a_mini_swe_agent_runs_closing_submission_is_not_read(tmp_path: Path) -> None:
+    # mini-swe-agent 1.x ends a run with a user message holding the submitted diff (info.submission), after which the
+    # run stopped: the model never saw it. Read as the newest message (held-out round 13, pylint: 3,561 tokens) it
+    # was counted in the last request and kept whole by compaction, leaving the summary no room.
+    diff = "diff --git a/pkg/utils.py b/pkg/utils.py\n--- a/pkg/utils.py\n+++ b/pkg/utils.py\n@@ -1 +1 @@\n-a\n+b\n"
+    run = {
+        "info": {"exit_status": "Submitted", "submission": diff},
+        "trajectory_format": "mini-swe-agent-1",
+        "messages": [
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": "Fix the bug in pkg/utils.py."},
+            {"role": "assistant", "content": "Done.\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"},
+            {"role": "user", "content": diff},
+        ],
+    }
+    path = tmp_path / "run.traj.json"
+    path.write_text(json.dumps(run), encoding="utf-8")
+    transcript = load_transcript(path)
+    assert transcript.format == "mini-swe-agent"
+    assert [m.role for m in transcript.messages] == ["system", "user", "assistant"]
+    run["info"] = {"exit_status": "Submitted"}  # no submission recorded: the message is read as any other
+    path.write_text(json.dumps(run), encoding="utf-8")
+    assert load_transcript(path).messages[-1].text == diff

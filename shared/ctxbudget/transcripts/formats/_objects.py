@@ -32,6 +32,7 @@ from ._stream import Document, IndexedRows, ListRows, Rows, SpanRows
 from ._trajectories import (
     mini_swe_agent_model,
     mini_swe_agent_stream,
+    mini_swe_agent_submission,
     swe_agent_model,
     swe_agent_stream,
     tau_bench_stream,
@@ -127,7 +128,8 @@ def _mini_swe_agent(document: Document, label: str, _key: str | None) -> Opened:
     model = mini_swe_agent_model(document.members)
     if model is not None:
         head.model, head.model_from = model, "info.config.model.model_name"
-    return head, lambda: mini_swe_agent_stream(rows)
+    submission = mini_swe_agent_submission(document.members)
+    return head, lambda: mini_swe_agent_stream(rows, submission)
 
 
 def _atif(document: Document, label: str, _key: str | None) -> Opened:

@@ -14,8 +14,8 @@ names (``agent.model.name``), when it has one.
 **mini-swe-agent** (``{"info": {...}, "messages": [...], "trajectory_format": "mini-swe-agent-1.x"}``): Chat
 Completions messages, each with an ``extra`` of mini-swe-agent's own (the raw response, parsed actions, cost);
 ``extra`` is left out of the message and each response's ``usage.prompt_tokens`` is the prompt size the file
-reports for that request; the closing ``exit`` message (the submission) is not read, since it is never sent. The
-model is ``info.config.model.model_name``.
+reports for that request; the closing message (the submission: an ``exit`` message, or in version 1 a user message
+holding ``info.submission``) is not read, since it is never sent. The model is ``info.config.model.model_name``.
 
 **tau-bench** (``historical_trajectories/*.json``: a list of task results ``{"task_id", "reward", "info", "traj",
 "trial"}``, or one of them). ``traj`` holds Chat Completions messages, read exactly; ``key`` picks the entry (its
@@ -41,6 +41,7 @@ __all__ = [
     "is_swe_agent",
     "is_tau_bench",
     "mini_swe_agent_stream",
+    "mini_swe_agent_submission",
     "swe_agent_model",
     "swe_agent_stream",
     "tau_bench_stream",
@@ -233,11 +234,23 @@ def mini_swe_agent_model(members: Mapping[str, Any]) -> str | None:
     return _text_at(members.get("info"), "config", "model", "model_name")
 
 
-def mini_swe_agent_stream(messages: Rows) -> Iterator[Item]:
-    """The messages without mini-swe-agent's ``extra``; each response's prompt tokens before its message."""
+def mini_swe_agent_submission(members: Mapping[str, Any]) -> str | None:
+    """What a mini-swe-agent run submitted (``info.submission``), if the file says."""
+    return _text_at(members.get("info"), "submission")
+
+
+def mini_swe_agent_stream(messages: Rows, submission: str | None = None) -> Iterator[Item]:
+    """The messages without mini-swe-agent's ``extra``; each response's prompt tokens before its message.
+
+    The run's end is not read: mini-swe-agent 2 writes it as an ``exit`` message, version 1 as a user message holding
+    the ``submission`` (the diff the final command printed, after which the run stopped). Neither was sent.
+    """
     reader = OpenAIReader()
     for where, entry in messages:
-        if isinstance(entry, Mapping) and entry.get("role") == "exit":
+        if isinstance(entry, Mapping) and (
+            entry.get("role") == "exit"
+            or (submission is not None and entry.get("role") == "user" and entry.get("content") == submission)
+        ):
             continue  # the run's end (the submission): never sent to the model
         extra = entry.get("extra") if isinstance(entry, Mapping) else None
         if isinstance(extra, Mapping):
