@@ -175,3 +175,26 @@ def test_bold_markers_go_but_names_written_with_underscores_or_stars_stay() -> N
     assert "`__init__`" in found.text
     (labelled,) = assistant_statements("- **Root cause**: `McpClient.__exit__` binds an unused `exc` variable.")
     assert labelled.text == "Root cause: `McpClient.__exit__` binds an unused `exc` variable."
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # tenth and thirteenth held-out rounds (Claude Code, git-sync and entireio/cli; mini-swe-agent, scikit-learn)
+        "All tests pass locally.",
+        "Build, tests, and lint all pass.",
+        "These pass locally but fail in CI — looks like a race-related flake.",
+        "The reproduction script now passes!",
+    ],
+)
+def test_what_a_verification_gave_is_a_finding_without_any_value_in_it(said: str) -> None:
+    (found,) = assistant_statements(said)
+    assert (found.kind, found.text) == ("finding", said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["The tests should pass now.", "CI might fail on Windows too.", "Let me run the tests to see if they pass."],
+)
+def test_a_verification_expected_or_about_to_run_is_not(said: str) -> None:
+    assert assistant_statements(said) == []

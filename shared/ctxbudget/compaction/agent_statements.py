@@ -113,9 +113,23 @@ _RESULT = re.compile(
     r"\b(?:pass(?:es|ed)?|fail(?:s|ed)?|works?|fixed|broken|succeeds?|succeeded|confirm(?:s|ed))\b", re.I
 )
 
+_CHECKED = re.compile(
+    r"\b(?:tests?|build|builds|lint|linters?|ci|checks|compiles?|compilation|type-?checks?|suite|reproduction)\b", re.I
+)
+"""What a verification ran ("All tests pass locally.", "Build, tests, and lint all pass."): with a result word, the
+state of the work, a finding without any value in it."""
+
+_EXPECTED = re.compile(r"\b(?:might|may|could|should|would|will|won't|wouldn't|shouldn't)\b", re.I)
+"""A result expected, not seen ("The tests should pass now", "CI might fail on Windows")."""
+
 _REASON = re.compile(
     r"\b(?:because|since the|which means|so that|caused by|due to|the reason|this means|that means|therefore)\b", re.I
 )
+
+
+def _checked(body: str) -> bool:
+    """What a verification gave ("All tests pass locally."), not what one is expected to give ("should pass")."""
+    return _CHECKED.search(body) is not None and _EXPECTED.search(body) is None
 
 
 def _decides(body: str) -> bool:
@@ -183,7 +197,7 @@ def assistant_statements(text: str) -> list[Statement]:
             not narration
             and _HYPOTHESIS.match(body) is None
             and _HEDGED.match(body) is None
-            and (_SPECIFIC.search(body) or (_REASON.search(body) and _RESULT.search(body)))
+            and (_SPECIFIC.search(body) or (_RESULT.search(body) and (_REASON.search(body) or _checked(body))))
         ):
             # A list item's label is part of what it found ("Too long: `a1b2c3d4e5f6789` → returns found=false")
             full = unbold(LIST_MARKER.sub("", sentence.strip(), count=1)).strip()
