@@ -198,3 +198,22 @@ def test_what_a_verification_gave_is_a_finding_without_any_value_in_it(said: str
 )
 def test_a_verification_expected_or_about_to_run_is_not(said: str) -> None:
     assert assistant_statements(said) == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # eighth, tenth and thirteenth held-out rounds (Claude Code, entireio/cli; mini-swe-agent, scikit-learn)
+        "I'll add `Hidden: true` to the command definition:",
+        "THOUGHT: I will modify `_wrap_in_pandas_container` to check for index length.",
+    ],
+)
+def test_a_change_the_agent_says_it_makes_naming_what_is_a_decision(said: str) -> None:
+    (decided,) = assistant_statements(said)
+    assert decided.kind == "decision"
+    assert said.endswith(decided.text)
+
+
+@pytest.mark.parametrize("said", ["I'll update the tests.", "I'll read `foo.py` now.", "I will run `pytest -x`."])
+def test_a_change_naming_nothing_or_a_step_that_changes_nothing_is_narration(said: str) -> None:
+    assert assistant_statements(said) == []

@@ -69,6 +69,15 @@ _PLANNED_CHANGE = re.compile(
 matching the updated prompt template."): a decision, with its reason, not narration of the next step."""
 _PLANNED_WORDS = 8
 
+_WILL_CHANGE = re.compile(
+    r"^(?:so |then |now )?(?:i|we)(?:'ll| will| am going to|'m going to)(?: now| then| also| first| just)? "
+    r"(?:add|modify|change|update|remove|replace|rename|fix|refactor|move|switch|implement|batch|wrap|catch|set|cap|"
+    r"limit|raise|lower|bump|pin|revert|drop|split|extract|inline|guard|skip)\b",
+    re.IGNORECASE,
+)
+"""A change the agent says it makes, naming what ("I'll add `Hidden: true` to the command definition", "I'll batch at
+20,000 for headroom"): with a value or code in it, a decision (with none, "I'll update the tests", narration)."""
+
 _TOOL_FOR_STEP = re.compile(
     r"\b(?:i|we)(?:'ll| will| am going to|'m going to)(?: now| then| also| first)? use\s+"
     r"(?:`[^`\n]{1,40}`|(?:a |the )?(?:python |bash |shell |small )?(?:script|command|one-liner|tool)\b)"
@@ -169,7 +178,8 @@ def assistant_statements(text: str) -> list[Statement]:
             carried = False
             continue
         body = LIST_MARKER.sub("", statement_body(sentence).strip(), count=1)
-        asks = (
+        changes = _WILL_CHANGE.match(body) is not None and _SPECIFIC.search(body) is not None
+        asks = not changes and (
             body.endswith(("?", ":"))
             or _ASKED_WITH_CHOICES.search(body) is not None  # "Do you confirm? (yes/no)"
             or _ASKS_USER.match(body) is not None
@@ -178,7 +188,7 @@ def assistant_statements(text: str) -> list[Statement]:
         if len(body.split()) < 4 or asks or not is_prose(body) or row:
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
         unhedged = _THINK.sub("", body, count=1)  # "I think I should move the check": a change it plans
-        planned = _PLANNED_CHANGE.match(unhedged) is not None and len(body.split()) >= _PLANNED_WORDS
+        planned = changes or (_PLANNED_CHANGE.match(unhedged) is not None and len(body.split()) >= _PLANNED_WORDS)
         if _TOOL_FOR_STEP.search(body):
             continue  # "I'll use `sed` to perform this modification": how the next step is done, not a choice
         narration = _NARRATION.match(body) is not None and not planned
