@@ -217,3 +217,16 @@ def test_a_change_the_agent_says_it_makes_naming_what_is_a_decision(said: str) -
 @pytest.mark.parametrize("said", ["I'll update the tests.", "I'll read `foo.py` now.", "I will run `pytest -x`."])
 def test_a_change_naming_nothing_or_a_step_that_changes_nothing_is_narration(said: str) -> None:
     assert assistant_statements(said) == []
+
+
+def test_an_order_in_pending_status_is_a_finding_and_a_todo_label_an_open_item() -> None:
+    # Fourteenth held-out round (tau-bench retail): "an order ... which is still in a pending status" was filed under
+    # "Open items"; "TODO:" and a bold "**Next steps:**" label, read off before the check, made nothing open.
+    (status,) = assistant_statements(
+        "However, I see that you have an order for hiking boots (Order ID: #W5481803), which is still in a pending "
+        "status."
+    )
+    assert status.kind == "finding"
+    for said in ("TODO: fix the flaky test in `a_test.go`.", "- **Next steps:** rebase onto `main` and rerun CI."):
+        (todo,) = assistant_statements(said)
+        assert todo.kind == "open"

@@ -51,12 +51,15 @@ _NARRATION = re.compile(
 _DECISION_LABELS = frozenset({"decision", "decided", "plan", "conclusion", "resolution"})
 """Labels that say the sentence after them is a decision ("Decision: we will version the schema ...")."""
 
+_OPEN_LABELS = frozenset({"todo", "to-do", "to do", "pending", "next", "next step", "next steps", "remaining", "open"})
+"""Labels that say the sentence after them is still to do ("TODO: fix the flaky test", "Pending: update the docs")."""
+
 _INLINE_DECISION = re.compile(r"(?<=\s)(?:Decision|Plan|Decided|Conclusion):\s")
 """A decision's own label inside a sentence: what precedes it is another clause, left without its full stop."""
 
 _OPEN = re.compile(
     r"\b(?:todo|to-do|next steps?:|next step is|still (?:need|have) to|remaining:|open question|follow[- ]up|"
-    r"blocked (?:on|by)|not yet (?:done|fixed|implemented)|left to do|pending)\b",
+    r"blocked (?:on|by)|not yet (?:done|fixed|implemented)|left to do|pending(?=:))\b",
     re.IGNORECASE,
 )
 
@@ -192,8 +195,9 @@ def assistant_statements(text: str) -> list[Statement]:
         if _TOOL_FOR_STEP.search(body):
             continue  # "I'll use `sed` to perform this modification": how the next step is done, not a choice
         narration = _NARRATION.match(body) is not None and not planned
-        labelled = (label_of(LIST_MARKER.sub("", sentence.strip(), count=1)) or "").lower() in _DECISION_LABELS
-        if _OPEN.search(body):
+        label = (label_of(unbold(LIST_MARKER.sub("", sentence.strip(), count=1))) or "").lower()
+        labelled = label in _DECISION_LABELS
+        if _OPEN.search(body) or label in _OPEN_LABELS:
             out.append(Statement("open", clip(body, 240)))
         elif (
             labelled
