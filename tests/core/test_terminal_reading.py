@@ -154,3 +154,14 @@ def test_a_failed_go_test_is_named_with_the_message_go_test_prints_under_it() ->
     assert failure_line(Message(role="tool", tool_call_id="c", content=one)) == (
         "parse_test.go:12: want 3, got 4 (exit status 1)"  # a short run: the message is at its edge, a diagnostic
     )
+
+
+def test_a_scripts_error_as_bash_reports_it_is_a_failure() -> None:
+    # Fourteenth held-out round (entireio/cli): a wrapper script run under `set -u` printed
+    # ".claude/scripts/entire-wrapper.sh: line 16: CLAUDE_PROJECT_DIR: unbound variable" and no exit code; it was "ok".
+    for printed in (
+        ".claude/scripts/entire-wrapper.sh: line 16: CLAUDE_PROJECT_DIR: unbound variable",
+        "building...\n./deploy.sh: line 9: syntax error near unexpected token `fi'",
+    ):
+        assert failure_line(Message(role="tool", tool_call_id="c", content=printed)) == printed.splitlines()[-1]
+    assert failure_line(Message(role="tool", tool_call_id="c", content="Read line: 12 of 30")) is None

@@ -43,8 +43,7 @@ _REPORTED_ERROR = re.compile(r"^(?:E {2,})?\W{0,3}(?:[A-Z]\d{3,4}\s+)?[\w.]*(?:E
 _GUTTER = re.compile(r"^E {2,}")
 _EXIT = re.compile(  # a status report ("Exit code 2", "exited with 1"), never a script's own "|| exit 1"
     r"\b(?:exited(?: with)?(?: code| status)?|exit(?: with)?(?: code| status)|exit with|return ?code|returncode|"
-    r"exit_code|status code)\s*[:=>]?\s*"
-    r"([1-9]\d{0,2})\b",
+    r"exit_code|status code)\s*[:=>]?\s*([1-9]\d{0,2})\b",
     re.IGNORECASE,
 )
 _EXIT_WORDS = ("exit", "return", "status code")
@@ -80,11 +79,11 @@ _TEST_FAIL = re.compile(
 _ZERO_FAILED = re.compile(r"\b0 failed\b")
 _EDGE_ERROR = re.compile(
     r"command not found|no such file or directory|permission denied|not recognized as|^\S+: no module named "
-    r"|\btimed out after \d",
+    r"|\btimed out after \d|^[^\s:]{1,200}: line \d{1,6}: \S",
     re.I,
 )
-"""A shell's or an interpreter's refusal (``/opt/conda/bin/python: No module named pytest`` from ``python -m``), or a
-harness's timeout (Claude Code's ``Command timed out after 2m 0s``, after its ``Exit code 143``)."""
+"""A shell's or an interpreter's refusal (``python: No module named pytest``, bash's ``run.sh: line 16: X: unbound
+variable``), or a harness's timeout (Claude Code's ``Command timed out after 2m 0s``, after its ``Exit code 143``)."""
 _EDGE_ERROR_WORDS = (
     "command not found",
     "no such file or directory",
@@ -92,6 +91,7 @@ _EDGE_ERROR_WORDS = (
     "not recognized as",
     "no module named",
     "timed out after",
+    ": line ",
 )
 _HTTP_WORDS = ("status", "http")
 _TEST_FAIL_WORDS = ("fail", "error")
