@@ -230,3 +230,10 @@ def test_an_order_in_pending_status_is_a_finding_and_a_todo_label_an_open_item()
     for said in ("TODO: fix the flaky test in `a_test.go`.", "- **Next steps:** rebase onto `main` and rerun CI."):
         (todo,) = assistant_statements(said)
         assert todo.kind == "open"
+
+
+def test_a_bold_line_that_introduces_a_list_is_no_finding() -> None:
+    # Fourteenth held-out round (entireio/cli): "**Default behavior (`entire enable`):**" stood as a finding; the
+    # colon that says a list follows sat inside the bold markers.
+    (found,) = assistant_statements("**Default behavior (`entire enable`):**\n- Installs hooks using `entire` directly")
+    assert found.text == "Installs hooks using `entire` directly"

@@ -183,7 +183,7 @@ def assistant_statements(text: str) -> list[Statement]:
         body = LIST_MARKER.sub("", statement_body(sentence).strip(), count=1)
         changes = _WILL_CHANGE.match(body) is not None and _SPECIFIC.search(body) is not None
         asks = not changes and (
-            body.endswith(("?", ":"))
+            body.rstrip("*_ ").endswith(("?", ":"))  # "**Default behavior (`entire enable`):**" introduces
             or _ASKED_WITH_CHOICES.search(body) is not None  # "Do you confirm? (yes/no)"
             or _ASKS_USER.match(body) is not None
         )
