@@ -165,3 +165,19 @@ def test_a_scripts_error_as_bash_reports_it_is_a_failure() -> None:
     ):
         assert failure_line(Message(role="tool", tool_call_id="c", content=printed)) == printed.splitlines()[-1]
     assert failure_line(Message(role="tool", tool_call_id="c", content="Read line: 12 of 30")) is None
+
+
+def test_an_issues_steps_to_reproduce_are_not_a_terminal_the_user_pasted() -> None:
+    # Fourteenth held-out round (mini-swe-agent, sphinx): the PR description's "How to Reproduce" block read as five
+    # commands the user ran, each "-> ok", the last one given the rest of the description as its output.
+    issue = (
+        "### How to Reproduce\n\n```\n$ git clone https://github.com/anntzer/mplcursors\n$ cd mplcursors\n"
+        "$ pip install -r .doc-requirements.txt\n$ pip install -e .\n$ make -C doc html\n```\n"
+        "This passes just fine, because the requirement is 0.6 and the installed version is 0.9.\n"
+    )
+    (read,) = read_terminal([Message(role="user", content=issue, id="u")])
+    assert read.text == issue
+    session = "```\n$ pytest -q\n2 failed, 40 passed\n$ git status --short\n M src/app.py\n```\nwhat now?"
+    pasted = read_terminal([Message(role="user", content=session, id="u")])
+    assert [m.role for m in pasted] == ["assistant", "tool", "assistant", "tool", "user"]  # a session, a question
+    assert [pasted[n].text for n in (1, 3, 4)] == ["2 failed, 40 passed", " M src/app.py", "what now?"]

@@ -91,12 +91,27 @@ def read_terminal(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
+FENCE = "```"
+_BARE_PROMPT = re.compile(r"^\s{0,4}\$ ")
+"""A prompt line with no working directory before its ``$``: how documentation writes a command to run, too."""
+
+
+def _printed(lines: list[str]) -> tuple[str, str]:
+    """What a pasted command printed, and what the user wrote after the paste.
+
+    The lines up to the next prompt, or to a code fence that closes the paste; then the lines after that fence.
+    """
+    fence = next((at for at, line in enumerate(lines) if line.lstrip().startswith(FENCE)), len(lines))
+    return "\n".join(lines[:fence]).strip("\n"), "\n".join(lines[fence + 1 :]).strip("\n")
+
+
 def _pasted_terminal(message: Message) -> list[Message]:
     """A user turn holding a pasted terminal session, read as the user's prose and the commands they ran.
 
     Returns ``[message]`` when no line is a prompt. Otherwise the prose before the first prompt (a user message,
     same id, when there is any), then per prompt line a ``Bash (user)`` call (id ``<id>.paste<n>``) and its tool
-    message: the lines up to the next prompt.
+    message: the lines up to the next prompt (or to the fence that closes the paste; what follows that fence is a
+    user message again, id ``<id>.after``).
     """
     lines = message.text.splitlines()
     commands: list[tuple[int, str]] = []  # (line index, command) of each prompt line
@@ -113,13 +128,22 @@ def _pasted_terminal(message: Message) -> list[Message]:
             commands.append((index, found.group("command").strip()))
         elif not commands:
             prose.append(line)
-    if not commands or (len(commands) == 1 and not "".join(lines[commands[0][0] + 1 :]).strip()):
-        return [message]  # one command and nothing it printed: the user may be saying what to run, not pasting
-    out = [message.model_copy(update={"content": "\n".join(prose)})] if "".join(prose).strip() else []
+    if not commands:
+        return [message]
     ends = [index for index, _ in commands[1:]] + [len(lines)]
-    for n, ((index, command), end) in enumerate(zip(commands, ends, strict=True)):
+    runs = [_printed(lines[index + 1 : end]) for (index, _), end in zip(commands, ends, strict=True)]
+    printed, after = [text for text, _ in runs], "\n".join(rest for _, rest in runs if rest)
+    if len(commands) == 1 and not printed[0]:
+        return [message]  # one command and nothing it printed: the user may be saying what to run, not pasting
+    bare = all(_BARE_PROMPT.match(lines[index]) for index, _ in commands)
+    if bare and 2 * sum(1 for text in printed if text) < len(commands):
+        return [message]  # "$ git clone ...", "$ cd ...", "$ make": steps to reproduce, as an issue writes them
+    prose = [line for line in prose if not line.lstrip().startswith(FENCE)]  # the fence the paste opens with
+    out = [message.model_copy(update={"content": "\n".join(prose)})] if "".join(prose).strip() else []
+    for n, (_, command) in enumerate(commands):
         call = ToolCall(id=f"{message.id}.paste{n}", name=USER_COMMAND_TOOL, args={"command": command})
-        printed = "\n".join(lines[index + 1 : end]).strip("\n")
         out.append(Message(role="assistant", tool_calls=(call,), id=call.id, metadata=message.metadata))
-        out.append(Message(role="tool", tool_call_id=call.id, content=printed, id=f"{message.id}.paste{n}.out"))
+        out.append(Message(role="tool", tool_call_id=call.id, content=printed[n], id=f"{message.id}.paste{n}.out"))
+    if after:  # what the user wrote after the pasted block: their words again
+        out.append(message.model_copy(update={"content": after, "id": f"{message.id}.after"}))
     return out
