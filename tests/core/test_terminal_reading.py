@@ -181,3 +181,17 @@ def test_an_issues_steps_to_reproduce_are_not_a_terminal_the_user_pasted() -> No
     pasted = read_terminal([Message(role="user", content=session, id="u")])
     assert [m.role for m in pasted] == ["assistant", "tool", "assistant", "tool", "user"]  # a session, a question
     assert [pasted[n].text for n in (1, 3, 4)] == ["2 failed, 40 passed", " M src/app.py", "what now?"]
+
+
+def test_an_error_under_a_heading_of_its_own_is_read_with_the_line_that_says_what() -> None:
+    # Fourteenth held-out round (mini-swe-agent, sphinx): sphinx-build printed "Sphinx version error:" over the line
+    # that says which extension needs which version; the failure read was "Exit code 2".
+    printed = (
+        "Running Sphinx v4.3.0+/81a4fd973\nmaking output directory... done\n\nSphinx version error:\n"
+        "This project needs the extension dummy_extension at least in version 0.6 and therefore cannot be built with "
+        "the loaded version (0.10).\nExit code 2"
+    )
+    failed = failure_line(Message(role="tool", tool_call_id="c", content=printed))
+    assert failed is not None
+    assert failed.startswith("Sphinx version error: This project needs the extension dummy_extension at least in ")
+    assert failed.endswith("(Exit code 2)")

@@ -15,11 +15,15 @@ from collections.abc import Iterable
 
 from .textscan import MAX_RUN, bounded_line
 
-__all__ = ["EDGE_LINES", "WRAPPER", "carried", "content", "edge_lines"]
+__all__ = ["EDGE_LINES", "HEADED_ERROR", "WRAPPER", "carried", "content", "edge_lines"]
 
 EDGE_LINES = 6
 """Lines read at each end of an output."""
 WRAPPER = re.compile(r"^\s*</?(?:returncode|output|stdout|stderr|tool_use_error)>\d*(?:</returncode>)?\s*$")
+HEADED_ERROR = re.compile(r"^[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,4} error: \S")
+"""A tool's error under a heading of its own kind (Sphinx's "Sphinx version error:" over the line that says what), read
+as one line: ``Sphinx version error: This project needs the extension ... at least in version 0.6``."""
+_HEADING = re.compile(r"^[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,4} error:\s*$")
 _PROMPT = re.compile(r"^\((?:Open file|Current directory): [^\n]{0,400}\)\s*$|^bash-\$\s*$")
 """SWE-agent's shell prompt after a command's output (the open file, the directory, ``bash-$``)."""
 _PROCESS_DONE = re.compile(r"///PROCESS-DONE:-?\d{1,4}:PROCESS-DONE///")
@@ -48,12 +52,29 @@ def edge_lines(text: str) -> tuple[list[str], list[str]]:
     head = text[:4_000]
     if len(head) <= MAX_RUN:  # the whole text, which bounded() leaves as it is
         lines = [content(line) for line in head.splitlines() if line.strip() and not carried(line)]
-        lines = [line for line in lines if line.strip()]
+        lines = _headed([line for line in lines if line.strip()])
         return lines[:EDGE_LINES], lines[-EDGE_LINES:]
-    first = _kept_lines(head.splitlines())
+    first = _headed(_kept_lines(head.splitlines()))
     last = _kept_lines(reversed(text[-4_000:].splitlines()))
     last.reverse()
-    return first, last
+    return first, _headed(last)
+
+
+def _headed(lines: list[str]) -> list[str]:
+    """``lines``, an error heading (``Sphinx version error:``) joined with the line under it (:data:`HEADED_ERROR`)."""
+    if not any(line.rstrip().endswith(":") and _HEADING.match(line) for line in lines[:-1]):
+        return lines
+    out: list[str] = []
+    skip = False
+    for at, line in enumerate(lines):
+        if skip:
+            skip = False
+        elif at + 1 < len(lines) and _HEADING.match(line):
+            out.append(f"{line.strip()} {lines[at + 1].strip()}")
+            skip = True
+        else:
+            out.append(line)
+    return out
 
 
 def carried(line: str) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..messages.message import Message, ToolCall
 from ..messages.toolpairs import not_run
-from ._edges import WRAPPER, carried, content, edge_lines
+from ._edges import HEADED_ERROR, WRAPPER, carried, content, edge_lines
 from ._test_runs import failed_tests
 from .calls import COMMAND_SEPARATOR, QUOTED_STRING, call_kind, is_search, shell_command
 from .harness import persisted_output
@@ -225,12 +225,11 @@ def _edge_failure(text: str) -> str | None:
         return None
     code_line = next((ln.strip() for ln in [*first[:3], *last[-3:]] if _exit_status(ln)), None)
     edges = [*first, *last]
+    said_errors = (_CLI_ERROR, _REPORTED_ERROR, HEADED_ERROR)
     errors = [
         ln
         for ln in edges
-        if _CLI_ERROR.match(ln)
-        or _REPORTED_ERROR.match(ln)
-        or (_may_hold(ln, _EDGE_ERROR_WORDS) and _EDGE_ERROR.search(ln))
+        if any(p.match(ln) for p in said_errors) or (_may_hold(ln, _EDGE_ERROR_WORDS) and _EDGE_ERROR.search(ln))
     ]
     if code_line is not None:  # a failed build or lint: its compiler's "file:line:col: message" lines say what failed
         errors = [ln for ln in edges if _DIAGNOSTIC.match(ln)] + errors  # the first and the last of them are named
