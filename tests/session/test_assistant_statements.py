@@ -237,3 +237,13 @@ def test_a_bold_line_that_introduces_a_list_is_no_finding() -> None:
     # colon that says a list follows sat inside the bold markers.
     (found,) = assistant_statements("**Default behavior (`entire enable`):**\n- Installs hooks using `entire` directly")
     assert found.text == "Installs hooks using `entire` directly"
+
+
+def test_an_interjection_before_what_the_agent_found_is_not_narration() -> None:
+    # Fourteenth held-out round (entireio/cli): "Great question! `settings.local.json` overrides ... - hooks don't
+    # run twice." was one sentence to the splitter, and "Great" made all of it narration.
+    (found,) = assistant_statements(
+        "Great question! `.claude/settings.local.json` overrides `.claude/settings.json` - hooks don't run twice."
+    )
+    assert found.text == "`.claude/settings.local.json` overrides `.claude/settings.json` - hooks don't run twice."
+    assert assistant_statements("Great! Let me run the tests now.") == []

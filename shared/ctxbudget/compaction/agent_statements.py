@@ -63,6 +63,14 @@ _OPEN = re.compile(
     re.IGNORECASE,
 )
 
+_FILLER = re.compile(
+    r"^(?:great|good|perfect|excellent|nice|ok(?:ay)?|sure|alright|ah|oh|got it)(?: (?:question|catch|point))?"
+    r"[!.,]+\s+(?=\S)",
+    re.IGNORECASE,
+)
+"""What an agent opens a sentence with before what it found ("Great question! `settings.local.json` overrides ..."):
+not narration, and not part of the finding."""
+
 _PLANNED_CHANGE = re.compile(
     r"^(?:so |then )?(?:i|we) (?:should|need to|must|have to) (?:also |first |now )?"
     r"(?:update|change|add|remove|replace|rename|fix|refactor|move|switch|implement|extend|support|drop|split)\b",
@@ -180,7 +188,7 @@ def assistant_statements(text: str) -> list[Statement]:
         if carried:
             carried = False
             continue
-        body = LIST_MARKER.sub("", statement_body(sentence).strip(), count=1)
+        body = _FILLER.sub("", LIST_MARKER.sub("", statement_body(sentence).strip(), count=1), count=1)
         changes = _WILL_CHANGE.match(body) is not None and _SPECIFIC.search(body) is not None
         asks = not changes and (
             body.rstrip("*_ ").endswith(("?", ":"))  # "**Default behavior (`entire enable`):**" introduces
