@@ -77,8 +77,11 @@ def test_an_earlier_terse_order_is_listed_and_a_polite_ask_it_answered_is_not() 
         Message(role="user", content="please research and verify"),
         Message(role="assistant", content="Done: the manifest must live at `.cursor-plugin/plugin.json`."),
         Message(role="user", content="Can we discuss that for a moment?"),
+        Message(role="assistant", content="Done: the hook now runs `prettier --write README.md`."),
+        Message(role="user", content="better way?"),
         Message(role="assistant", content="Done: the reservation was cancelled as `ZFA04Y`."),
         Message(role="user", content="Please rename the plugin to entire-skills in the manifest."),
     )
     assert "- Earlier: please research and verify" in summary
     assert "discuss" not in summary
+    assert "better way" not in summary  # a question of two words says nothing without what it asks about

@@ -266,3 +266,11 @@ def test_what_one_message_said_is_summarized_in_the_order_it_was_said() -> None:
     said = (Message(role="user", content="Add a User-Agent."), Message(role="user", content=answer))
     summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=said))
     assert summary.index("A for all calls via go-git.") < summary.index("Direct HTTP requests should do B instead.")
+
+
+def test_a_sentence_that_introduces_a_paste_is_kept_without_its_colon() -> None:
+    # Fifteenth held-out round (duet): "copy pasting claude output leaves weird line breaks:" over an indented
+    # example was listed with its colon, reading as a line that stands for what follows.
+    said = "copy pasting claude output leaves weird line breaks:\n\n    The curation gap.\n\nbetter way?"
+    first, *_ = user_statements(said)
+    assert first.text == "copy pasting claude output leaves weird line breaks"

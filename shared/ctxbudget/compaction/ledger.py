@@ -138,7 +138,7 @@ class Ledger:
             if i.kind in ("request", "question")
             and normal(i.text) not in shown
             and not self._asked_in_goal(i)
-            and (any(c.isdigit() for c in i.text) or self._says_enough(i.text))  # not "Could you help?"
+            and (any(c.isdigit() for c in i.text) or self._says_enough(i))  # not "Could you help?"
         ]
         asks = ("request", "question", "task")
         rest = [i for i in items if i.kind not in asks and i.key != ASKED and not self._in_goal(i)]
@@ -181,14 +181,16 @@ class Ledger:
                 text = f"{text}{_ANSWERS}{asked[-1].text})"
         return Salient("task", clip(text, 400), "task", last.order, last.tokens)
 
-    def _says_enough(self, text: str) -> bool:
+    def _says_enough(self, item: Salient) -> bool:
         """An earlier request worth a line: three content words, or a terse order of two words.
 
-        "commit this" and "do the proper fix" steered the work; "Could you check flights for that day?" is a polite
-        ask the reply has answered.
+        "commit this" and "please research and verify" steered the work; "Could you check flights for that day?" is
+        a polite ask the reply has answered, and "better way?" a question that says nothing alone.
         """
+        text = item.text
         words = self._words(text)
-        return words >= _ASK_WORDS or (words == _ASK_WORDS - 1 and len(text.split()) <= _TERSE_WORDS)
+        terse = not text.rstrip().endswith("?") and len(text.split()) <= _TERSE_WORDS
+        return words >= _ASK_WORDS or (words == _ASK_WORDS - 1 and terse)
 
     def _asks(self, item: Salient) -> bool:
         """``item`` asks for work (at least :data:`_TASK_WORDS` words), not only a short question ("why?")."""

@@ -237,6 +237,10 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
     return "fact"
 
 
+_INTRODUCING = re.compile(r"(?<=\w)\s*:\s*$")
+"""The colon a sentence ends on when it introduces what follows it (a paste, an example, a list)."""
+
+
 def user_statements(text: str) -> list[Statement]:
     """The statements of a user message, in order (harness text and examples removed; a paste is one statement)."""
     text = strip_harness(bounded(text))
@@ -248,7 +252,9 @@ def user_statements(text: str) -> list[Statement]:
         starts = True  # the sentence starts its line: only a list marker ("1.", "-") may stand before it
         for sentence in sentences(line):
             if (kind := classify(sentence)) is not None:
-                classified.append((kind, sentence, starts))
+                # "copy pasting claude output leaves weird line breaks:" introduced what followed it, which a summary
+                # does not show beside it: the colon would leave it reading as a fragment
+                classified.append((kind, _INTRODUCING.sub("", sentence), starts))
             starts = starts and _ONLY_MARKER.match(" ".join(statement_body(sentence).split())) is not None
     out = _group(classified)
     if pasted:
