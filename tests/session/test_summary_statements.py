@@ -274,3 +274,19 @@ def test_a_sentence_that_introduces_a_paste_is_kept_without_its_colon() -> None:
     said = "copy pasting claude output leaves weird line breaks:\n\n    The curation gap.\n\nbetter way?"
     first, *_ = user_statements(said)
     assert first.text == "copy pasting claude output leaves weird line breaks"
+
+
+def test_a_pasted_claude_code_screen_is_not_the_users_words_but_what_they_typed_is() -> None:
+    # Fifteenth held-out round (duet): a screen pasted from Claude Code ("⏺ You renamed this session ...", "⎿ Catch
+    # you later!", the input box and its status bar) filled "User facts and constraints" line by line.
+    screen = (
+        "i see a concerning pattern...\n\n\u276f interesting... i resumed elton but now i see kiki?\n\n"
+        '⏺ You renamed this session to "kiki" with /rename kiki earlier. The rename stuck — so when you resumed,\n'
+        "  it loaded this same session under its renamed label.\n\n\u276f /exit\n  ⎿  Catch you later!\n\n"
+        + "─" * 40
+        + " kiki ──\n\u276f\n"
+        + "─" * 40
+        + "\n   duet main | ctx:30%        1 MCP server failed · /mcp\n  -- INSERT -- accept edits on\n"
+    )
+    said = [s.text for s in user_statements(screen)]
+    assert said == ["i see a concerning pattern...", "interesting... i resumed elton but now i see kiki?"]

@@ -117,6 +117,8 @@ def strip_harness(text: str) -> str:
     """
     if text.lstrip().startswith(HARNESS_PREFIXES):
         return ""
+    if "⏺" in text or "⎿" in text:
+        text = _without_screen(text)
     persisted = persisted_output(text)
     if persisted is not None:
         text = persisted[1]  # what the harness saved: the preview is the output's text the model saw
@@ -127,6 +129,38 @@ def strip_harness(text: str) -> str:
     if marked:
         kept = _MARKERS.sub("", kept)
     return kept.strip()
+
+
+_PROMPT_GLYPH = "\u276f"
+"""Claude Code's input prompt, before what the person typed."""
+_RULE = re.compile(r"^\s*─{10}")
+"""A terminal UI's horizontal rule (Claude Code's input box)."""
+
+
+def _without_screen(text: str) -> str:
+    """``text`` without the lines of a Claude Code screen a person pasted into it, but what they typed at its prompt.
+
+    ``⏺`` starts the assistant's reply and ``⎿`` a tool's output (each with its indented lines after it), a rule
+    of ``─`` the input box (with the status bar indented under it): the harness wrote them, not the person. A line
+    at the prompt (U+276F) is what they typed then (a slash command, or nothing, is no statement).
+    """
+    out: list[str] = []
+    skipping = False  # the lines after a reply's, an output's or a rule's first line, while indented
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith(("⏺", "⎿")) or _RULE.match(line):
+            skipping = True
+            continue
+        if skipping and line[:1].isspace() and not stripped.startswith(_PROMPT_GLYPH):
+            continue
+        skipping = False
+        if stripped.startswith(_PROMPT_GLYPH):
+            typed = stripped[1:].strip()
+            if not typed or typed.startswith("/"):
+                continue
+            line = typed  # noqa: PLW2901
+        out.append(line)
+    return "\n".join(out)
 
 
 _EXAMPLE_TAGS = ("example", "examples", "example_response", "example_output", "format_example")
