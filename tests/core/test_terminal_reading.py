@@ -195,3 +195,26 @@ def test_an_error_under_a_heading_of_its_own_is_read_with_the_line_that_says_wha
     assert failed is not None
     assert failed.startswith("Sphinx version error: This project needs the extension dummy_extension at least in ")
     assert failed.endswith("(Exit code 2)")
+
+
+def test_a_slash_command_the_user_ran_is_read_as_a_call_with_what_it_printed() -> None:
+    # Fifteenth held-out round (duet): "/rename kiki" and its "Session and agent renamed to: kiki" were harness turns,
+    # read as nothing, though the renamed session is what the user later asked about; "/exit" changes nothing.
+    caveat = Message(role="user", content="<local-command-caveat>Caveat: ...</local-command-caveat>", id="c")
+    typed = Message(
+        role="user",
+        content="<command-name>/rename</command-name>\n<command-message>rename</command-message>\n"
+        "<command-args>kiki</command-args>",
+        id="r",
+        metadata={"isMeta": True},
+    )
+    printed = Message(
+        role="user", content="<local-command-stdout>Session and agent renamed to: kiki</local-command-stdout>"
+    )
+    exits = Message(role="user", content="<command-name>/exit</command-name>\n<command-args></command-args>", id="e")
+    read = read_terminal([caveat, typed, printed, exits])
+    assert read[0] is caveat
+    assert read[3] is exits
+    (call,) = read[1].tool_calls
+    assert (call.name, call.args) == ("Command (user)", {"command": "/rename kiki"})
+    assert (read[2].role, read[2].tool_call_id, read[2].text) == ("tool", call.id, "Session and agent renamed to: kiki")

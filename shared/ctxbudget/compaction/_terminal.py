@@ -28,8 +28,10 @@ from collections.abc import Sequence
 
 from ..messages.message import Message, ToolCall
 
-__all__ = ["USER_COMMAND_TOOL", "read_terminal"]
+__all__ = ["USER_COMMAND_TOOL", "USER_SLASH_TOOL", "read_terminal"]
 
+USER_SLASH_TOOL = "Command (user)"
+"""The name a Claude Code slash command the user ran (``/rename kiki``, ``/model opus``) is read under."""
 USER_COMMAND_TOOL = "Bash (user)"
 """The name a command the user ran themselves is read under (its result is the tool message of that call)."""
 
@@ -71,6 +73,16 @@ def read_terminal(messages: Sequence[Message]) -> list[Message]:
             and len(_ACTIONS_LINE.findall(message.text[:4000])) >= 3
         ):
             message = message.model_copy(update={"content": _ACTIONS_LINE.sub("", message.text)})  # noqa: PLW2901
+        if message.role == "user" and "<command-name>" in message.text[:200]:
+            slash = _slash_command(message)
+            out.append(slash or message)
+            pending = slash.tool_calls[0].id if slash is not None else None
+            continue
+        if pending is not None and message.role == "user" and "<local-command-stdout>" in message.text[:200]:
+            stdout = _STDOUT.search(message.text)
+            out.append(Message(role="tool", tool_call_id=pending, content=stdout.group(1).strip() if stdout else ""))
+            pending = None
+            continue
         if message.role != "user" or "<bash-" not in message.text[:200]:
             out.extend(_pasted_terminal(message) if message.role == "user" and "$ " in message.text else (message,))
             pending = None
@@ -103,6 +115,27 @@ def _printed(lines: list[str]) -> tuple[str, str]:
     """
     fence = next((at for at, line in enumerate(lines) if line.lstrip().startswith(FENCE)), len(lines))
     return "\n".join(lines[:fence]).strip("\n"), "\n".join(lines[fence + 1 :]).strip("\n")
+
+
+_SLASH = re.compile(
+    r"<command-name>(/[\w:.-]{1,80})</command-name>(?:.{0,400}?<command-args>(.{0,400}?)</command-args>)?", re.DOTALL
+)
+_STDOUT = re.compile(r"<local-command-stdout>(.{0,4000}?)</local-command-stdout>", re.DOTALL)
+_NO_EFFECT = frozenset({"/exit", "/quit", "/clear", "/help", "/cost", "/status"})
+"""Slash commands that change nothing in the work (their output is a farewell, an empty screen or a report)."""
+
+
+def _slash_command(message: Message) -> Message | None:
+    """A slash command the user ran in Claude Code (``/rename kiki``), as a ``Command (user)`` call.
+
+    ``None`` for one that changes nothing (``/exit``, ``/clear``): its turn stays the harness's.
+    """
+    found = _SLASH.search(message.text[:1000])
+    if found is None or found.group(1) in _NO_EFFECT:
+        return None
+    command = f"{found.group(1)} {(found.group(2) or '').strip()}".strip()
+    call = ToolCall(id=f"{message.id}.slash", name=USER_SLASH_TOOL, args={"command": command})
+    return Message(role="assistant", tool_calls=(call,), id=message.id)
 
 
 def _pasted_terminal(message: Message) -> list[Message]:
