@@ -218,7 +218,7 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
             return "request"  # "Implement this spec:" asks for what follows
         return None  # it introduces what follows ("Consider the following model:"), which is read on its own
     if body.endswith("?") or (_QUESTION_START.match(body) and len(words) < 30):
-        return "question" if not _POLITE_REQUEST.match(body) else "request"
+        return "request" if _POLITE_REQUEST.match(_LEAD.sub("", body)) else "question"  # "Yes, can you cancel it?"
     if _CHOICE.match(body) and len(words) <= 16:
         return "decision"  # the user picks what was offered: "ok, option 2, detail view only for now"
     if _STANDING.match(body) or _CONSTRAINT.search(body) or _CONDITIONAL.match(body):
