@@ -11,6 +11,7 @@ from ctxbudget import Message, SummaryRequest
 from ctxbudget.compaction._terminal import USER_COMMAND_TOOL, read_terminal
 from ctxbudget.compaction.harness import strip_harness
 from ctxbudget.compaction.outcomes import failure_line
+from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
 from ctxbudget.providers import counter_for_model
 
@@ -218,3 +219,14 @@ def test_a_slash_command_the_user_ran_is_read_as_a_call_with_what_it_printed() -
     (call,) = read[1].tool_calls
     assert (call.name, call.args) == ("Command (user)", {"command": "/rename kiki"})
     assert (read[2].role, read[2].tool_call_id, read[2].text) == ("tool", call.id, "Session and agent renamed to: kiki")
+
+
+def test_a_git_status_line_names_the_file_first() -> None:
+    # Eighteenth held-out round (git-sync): "renamed:    pkg/gitsync/client.go -> client.go" was an artifact bullet
+    # starting "renamed:", eleven of them, which read as one file "renamed" in eleven bullets.
+    status = (
+        "On branch main\nChanges to be committed:\n\trenamed:    pkg/gitsync/client.go -> client.go\n"
+        "\tmodified:   src/app.go\n"
+    )
+    shown = {item.text for item in output_items(status, "Bash", command=True)}
+    assert {"pkg/gitsync/client.go: renamed -> client.go", "src/app.go: modified"} <= shown

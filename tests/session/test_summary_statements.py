@@ -298,3 +298,11 @@ def test_a_polite_request_after_a_yes_is_a_request() -> None:
     assert asked.kind == "request"
     (question,) = user_statements("Yes, is that the cheapest one?")
     assert question.kind == "question"
+
+
+def test_a_statement_of_two_words_and_no_value_says_nothing_alone() -> None:
+    # Eighteenth held-out round (git-sync): "I already removed" stood as a user fact, a fragment without what it
+    # answered; "Marta signs off" and "Use port 5434" still say something.
+    assert user_statements("I already removed") == []
+    assert [s.text for s in user_statements("Marta signs off")] == ["Marta signs off"]
+    assert [s.kind for s in user_statements("Use port 5434")] == ["constraint"]

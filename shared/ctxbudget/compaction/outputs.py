@@ -76,6 +76,10 @@ _MISSING = re.compile(r"no such file|cannot access|not found|does not exist", re
 _CODE_OR_LISTING = re.compile(r"^\s*(?:#|//|/\*|--\s|;)|^total \d+$")
 """A comment line of a script or config, or ``ls -l``'s block count: not a figure of the work (nor is a line a
 harness or a test runner carries along, :func:`~ctxbudget.compaction._edges.carried`)."""
+_GIT_STATUS = re.compile(
+    r"^\s*(new file|modified|deleted|renamed|copied|typechange):\s+(\S{1,300}?)( -> \S{1,300})?\s*$"
+)
+"""A line of ``git status``: what happened to a path (``renamed:    pkg/a.go -> a.go``)."""
 _DIFF_HEADER = re.compile(r"^diff --git a/\S+ b/(\S{1,300})$", re.MULTILINE)
 """A unified diff's header line (``diff --git a/src/x.py b/src/x.py``): the file it changes is its ``b/`` path."""
 _NUMBERS = re.compile(r"\d+(?:[.,:]\d+)*")
@@ -269,7 +273,9 @@ def _add_written(
             continue
         path = _PATH.search(line)
         if path and not _REFERENCE.search(path.group(0) + line[path.end() : path.end() + 2]):
-            found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
+            status = _GIT_STATUS.match(line)  # "renamed:  a.go -> b.go": the file first, as every artifact bullet
+            shown = f"{status.group(2)}: {status.group(1)}{status.group(3) or ''}" if status else line.strip()
+            found.add(3, position, OutputItem("artifact", clip(shown, 240), path.group(0).lower()))
 
 
 class _Found:
