@@ -123,7 +123,10 @@ def test_a_ci_log_reads_as_the_tools_printed_it_and_its_failure_names_the_failed
     assert read.text.splitlines()[-1] == "Process completed with exit code 1."
     failed = failure_line(read)
     assert failed is not None
-    assert failed.startswith("--- FAIL: TestRun_IntegrationV2FetchCanceledMidStreamFails (0.01s) … --- FAIL: TestRun_")
+    assert failed.startswith(  # verbose (=== RUN): a test's message is printed before its "--- FAIL" line
+        "--- FAIL: TestRun_IntegrationV2FetchCanceledMidStreamFails: want context.Canceled, got invalid pkt-len found"
+        " … --- FAIL: TestRun_IntegrationV1FetchCanceledMidStreamFails (0.01s)"
+    )
     assert failed.endswith("(Process completed with exit code 1.)")
 
 
@@ -230,3 +233,28 @@ def test_a_git_status_line_names_the_file_first() -> None:
     )
     shown = {item.text for item in output_items(status, "Bash", command=True)}
     assert {"pkg/gitsync/client.go: renamed -> client.go", "src/app.go: modified"} <= shown
+
+
+def test_a_failed_go_tests_message_is_its_failure_line_among_its_logs() -> None:
+    # Nineteenth held-out round (entireio/cli): under "--- FAIL: TestRewindReset_ClearsSessionState" go test printed
+    # the test's logs, "Expected no session state files after reset, got 1" among them; the line read was a log.
+    printed = "\n".join(
+        [
+            *(f"ok  \tentire.io/cli/cmd/pkg{n}\t1.0{n}s" for n in range(8)),
+            "--- FAIL: TestRewindReset_ClearsSessionState (0.51s)",
+            "    hooks.go:155: Hook user-prompt-submit model_session_id=test-session-1",
+            "    rewind_reset_test.go:103: Rewind reset output:",
+            "    rewind_reset_test.go:111: Expected no session state files after reset, got 1",
+            "--- FAIL: TestRewindReset_WithMultipleSessions (0.70s)",
+            "    hooks.go:155: Hook user-prompt-submit model_session_id=test-session-2",
+            "FAIL\tentire.io/cli/cmd/entire/cli/integration_test\t36.010s",
+            *(f"ok  \tentire.io/cli/cmd/tool{n}\t1.0{n}s" for n in range(8)),
+            "Exit code 1",
+        ]
+    )
+    failed = failure_line(Message(role="tool", tool_call_id="c", content=printed))
+    assert failed is not None
+    assert failed.startswith(
+        "--- FAIL: TestRewindReset_ClearsSessionState: Expected no session state files after reset, got 1"
+    )
+    assert "--- FAIL: TestRewindReset_WithMultipleSessions (0.70s)" in failed  # it printed no failure line: its name

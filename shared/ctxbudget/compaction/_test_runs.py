@@ -121,13 +121,44 @@ def _with_message(line: str, message: str | None, limit: int) -> str:
     return f"{line}: {message}"
 
 
+_GO_FAILURE = re.compile(
+    r"^[ \t]+\S{1,120}_test\.go:\d{1,6}: ((?:[^\n]{0,200}?)\b(?:expected|want|wanted|got|error|fail(?:ed|s|ure)?|"
+    r"unexpected|mismatch|missing)\b[^\n]{0,400})$",
+    re.MULTILINE | re.IGNORECASE,
+)
+"""A line a verbose go test run printed for a test that failed (``rewind_test.go:111: Expected no session state files
+after reset, got 1``), not one of its logs (``rewind_test.go:103: Rewind reset output:``)."""
+_BLOCK_CHARS = 4_000
+"""Characters of a failed test's own lines read for its failure message."""
+
+
+def _said(text: str, found: list[re.Match[str]], at: int, *, verbose: bool) -> str | None:
+    """What the test of ``found[at]`` (its ``--- FAIL`` line) printed that says why it failed, if anything.
+
+    Its own lines: after its ``--- FAIL`` line up to the next one, or, in a verbose run, before it back to the
+    previous one. The first failure line among them (the last, before).
+    """
+    failed = found[at]
+    if verbose:
+        start = max(found[at - 1].end() if at else 0, failed.start() - _BLOCK_CHARS)
+        said = _GO_FAILURE.findall(text, start, failed.start())
+        return said[-1] if said else None
+    end = min(found[at + 1].start() if at + 1 < len(found) else len(text), failed.end() + _BLOCK_CHARS)
+    said = _GO_FAILURE.findall(text, failed.start(), end)
+    return said[0] if said else None
+
+
 def failed_tests(text: str) -> str | None:
     """The first and the last failed test's line anywhere in ``text`` (a CI log's middle) with its message, or None.
 
     The message is what says why the test failed (``expected context.Canceled, got ... use of closed network
     connection``); the test's name alone says only which one did.
     """
-    failures = list(dict.fromkeys((m.group(1).strip(), m.group(2)) for m in _FAILED_TEST.finditer(text)))
+    found = list(_FAILED_TEST.finditer(text))
+    verbose = "=== RUN" in text  # go test -v: a test's messages come before its "--- FAIL", the next test's after
+    failures = list(
+        dict.fromkeys((m.group(1).strip(), _said(text, found, at, verbose=verbose)) for at, m in enumerate(found))
+    )
     if not failures:
         return None
     if len(failures) == 1:
