@@ -89,6 +89,9 @@ def test_order_words_ask_for_the_earliest_or_the_latest_run() -> None:
     assert order_asked("is the pip-installed astropy still installed") == 1
     assert order_asked("which test failed after the signature change") == 0  # after an event: not the latest run
     assert order_asked("which lint errors came first and which last") == 0
+    # eighteenth held-out round (matplotlib): the order word names the event, not the run asked for
+    assert order_asked("what error remained after the first fix") == 0
+    assert order_asked("is it still failing after the last edit") == 1
 
 
 def test_first_asks_for_the_earliest_run_of_a_command_that_fails_the_way_asked() -> None:

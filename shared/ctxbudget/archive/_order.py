@@ -37,13 +37,19 @@ EARLY = frozenset("first firstly initially initial originally original".split())
 LATE = frozenset("now still latest last final finally currently anymore".split())  # noqa: SIM905 - a word list
 """Words that ask for the latest of several runs."""
 _WORD = re.compile(r"\w+")
+_EVENT = re.compile(r"\b(?:after|before|since|until)\s+(?:(?:the|its|their|my|our|his|her|that)\s+)?\w+\b")
+""""after the first fix", "before the last edit": the order word there names the event, not the run asked for."""
 _CANDIDATES = 3
 """Best units (times ``k``) whose runs are looked for: only they can reach the top ``k``."""
 
 
 def order_asked(query: str) -> int:
-    """``-1`` when ``query`` asks for the earliest run, ``1`` for the latest, ``0`` for neither (or both)."""
-    words = set(_WORD.findall(cap_query(query).lower()))
+    """``-1`` when ``query`` asks for the earliest run, ``1`` for the latest, ``0`` for neither (or both).
+
+    An order word that names the event the question places the run by is not asked of the run: "what error remained
+    after the *first* fix" asks for the run after that fix, not for the earliest run.
+    """
+    words = set(_WORD.findall(_EVENT.sub(" ", cap_query(query).lower())))
     early, late = not EARLY.isdisjoint(words), not LATE.isdisjoint(words)
     return (1 if late else -1) if early != late else 0
 
