@@ -15,12 +15,16 @@ ARGS = {"user_id": "mohamed_silva_9265", "cabin": "business", "payment_methods":
 ERROR = "Error: payment amount does not add up, total price is 1203, but paid 833"
 
 
-def _attempt(n: int, error: str = ERROR) -> tuple[Message, Message]:
-    call = ToolCall(id=f"c{n}", name="book_reservation", args=ARGS)
+def _called(call: ToolCall, result: str) -> tuple[Message, Message]:
+    """An assistant turn making ``call`` and the tool's ``result``."""
     return (
         Message(role="assistant", tool_calls=(call,)),
-        Message(role="tool", tool_call_id=call.id, name="book_reservation", content=error),
+        Message(role="tool", tool_call_id=call.id, name=call.name, content=result),
     )
+
+
+def _attempt(n: int, error: str = ERROR) -> tuple[Message, Message]:
+    return _called(ToolCall(id=f"c{n}", name="book_reservation", args=ARGS), error)
 
 
 def _errors(summary: str) -> list[str]:
@@ -54,11 +58,7 @@ def test_another_failure_of_the_call_is_not_counted_with_it_and_the_first_is_nam
 
 
 def _run(n: int, printed: str) -> tuple[Message, Message]:
-    call = ToolCall(id=f"r{n}", name="bash", args={"command": "python3 reproduce_issue.py"})
-    return (
-        Message(role="assistant", tool_calls=(call,)),
-        Message(role="tool", tool_call_id=call.id, name="bash", content=printed),
-    )
+    return _called(ToolCall(id=f"r{n}", name="bash", args={"command": "python3 reproduce_issue.py"}), printed)
 
 
 def _commands(summary: str) -> list[str]:
@@ -87,15 +87,9 @@ def test_different_calls_that_failed_the_same_way_are_one_bullet_naming_each() -
     for n, script in enumerate(("reproduce_issue.py", "debug_subs.py", "debug_subs_piecewise.py")):
         call = ToolCall(id=f"s{n}", name="bash", args={"command": f"python {script}"})
         traceback = f'Traceback (most recent call last):\n  File "{script}", line 4, in <module>\n{error}'
-        messages += [
-            Message(role="assistant", tool_calls=(call,)),
-            Message(role="tool", tool_call_id=call.id, name="bash", content=traceback),
-        ]
+        messages += _called(call, traceback)
     other = ToolCall(id="x", name="bash", args={"command": "python -c '" + "import sympy; " * 10 + "'"})
-    messages += [
-        Message(role="assistant", tool_calls=(other,)),
-        Message(role="tool", tool_call_id="x", name="bash", content=f"Traceback (most recent call last):\n{error}"),
-    ]
+    messages += _called(other, f"Traceback (most recent call last):\n{error}")
     summary = ExtractiveSummarizer(TiktokenCounter()).summarize(SummaryRequest(messages=tuple(messages)))
     first, second = _errors(summary)  # the inline script, too long to name beside the others, keeps its own
     assert first.startswith("- bash: python reproduce_issue.py; python debug_subs.py; python debug_subs_piecewise.py")

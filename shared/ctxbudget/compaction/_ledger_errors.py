@@ -150,5 +150,5 @@ def same_failures(items: list[Salient]) -> list[Salient]:
         merged.update(dict.fromkeys(indices[:-1]))
     if not merged:
         return items
-    kept = (merged.get(index, item) if index in merged else item for index, item in enumerate(items))
+    kept = (merged.get(index, item) for index, item in enumerate(items))  # None: merged into a later bullet
     return [item for item in kept if item is not None]
