@@ -116,9 +116,9 @@ def resolve_errors(items: list[Salient]) -> list[Salient]:
 
 
 _SHOWN_CALLS = 4
+"""Most calls one bullet of a shared failure names (the rest are counted)."""
 _CALL_CHARS = 70
 """Longest call one bullet of a shared failure names (a longer one, a script given inline, keeps its own bullet)."""
-"""Most calls one bullet of a shared failure names (the rest are counted)."""
 
 
 def same_failures(items: list[Salient]) -> list[Salient]:

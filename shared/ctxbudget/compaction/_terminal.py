@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 
 from ..messages.message import Message, ToolCall
+from ._prose import FENCE
 
 __all__ = ["USER_COMMAND_TOOL", "USER_SLASH_TOOL", "read_terminal"]
 
@@ -103,7 +104,6 @@ def read_terminal(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
-FENCE = "```"
 _BARE_PROMPT = re.compile(r"^\s{0,4}\$ ")
 """A prompt line with no working directory before its ``$``: how documentation writes a command to run, too."""
 
