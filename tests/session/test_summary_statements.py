@@ -72,10 +72,10 @@ def test_the_same_lookup_run_again_shows_the_latest_value_of_each_field_once() -
     first = {"identifier": "ENT-212", "updatedAt": "2026-02-04T01:28:32Z", "priority": {"value": 2}}
     later = {"identifier": "ENT-212", "updatedAt": "2026-02-04T01:51:29Z", "priority": {"value": 2}}
     (bullet,) = [b for b in lookup((call, first), (again, later)) if b.startswith("get_issue")]
-    assert bullet.count("updatedAt=") == 1
+    assert bullet.count('"updatedAt": ') == 1
     assert "01:51:29" in bullet
-    assert bullet.count("identifier=ENT-212") == 1
-    assert "priority.value=2" in bullet  # a generic field keeps its record's name
+    assert bullet.count('"identifier": "ENT-212"') == 1
+    assert '"priority.value": 2' in bullet  # a generic field keeps its record's name
 
 
 def test_a_value_each_record_of_a_tool_shares_is_shown_once_on_the_latest() -> None:
@@ -89,10 +89,10 @@ def test_a_value_each_record_of_a_tool_shares_is_shown_once_on_the_latest() -> N
     bullets = lookup(
         (order("a", "#W2586676"), body("#W2586676", 208.07)), (order("b", "#W5400801"), body("#W5400801", 188.92))
     )
-    assert sum(b.count("address1=182 Elm Avenue") for b in bullets) == 1
-    (latest,) = [b for b in bullets if "#W5400801" in b and "order_id=" in b]
-    assert "address1=182 Elm Avenue" in latest
-    assert any("order_id=#W2586676" in b and "price=208.07" in b for b in bullets)  # its own fields stay
+    assert sum(b.count('"address1": "182 Elm Avenue"') for b in bullets) == 1
+    (latest,) = [b for b in bullets if "#W5400801" in b and '"order_id": ' in b]
+    assert '"address1": "182 Elm Avenue"' in latest
+    assert any('"order_id": "#W2586676"' in b and '"price": 208.07' in b for b in bullets)  # its own fields stay
 
 
 def test_a_shared_value_leaves_each_record_its_own_id_and_numbers() -> None:
@@ -104,16 +104,16 @@ def test_a_shared_value_leaves_each_record_its_own_id_and_numbers() -> None:
         (call("a", "get_order_details", "#W4597054"), order), (call("b", "return_items", "#W4597054"), order)
     )
     (fetched,) = [b for b in bullets if b.startswith("get_order_details")]
-    assert "order_id=#W4597054" in fetched  # which record it is, though the return's record says the same
-    assert "amount=1186.47" in fetched
-    assert "payment_method_id=gift_card_3491931" in fetched
+    assert '"order_id": "#W4597054"' in fetched  # which record it is, though the return's record says the same
+    assert '"amount": 1186.47' in fetched
+    assert '"payment_method_id": "gift_card_3491931"' in fetched
 
 
 def test_a_field_whose_name_holds_a_space_is_one_field_of_its_records_bullet() -> None:
     call = ToolCall(id="a", name="get_product_details", args={"product_id": "7363354090"})
     bullets = lookup((call, {"product_id": "7363354090", "options": {"battery life": "8 hours", "price": 53}}))
     (bullet,) = [b for b in bullets if b.startswith("get_product_details")]
-    assert "battery_life=8 hours" in bullet  # one bullet, not a second "-> ok: battery life=8 hours" line
+    assert '"battery life": "8 hours"' in bullet  # one bullet, not a second "-> ok: ..." line
 
 
 def test_a_newer_request_asked_as_a_question_leaves_no_stale_current_task() -> None:
@@ -239,7 +239,7 @@ def test_a_cleared_records_marker_keeps_its_fields_whatever_its_calls_arguments_
         role="tool", tool_call_id="a", content=json.dumps({"identifier": "ENT-212", "priority": {"value": 2}})
     )
     lines = ExtractiveSummarizer(COUNTER).key_lines(result, 6, {"a": call})
-    assert lines == ["identifier=ENT-212", "priority.value=2"]
+    assert lines == ['"identifier": "ENT-212"', '"priority.value": 2']
 
 
 def test_a_value_given_alone_and_then_corrected_is_shown_once_the_corrected_one() -> None:

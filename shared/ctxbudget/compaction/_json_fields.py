@@ -1,23 +1,28 @@
-"""What a JSON tool result holds, in one line: the fields that name, count or price something (``key=value``).
+"""What a JSON tool result holds, in one line: the fields that name, count or price something (``"key": value``).
 
 A lookup's result (an order, a user, an issue tracker's ticket) is one record: a summary shows it as one line beside
-the call that fetched it, not as a bullet per field. The line holds, breadth first (a record's own fields before those
+the call that fetched it, not as a bullet per field. Each field reads as the tool wrote it, a JSON pair
+(``"membership": "gold"``, ``"amount": 113``): what a model copies into its next call is the id as it was sent, and
+a pair quoted from the result matches the original. The line holds, breadth first (a record's own fields before those
 of the lists it holds):
 
 * the fields whose values are ids, amounts, numbers, emails or addresses (a value with a digit or an ``@``), the
   record's own ``title`` or ``name`` (not those of the records it holds: 30 line items' names are not 30 facts), and
-  its own state (``status=delivered``, ``state=open``, ``conclusion=failure``): what can be done with it next;
+  its own state (``"status": "delivered"``, ``"state": "open"``): what can be done with it next;
+* the record's own short word attributes (``"membership": "gold"``, ``"cabin": "economy"``, ``"insurance": "no"``):
+  what it is, which decides what may be done with it (a tier's free bags, a cabin's change rules); the ledger
+  weighs them below its ids and amounts (:func:`word_attribute`);
 * a nested record's fields by their own names (``address1``), but under their record's name when the field's says
-  nothing alone (``priority.value=2``), and a map keyed by ids names each record by its key
-  (``credit_card_6040264.last_four=2076``, not repeating it as the record's ``id``); a list's fields as one column
-  (``flight_number=[HAT006, HAT018]``): a column of ids lists them, a column of numbers gives its first value and how
-  many there are (30 line-item prices are not 30 facts);
+  nothing alone (``"priority.value": 2``), and a map keyed by ids names each record by its key
+  (``"credit_card_6040264.last_four": "2076"``, not repeating it as the record's ``id``); a list's fields as one
+  column (``"flight_number": ["HAT006", "HAT018"]``): a column of ids lists them, a column of numbers gives its first
+  value and how many there are (30 line-item prices are not 30 facts);
 * not a listed record's attribute map (a line item's ``"options": {"storage": "256GB SSD"}``): it describes the
   item the record's ids already name;
 * timestamps last (``createdAt``): they are rarely what the next step needs.
 
-A plain word value (``"city": "Los Angeles"``) says nothing the line needs. The line is at most :data:`MAX_CHARS`
-long and says how many fields it left out.
+A nested record's plain word value (``"city": "Los Angeles"``) says nothing the line needs. The line is at most
+:data:`MAX_CHARS` long and says how many fields it left out.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import json
 import re
 from collections import deque
 
-__all__ = ["MAX_CHARS", "fields_line", "record_fields"]
+__all__ = ["MAX_CHARS", "fields_line", "record_fields", "word_attribute"]
 
 MAX_CHARS = 460
 """Longest line of a record's fields (the fields past it are counted, not shown)."""
@@ -46,9 +51,10 @@ _SUCCESS = frozenset({"ok", "success", "successful", "succeeded"})
 """A state that only says the call worked, which its bullet's ``-> ok`` already says."""
 _GENERIC = frozenset({"value", "name", "id", "type", "code", "key", "label"})
 """Field names that say nothing without their record's (``priority.value=2``, not ``value=2``)."""
+_ATTRIBUTE_CHARS = 24
+"""Longest word value of a record's own field kept (``"membership": "gold"``, ``"cabin": "economy"``)."""
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 _DIGIT_OR_AT = re.compile(r"[\d@]")
-_PLAIN = re.compile(r"^[^,=\[\]\n]{1,80}$")
 
 
 def _has_digit(text: str) -> bool:
@@ -70,28 +76,38 @@ def _kept(key: str, value: object, *, own: bool) -> bool:
         return False
     naming = own and key.lower() in _NAMING and 0 < len(value) <= 80
     state = own and key.lower() in _STATE and 0 < len(value) <= 40 and value.lower() not in _SUCCESS
-    return naming or state or _DIGIT_OR_AT.search(value[:200]) is not None
+    return naming or state or (own and word_attribute(key, value)) or _DIGIT_OR_AT.search(value[:200]) is not None
+
+
+def word_attribute(key: str, value: object) -> bool:
+    """``value`` is a short word a record's own field holds (``"membership": "gold"``), not its name, state or an id.
+
+    What the record is (a tier, a cabin, a brand): kept, but worth less than the ids and amounts beside it.
+    """
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= _ATTRIBUTE_CHARS
+        and key.lower() not in _NAMING | _STATE
+        and _DIGIT_OR_AT.search(value) is None
+    )
 
 
 def _shown(value: object) -> str:
-    text = value if isinstance(value, str) else json.dumps(value)
-    if isinstance(value, str) and not _PLAIN.match(value):
-        text = json.dumps(value[:120] + ("…" if len(value) > 120 else ""), ensure_ascii=False)
-    return text
-
-
-_NOT_KEY = re.compile(r"[^\w.-]+")
+    """``value`` as JSON, as the tool wrote it (a long text cut at 120 characters)."""
+    if isinstance(value, str) and len(value) > 120:
+        value = value[:120] + "…"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _field(name: str, values: list[object]) -> str:
-    key = _NOT_KEY.sub("_", name).strip("_") or "field"  # "battery life" is battery_life: one key=value, read back
+    key = json.dumps(name, ensure_ascii=False)  # the tool's own key, quoted as JSON: the pair reads as it was sent
     if len(values) == 1:
-        return f"{key}={_shown(values[0])}"
+        return f"{key}: {_shown(values[0])}"
     if len(values) > MAX_PER_KEY and not all(_is_id(v) for v in values):
-        return f"{key}={_shown(values[0])} (1 of {len(values)})"
+        return f"{key}: {_shown(values[0])} (1 of {len(values)})"
     listed = ", ".join(_shown(v) for v in values[:MAX_IDS])
     more = f" (+{len(values) - MAX_IDS} more)" if len(values) > MAX_IDS else ""
-    return f"{key}=[{listed}]{more}"
+    return f"{key}: [{listed}]{more}"
 
 
 def _leaves(body: object) -> tuple[dict[str, list[object]], int]:
@@ -129,7 +145,7 @@ def _leaves(body: object) -> tuple[dict[str, list[object]], int]:
 
 
 def record_fields(body: object) -> tuple[list[str], int]:
-    """The fields of a parsed JSON result as ``key=value`` texts (timestamps last), and how many it did not read."""
+    """The fields of a parsed JSON result as ``"key": value`` texts (timestamps last), and how many it did not read."""
     if not isinstance(body, (dict, list)):
         return [], 0
     leaves, unread = _leaves(body)

@@ -20,7 +20,7 @@ from ._artifacts import canonical_paths, merge_artifact
 from ._ledger_errors import TIMES, repeated, rerun, resolve_errors, same_failures
 from ._ledger_text import SECTION_OF, STATEMENTS, SUPERSEDED
 from ._plans import PLAN_KEY, merge_task, task_key
-from ._records import record_field
+from ._records import field_parts, record_field
 from ._salient import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
 from .supersession import Subject, SupersessionIndex, bare_kinds
@@ -303,7 +303,7 @@ def _keyed(items: list[Salient]) -> list[Salient]:
             # ... and a value records share (the customer's address on the user and each of six orders) is shown
             # once, on the latest record; a number is each record's own (two orders of the same amount), and so is
             # a field that names the record or another (order_id, payment_method_id: what the record is about)
-            name, _, value = field[1].partition("=")
+            name, value = field_parts(field[1])
             slots = [("field", f"{field[0].lower()}={name}")]
             if (_NAMED_VALUE.search(value) or _PLACE_FIELD.search(name)) and not _NAMING_FIELD.search(name):
                 slots.append(("same value", field[1]))

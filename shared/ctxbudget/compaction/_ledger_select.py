@@ -20,7 +20,7 @@ from ..messages.tokens import TokenCounter, count_text_by_lines
 from ._artifacts import ONLY_LISTED
 from ._kept import Kept, Scored
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, read_from_paste, render_ledger
-from ._records import record_field, tool_name
+from ._records import record_field, tool_name, word_field
 from ._salient import USER_CHOSE, SalienceKind, Salient
 from .calls import is_read_command
 from .textscan import clip, scan
@@ -62,6 +62,8 @@ _BONUSED = frozenset({*STATEMENTS, "decision", "finding", "task"})
 _STRONG_VALUES = frozenset(
     {"path", "money", "date", "person", "email", "url", "hostport", "host", "version", "timezone"}
 )
+_WORD_FIELD = 0.6
+"""A record's word attribute weighs this share of its other fields."""
 _SAMPLED = re.compile(r" \(1 of \d+\)$")
 _UPPER_LABEL = re.compile(r"^[A-Z][A-Z0-9 _-]{2,30}:")
 _LABEL_WORDS = re.compile(r"[\s_-]+")
@@ -139,7 +141,7 @@ class Selection:
         # Three passes: each section first gets its share of the budget (so one kind never crowds out the others),
         # then the best remaining items while no section holds more than half, then whatever still fits. A record's
         # field is shown in its call's bullet when that is kept (it costs the field alone), else under the tool's
-        # name (``get_order: tracking_id=1Z66``). Each pass goes through the items no pass took yet, best first.
+        # name (``get_order: "tracking_id": "1Z66"``). Each pass goes through the items no pass took yet, best first.
         sections = [SECTION_OF[entry.item.kind] for entry in ranked]
         # What the user pasted (a harness's instruction template, an issue) is not what they said, and a file a search
         # or a listing only named is not one the work touched: they have no share of their own, they compete with
@@ -172,9 +174,9 @@ class Selection:
         return sorted(kept.entries(), key=lambda entry: said[id(entry)])  # a message's items as it said them
 
     def _field_costs(self, ranked: list[Scored], cap: int) -> dict[int, tuple[str, int]]:
-        """The record fields among ``ranked`` (``<call> -> ok: key=value``): each one's call, and its tokens alone.
+        """The record fields among ``ranked`` (``<call> -> ok: "key": value``): each one's call, and its tokens alone.
 
-        A field's own tokens (:func:`_scored`) are those of its fallback bullet, ``<tool>: key=value``.
+        A field's own tokens (:func:`_scored`) are those of its fallback bullet, ``<tool>: "key": value``.
         """
         out: dict[int, tuple[str, int]] = {}
         for index, entry in enumerate(ranked):
@@ -202,6 +204,8 @@ class Selection:
         elif item.kind == "command" and is_read_command(item.text.split(": ", 1)[-1].split(" -> ", 1)[0]):
             value *= 0.6  # it only showed files (sed -n, cat, grep): it can be run again, unlike a pip install
         field = record_field(item.text) if item.kind == "figure" else None
+        if field is not None and word_field(field[1]):
+            value *= _WORD_FIELD  # "membership": "gold" says what the record is; its ids and amounts come first
         if field is not None:  # a record's field: without its call's bullet it is shown under the tool's name
             _, tokens = self._size(f"{tool_name(field[0])}: {field[1]}", cap)
             return Scored(item, value, tokens)

@@ -1,28 +1,42 @@
 """A record's fields in the ledger: selected one by one, shown as one bullet per call, read back one by one.
 
 A lookup that returned a JSON record (:mod:`~ctxbudget.compaction._json_fields`) yields one item per field,
-``<call> -> ok: key=value``, so a small budget keeps the fields that matter and drops the rest. The ledger's text
+``<call> -> ok: "key": value``, so a small budget keeps the fields that matter and drops the rest. The ledger's text
 shows them together (:func:`join_fields`): in the call's own bullet when that was kept
-(``get_order {"id": "W1"} -> ok: status=delivered, tracking_id=1Z66``), else under the tool's name
-(``get_order: tracking_id=1Z66``). Reading a ledger back (:func:`split_fields`) makes each field an item again, so
+(``get_order {"id": "W1"} -> ok: "status": "delivered", "tracking_id": "1Z66"``), else under the tool's name
+(``get_order: "tracking_id": "1Z66"``). Reading a ledger back (:func:`split_fields`) makes each field an item again, so
 the next compaction can still drop one field without dropping the record. A field's informative tokens
 (:func:`item_tokens`) are its own, not those of the call's arguments, which every field of the call would share.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
+from ._json_fields import word_attribute
 from ._salient import RECORD_CALL, SalienceKind
 from .textscan import informative_tokens
 
-__all__ = ["RECORD_CALL", "call_of", "item_tokens", "join_fields", "record_field", "split_fields", "tool_name"]
+__all__ = [
+    "RECORD_CALL",
+    "call_of",
+    "field_parts",
+    "item_tokens",
+    "join_fields",
+    "record_field",
+    "split_fields",
+    "tool_name",
+    "word_field",
+]
 
-_FIELD = re.compile(r"^[\w.-]{1,80}=(?:\[[^\[\]]*\]|\"(?:[^\"\\]|\\.)*\"|[^\s,][^,\[\]]*)(?: \([^()]{1,40}\))?$")
-"""One ``key=value`` field as :mod:`~ctxbudget.compaction._json_fields` writes it: a value, a ``[column]`` or a quoted
-value, and maybe its count (``(1 of 30)``, ``(+4 more)``)."""
-_SPLIT = re.compile(r", (?=[\w.-]{1,80}=)")
+_FIELD = re.compile(
+    r'^"(?:[^"\\]|\\.){1,80}": (?:\[[^\[\]]*\]|"(?:[^"\\]|\\.)*"|-?[\d.eE+]+|true|false|null)(?: \([^()]{1,40}\))?$'
+)
+"""One ``"key": value`` field as :mod:`~ctxbudget.compaction._json_fields` writes it: a JSON value or a ``[column]``,
+and maybe its count (``(1 of 30)``, ``(+4 more)``)."""
+_SPLIT = re.compile(r', (?="(?:[^"\\]|\\.){1,80}": )')
 
 
 def tool_name(label: str) -> str:
@@ -30,14 +44,31 @@ def tool_name(label: str) -> str:
     return label.split(" {", 1)[0]
 
 
+def field_parts(field: str) -> tuple[str, str]:
+    """A field's name and its value's text (``membership`` and ``"gold"`` of ``"membership": "gold"``)."""
+    key, _, value = field.partition('": ')
+    return key[1:].replace('\\"', '"'), value
+
+
+def word_field(field: str) -> bool:
+    """``field`` holds a record's word attribute (:func:`~ctxbudget.compaction._json_fields.word_attribute`)."""
+    name, value = field_parts(field)
+    if not value.startswith('"') or not value.endswith('"'):
+        return False
+    try:
+        return word_attribute(name, json.loads(value))
+    except ValueError:
+        return False
+
+
 def record_field(text: str) -> tuple[str, str] | None:
-    """The call's label and the field of a record field's text (``<call> -> ok: key=value``); else ``None``."""
+    """The call's label and the field of a record field's text (``<call> -> ok: "key": value``); else ``None``."""
     label, ok, field = text.partition(RECORD_CALL + ": ")
     return (label, field) if ok and _FIELD.match(field) else None
 
 
 def item_tokens(text: str) -> frozenset[str]:
-    """The informative tokens of a ledger item's text; a record field's are those of ``<tool>: key=value``."""
+    """The informative tokens of a ledger item's text; a record field's are those of ``<tool>: "key": value``."""
     found = record_field(text)
     return informative_tokens(text if found is None else f"{tool_name(found[0])}: {found[1]}")
 

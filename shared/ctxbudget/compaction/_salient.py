@@ -39,7 +39,7 @@ SHOWN_BY_CALL = "shown by: "
 """How the key of a figure line its call's own bullet already shows starts (then the call's label, lower-cased): the
 ledger shows it only when that bullet is not kept; a cleared output's marker keeps it."""
 RECORD_CALL = " -> ok"
-"""How a call whose result was a record ends its bullet; each field of it is ``<call> -> ok: key=value``."""
+"""How a call whose result was a record ends its bullet; each field of it is ``<call> -> ok: "key": value``."""
 ASKED = "asked"
 """The key of the question an assistant's reply ends on: the task reads it when the user's answer is a bare yes."""
 USER_CHOSE = "User chose: "

@@ -100,7 +100,7 @@ _FAILED_FIELDS = frozenset({"error", "errors", "exception", "fatal", "failure"})
 class OutputItem:
     """One thing an output reports: ``artifact`` (a path, keyed by it), ``figure`` or a record's ``field``.
 
-    A ``field`` (``key=value``) is one field of the JSON record a known call returned: shown in the call's bullet.
+    A ``field`` (``"key": value``) is one field of the JSON record a known call returned: shown in the call's bullet.
     """
 
     kind: Literal["artifact", "figure", "field"]
@@ -125,7 +125,7 @@ def output_items(
     file's content); a command or another call the paths it wrote or reports an outcome for, its figures, and, for
     a short output, the paths it lists (and, for a lookup, its ``field: value`` lines). A JSON output is one item,
     its fields in a line (:func:`~ctxbudget.compaction._json_fields.fields_line`), or, ``in_call`` (its call is
-    known), one item per field (``key=value``), which the ledger shows in the call's bullet. A read of a ``source``
+    known), one item per field (``"key": value``), which the ledger shows in the call's bullet. A read of a ``source``
     or configuration file reports a figure only from a line of prose, not of code (``bytes := make([]byte, 6)``).
     An ``install`` command's output (``pip install``: ``Downloading pytest-9.0.3-py3-none-any.whl (375 kB)``) is the
     installer's progress: it reports nothing of the work (the call's outcome says whether it installed, and a
@@ -349,7 +349,7 @@ def _field_name(field: str) -> bool:
 
 
 def _json_records(text: str, tool: str, *, in_call: bool) -> list[OutputItem] | None:
-    """A JSON output's fields as one item (:func:`fields_line`), or one per field (``key=value``) when ``in_call``.
+    """A JSON output's fields as one item (:func:`fields_line`), or one per field (``"key": value``) when ``in_call``.
 
     ``None`` when the output is not JSON.
     """
