@@ -614,3 +614,22 @@ def test_a_records_own_word_attributes_are_shown_and_told_from_its_ids_and_state
     assert not word_field('"status": "pending"')  # the record's state is not an attribute: it says what comes next
     assert not word_field('"user_id": "ivan_garcia_4051"')
     assert not word_field('"amount": 280')
+
+
+def test_a_catalogue_keyed_by_ids_reads_as_columns_not_a_field_per_entry() -> None:
+    # tau-bench retail (held-out, twentieth round): a product's 19 variants, keyed by item id, gave 19 fields
+    # ("1615379700.price": 253.89, ...) per product: two products filled the Commands section, and the user's own
+    # record (id, email) was left out.
+    call = ToolCall(id="p", name="get_product_details", args={"product_id": "7363354090"})
+    variants = {
+        f"{1615379700 + i}": {"item_id": f"{1615379700 + i}", "options": {"size": "12"}, "price": 230.5 + i}
+        for i in range(19)
+    }
+    record = {"name": "Hiking Boots", "product_id": "7363354090", "variants": variants}
+    (bullet,) = _bullets_naming(_one_lookup(call, record), "get_product_details")
+    assert '"price": 230.5 (1 of 19)' in bullet
+    assert "(+11 more)" in bullet  # the column of item ids lists eight
+    assert ".price" not in bullet
+    small = {"credit_card_7803": {"last_four": "7803"}, "gift_card_1": {"amount": 6}}
+    (bullet,) = _bullets_naming(_one_lookup(call, {"payment_methods": small}), "get_product_details")
+    assert '"gift_card_1.amount": 6' in bullet  # a few records keyed by ids are each named by their key

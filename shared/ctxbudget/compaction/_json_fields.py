@@ -14,7 +14,8 @@ of the lists it holds):
   weighs them below its ids and amounts (:func:`word_attribute`);
 * a nested record's fields by their own names (``address1``), but under their record's name when the field's says
   nothing alone (``"priority.value": 2``), and a map keyed by ids names each record by its key
-  (``"credit_card_6040264.last_four": "2076"``, not repeating it as the record's ``id``); a list's fields as one
+  (``"credit_card_6040264.last_four": "2076"``, not repeating it as the record's ``id``), unless it holds more
+  than :data:`MAX_IDS` (a product's 19 variants: a list by another name); a list's fields as one
   column (``"flight_number": ["HAT006", "HAT018"]``): a column of ids lists them, a column of numbers gives its first
   value and how many there are (30 line-item prices are not 30 facts);
 * not a listed record's attribute map (a line item's ``"options": {"storage": "256GB SSD"}``): it describes the
@@ -127,6 +128,10 @@ def _leaves(body: object) -> tuple[dict[str, list[object]], int]:
         if isinstance(value, dict):
             if listed and maps >= 1:
                 continue  # a listed record's attributes ("options": {"storage": "256GB SSD"}) describe, not name
+            if len(value) > MAX_IDS and all(_has_digit(str(k)) and isinstance(v, dict) for k, v in value.items()):
+                # a catalogue keyed by ids (a product's 19 variants): its records are a list's, shown as columns
+                queue.extend((key, v, True, depth + 1, 0) for v in value.values())
+                continue
             parent = key.rsplit(".", 1)[-1] if key and not listed else ""
             for k, v in value.items():
                 if parent and v == parent:
