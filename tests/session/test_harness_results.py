@@ -69,6 +69,24 @@ def test_an_edit_the_user_rejected_is_not_shown_as_the_files_new_state() -> None
     assert "now: name: search" not in "".join(found.values())
 
 
+def test_what_the_user_said_when_rejecting_a_call_is_kept_as_their_own_words() -> None:
+    # Twentieth held-out round (entireio/cli): the user rejected an Edit silencing usage for the whole command with
+    # "there might be errors where it good to show usage error"; the summary kept the rejection, not their reason.
+    edit = ToolCall(id="e", name="Edit", args={"file_path": "/repo/setup.go", "old_string": "a", "new_string": "b"})
+    said = (
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
+        "the new_string was NOT written to the file). To tell you how to proceed, the user said:\ndoing this in "
+        "general is not really helpful either, there might be errors where it good to show usage error"
+    )
+    found = summary_of(
+        Message(role="assistant", tool_calls=(edit,)),
+        Message(role="tool", tool_call_id="e", content=said, metadata={"is_error": True}),
+    )
+    assert "there might be errors where it good to show usage error" in found["User facts and constraints"]
+    assert "/repo/setup.go: edited -> not run (the user rejected it)" in found["Files and artifacts"]
+    assert "To tell you how to proceed" not in "".join(found.values())
+
+
 def test_a_think_tools_reasoning_is_a_note_not_a_command() -> None:
     # Eighth held-out round (tau-bench airline, Claude 3.7 Sonnet): the agent's ``think`` calls (one prose argument,
     # an empty result) were Commands, ``think {"thought":"Let me clarify ..."} -> ok``, beside the real updates.

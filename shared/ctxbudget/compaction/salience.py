@@ -29,7 +29,7 @@ from .agent_statements import assistant_statements
 from .calls import call_label, is_thought
 from .harness import is_continuation_summary, strip_harness, subagent_reports
 from .memo import ReadMemo
-from .outcomes import failure_key, failure_line
+from .outcomes import failure_key, failure_line, rejected
 from .outputs import output_items
 from .statements import Statement, user_statements
 from .textscan import clip, informative_tokens, sentences
@@ -217,6 +217,21 @@ def message_items(
         yield from _assistant_items(message, order, by_call, failure)
     elif message.role == "tool":
         yield from tool_items(message, order, calls, failure)
+        words = _rejection_words(message)
+        if words:  # the user stopped the call and said why: their words, as in a turn of their own
+            yield from _statement_items(words, order, said=said)
+
+
+_USER_SAID = "To tell you how to proceed, the user said:"
+"""Where Claude Code's result of a call the user rejected gives the user's own words (the rest is its wrapper)."""
+
+
+def _rejection_words(result: Message) -> str:
+    """What the user said when they rejected a call (the words after Claude Code's "the user said:"), else ``""``."""
+    if not rejected(result):
+        return ""
+    _, found, words = result.text.partition(_USER_SAID)
+    return words.strip() if found else ""
 
 
 def _harness_turn(message: Message) -> bool:
