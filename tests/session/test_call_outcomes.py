@@ -209,3 +209,18 @@ def test_a_go_test_run_whose_failures_a_pipe_hides_from_its_exit_status_failed()
     )
     errors = summary_of((bash("a", "go test ./... 2>&1 | tail -50"), output, False))["Errors"]
     assert "go test ./... 2>&1 | tail -50 -> --- FAIL: TestSign (0.01s)" in errors
+
+
+def test_a_source_files_code_saying_a_path_was_saved_is_not_a_file_written() -> None:
+    # Twentieth held-out round (entireio/cli): Read of setup.go gave 'Files and artifacts' the bullet
+    # '204→ fmt.Fprintln(w, "✓ Local settings saved (.entire/settings.local.json)")'.
+    read = "\n".join(
+        [
+            "   203→\tif err := save(); err != nil {",
+            '   204→\t\tfmt.Fprintln(w, "✓ Local settings saved (.entire/settings.local.json)")',
+            "   205→\t}",
+        ]
+    )
+    assert output_items(read, "Read", file_read=True, source=True) == []
+    log = "Local settings saved (.entire/settings.local.json)\n"  # a log's own line says it happened
+    assert [item.key for item in output_items(log, "Read", file_read=True)] == [".entire/settings.local.json"]

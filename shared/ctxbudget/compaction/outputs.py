@@ -141,7 +141,7 @@ def output_items(
     present = may_occur(lower, _WORDS) if len(lower) == len(head) else None
     found = _Found()
     diff = "\n@@ -" in head or head.startswith("@@ -")  # a diff's + and - lines are the files' text, not events
-    _add_written(found, head, lower, present, search=search, diff=diff)
+    _add_written(found, head, lower, present, search=search, diff=diff, source=source)
     if not search and "diff --git " in head:
         _add_diffed(found, head)
     short = head.count("\n") < _SHORT_OUTPUT_LINES
@@ -260,18 +260,38 @@ def _add_diffed(found: _Found, head: str) -> None:
         found.add(3, match.start(), OutputItem("artifact", f"{path}: modified", path.lower()))
 
 
+def _in_literal(line: str, start: int) -> bool:
+    """The path at ``start`` is inside a string literal of code: a call's or an assignment's quoted text.
+
+    ``fmt.Fprintln(w, "Local settings saved (.entire/settings.local.json)")`` says nothing was saved.
+    """
+    before = line[:start]
+    opening = before.find('"')
+    return before.count('"') % 2 == 1 and ("(" in before[:opening] or "=" in before[:opening])
+
+
 def _add_written(
-    found: _Found, head: str, lower: str, present: frozenset[str] | None, *, search: bool = False, diff: bool = False
+    found: _Found,
+    head: str,
+    lower: str,
+    present: frozenset[str] | None,
+    *,
+    search: bool = False,
+    diff: bool = False,
+    source: bool = False,
 ) -> None:
     """The lines of ``head`` saying a path was written (weighted above every other item).
 
-    A search's hit lines (``a.go-303- // CreatedAt is when it was created``) and a diff's added and removed lines
-    (``+Logs are written to `.entire/logs/entire.log` ...``) are the files' text: not read.
+    A search's hit lines (``a.go-303- // CreatedAt is when it was created``), a diff's added and removed lines
+    (``+Logs are written to `.entire/logs/entire.log` ...``) and a source file's string literals are the files'
+    text: not read.
     """
     for position, line in word_lines(head, _WRITE_WORDS, lower, present):
         if (search and _HIT.match(line)) or (diff and _DIFF_BODY.match(line)):
             continue
         path = _PATH.search(line)
+        if path and source and _in_literal(line, path.start()):
+            continue
         if path and not _REFERENCE.search(path.group(0) + line[path.end() : path.end() + 2]):
             status = _GIT_STATUS.match(line)  # "renamed:  a.go -> b.go": the file first, as every artifact bullet
             shown = f"{status.group(2)}: {status.group(1)}{status.group(3) or ''}" if status else line.strip()
