@@ -227,3 +227,21 @@ def test_the_goal_messages_instructions_are_not_repeated_as_user_facts_beside_th
     assert "software engineer interacting" not in summary
     assert "full Linux shell environment" not in summary
     assert "on line 428" in summary
+
+
+def test_a_templates_html_comments_are_not_shown_in_the_goal() -> None:
+    # Twentieth held-out round (astropy-13033): the SWE-bench task's issue template kept its guidance in comments
+    # ("<!-- Please be sure to check out our contributing guidelines ... -->"), a third of the goal's length.
+    task = (
+        "TimeSeries: misleading exception when required column check fails.\r\n"
+        "<!-- This comments are hidden when you submit the issue,\r\nso you do not need to remove them! -->\r\n\r\n"
+        "### Expected behavior\r\n<!-- What did you expect to happen. -->\r\n"
+        "An exception that informs the users required columns are missing.\r\n"
+        "Keep this literal: <!-- never closed"
+    )
+    shown = shown_goal(task, counter=counter_for_model("gpt-4o"), max_tokens=100_000, archive=Archive())
+    assert "hidden when you submit" not in shown
+    assert "What did you expect" not in shown
+    assert "required columns are missing" in shown
+    assert "<!-- never closed" in shown  # a comment never closed is the author's text
+    assert "\r\n\r\n\r\n" not in shown  # the lines a comment stood on are closed up

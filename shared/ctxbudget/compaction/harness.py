@@ -22,6 +22,7 @@ __all__ = [
     "INSTRUCTIONS_ARCHIVED",
     "is_continuation_summary",
     "persisted_output",
+    "strip_comments",
     "strip_examples",
     "strip_harness",
     "subagent_reports",
@@ -175,6 +176,30 @@ def strip_examples(text: str) -> str:
     rules as :func:`strip_harness`: a block opened at the start of a line, a tag quoted inside a sentence stays.
     """
     return _without_blocks(text, _EXAMPLE).strip() if "<" in text else text
+
+
+_BLANK_RUN = re.compile(r"\r?\n[ \t\r]*\n(?:[ \t\r]*\n)+")
+
+
+def strip_comments(text: str) -> str:
+    """``text`` without its HTML comments (``<!-- Please be sure to check out our contributing guidelines -->``).
+
+    An issue or PR template's guidance sits in comments its author never sees once rendered: a SWE-bench task's
+    ``<pr_description>`` holds a third of its length in them. A comment never closed stays (the text after it is
+    someone's); the blank lines a removed comment leaves are closed up. One pass of ``str.find``.
+    """
+    if "<!--" not in text:
+        return text
+    out: list[str] = []
+    position = 0
+    while (start := text.find("<!--", position)) >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        out.append(text[position:start])
+        position = end + 3
+    out.append(text[position:])
+    return _BLANK_RUN.sub("\n\n", "".join(out))
 
 
 _INSTRUCTIONS = _opener(("instructions",))

@@ -14,7 +14,7 @@ import threading
 
 from ..archive.store import Archive
 from ..compaction._text_protocol import is_observation
-from ..compaction.harness import INSTRUCTIONS_ARCHIVED, strip_harness, task_of
+from ..compaction.harness import INSTRUCTIONS_ARCHIVED, strip_comments, strip_harness, task_of
 from ..compaction.statements import user_statements
 from ..context.evidence import excerpt
 from ..messages.message import Message
@@ -157,11 +157,14 @@ def goal_block(shown: str) -> str:
 def shown_goal(goal: str, *, counter: TokenCounter, max_tokens: int, archive: Archive) -> str:
     """``goal`` as the summary message shows it: verbatim, or an excerpt when it alone would crowd the window.
 
+    Verbatim without what its author did not write: a harness's wrapper and a template's HTML comments.
+
     The cap is an eighth of the window, at most 4k tokens (a window under 32k tokens has room for less: a quarter
     of a 10%-of-transcript budget went to a mini-swe-agent task's template); a longer goal is archived (as text,
     under a handle derived from its content) and shown as head and tail naming that handle.
     """
     goal = strip_harness(goal) or goal  # what the person asked: a harness's prompt or reminder around it is not
+    goal = strip_comments(goal) or goal  # nor a template's guidance in comments, which its author never saw
     cap = max(32, min(4_096, max_tokens // 8))
     if counter.count_text(goal) <= cap:
         return " ".join(goal.split()) if "\n" not in goal.strip() else goal.strip()
