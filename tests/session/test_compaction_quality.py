@@ -24,7 +24,7 @@ from ctxbudget import (
 )
 from ctxbudget.compaction import ARCHIVE_META
 from ctxbudget.compaction._json_fields import MAX_FIELDS
-from ctxbudget.compaction._records import word_field
+from ctxbudget.compaction._records import join_fields, split_fields, word_field
 from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.salience import failure_line
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
@@ -348,8 +348,9 @@ def test_a_column_of_a_json_list_lists_its_ids_and_samples_its_numbers() -> None
         "fulfillments": {"tracking_id": "1Z6682230637", "carrier": "UPS"},
     }
     (bullet,) = _bullets_naming(_one_lookup(call, record), "get_order_details")
-    for expected in ('"order_id": "#W2611340"', '"tracking_id": "1Z6682230637"', '"amount": [331.25, -40.5]'):
-        assert expected in bullet  # a key with a few values keeps each
+    history = '"payment_history": [{"amount": 331.25, "method": "gift_card_1234"}, {"amount": -40.5}]'
+    for expected in ('"order_id": "#W2611340"', '"tracking_id": "1Z6682230637"', history):
+        assert expected in bullet  # a few records side by side, each with its own values
     assert '"price": 10.5 (1 of 30)' in bullet  # 30 line-item prices: the first, and how many there are
     assert "17.75" not in bullet
     ids = '"item_id": ["9000", "9001", "9002", "9003", "9004", "9005", "9006", "9007"] (+22 more)'
@@ -370,8 +371,8 @@ def test_a_listed_records_attribute_map_is_not_shown_as_fields_of_the_record() -
         "fulfillments": [{"tracking_id": ["561919034220"], "item_ids": ["3265035808"]}],
     }
     (bullet,) = _bullets_naming(_one_lookup(call, record), "get_order_details")
-    ids = '"item_id": ["3265035808", "8920458606"]'
-    for expected in ('"order_id": "#W5400801"', ids, '"price": [2530.72, 510.02]'):
+    items = '"items": [{"item_id": "3265035808", "price": 2530.72}, {"item_id": "8920458606", "price": 510.02}]'
+    for expected in ('"order_id": "#W5400801"', items):
         assert expected in bullet
     assert '"tracking_id": "561919034220"' in bullet  # a list inside a listed record is its own column
     assert "storage" not in bullet  # the archived original holds them
@@ -633,3 +634,35 @@ def test_a_catalogue_keyed_by_ids_reads_as_columns_not_a_field_per_entry() -> No
     small = {"credit_card_7803": {"last_four": "7803"}, "gift_card_1": {"amount": 6}}
     (bullet,) = _bullets_naming(_one_lookup(call, {"payment_methods": small}), "get_product_details")
     assert '"gift_card_1.amount": 6' in bullet  # a few records keyed by ids are each named by their key
+
+
+def test_a_few_listed_records_are_shown_record_by_record_and_read_back_whole() -> None:
+    # Held-out tau-bench airline: "flight_number": ["HAT078", "HAT118"], "date": ["2024-05-27", "2024-05-28"] said
+    # which dates there were, not which flight was on which; the probes asked for the pairs.
+    call = ToolCall(id="r", name="get_reservation_details", args={"reservation_id": "OBUT9V"})
+    record = {
+        "reservation_id": "OBUT9V",
+        "flights": [
+            {"origin": "IAH", "flight_number": "HAT078", "date": "2024-05-27", "price": 523},
+            {"origin": "DEN", "flight_number": "HAT084", "date": "2024-05-28", "price": 501},
+        ],
+    }
+    (bullet,) = _bullets_naming(_one_lookup(call, record), "get_reservation_details")
+    rows = '"flights": [{"flight_number": "HAT078", "date": "2024-05-27", "price": 523}, {"flight_number": "HAT084"'
+    assert rows in bullet
+    text = bullet.removeprefix("- ")
+    read = list(split_fields("call", text, 1))
+    assert [kind for kind, _ in read] == ["call", "figure", "figure"]  # the call, then one item per field
+    assert join_fields([shown for _, shown in read]) == [text]  # a later compaction shows the record as it was
+
+
+def test_a_run_of_fields_is_read_back_only_when_every_value_is_json() -> None:
+    fields = '"a": 1, "b": [{"c": "x, \\"d\\": 2"}] (+2 more), "e": "f"'
+    assert [f for _, f in split_fields("figure", f"get_x {{}} -> ok: {fields}", 1)] == [
+        'get_x {} -> ok: "a": 1',
+        'get_x {} -> ok: "b": [{"c": "x, \\"d\\": 2"}] (+2 more)',
+        'get_x {} -> ok: "e": "f"',
+    ]
+    for broken in ('"a": 1, "b": [1, ', '"a": 1, b: 2', '"a": ' + "[" * 5_000 + "]" * 5_000):
+        text = f"get_x {{}} -> ok: {broken}"
+        assert list(split_fields("figure", text, 1)) == [("figure", text)]  # not a record's: kept as it is

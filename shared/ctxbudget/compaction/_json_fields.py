@@ -42,6 +42,8 @@ MAX_FIELDS = 24
 """Distinct fields of one record read."""
 MAX_IDS = 8
 """Most values of one column of ids a line lists."""
+MAX_ROWS = 4
+"""Most records of a list shown record by record (a longer list is shown in columns)."""
 MAX_PER_KEY = 3
 """A column with more values than this that are not all ids shows its first value and how many there are."""
 _NAMING = frozenset({"title", "name"})
@@ -122,6 +124,13 @@ def _leaves(body: object) -> tuple[dict[str, list[object]], int]:
     # attribute map, such as a line item's options)
     queue: deque[tuple[str, object, bool, int, int]] = deque([("", body, False, 0, 0)])
     visited = 0
+
+    def add(key: str, value: object) -> None:
+        if key in leaves or len(leaves) < MAX_FIELDS:
+            leaves.setdefault(key, []).append(value)
+        else:
+            more.add(key)
+
     while queue and visited < MAX_LEAVES:
         key, value, listed, depth, maps = queue.popleft()
         visited += 1
@@ -140,13 +149,38 @@ def _leaves(body: object) -> tuple[dict[str, list[object]], int]:
                 named = parent and parent not in name and (_has_digit(parent) or name.lower() in _GENERIC)
                 queue.append((f"{parent}.{name}" if named else name, v, listed, depth + 1, maps + 1))
         elif isinstance(value, list):
+            rows = _rows(value) if key and not listed else None
+            if rows is not None:  # a few records side by side: which date is whose flight, which price whose item
+                add(key, rows)
+                nested = (
+                    (str(k), v) for row in value if isinstance(row, dict) for k, v in row.items() if _container(v)
+                )  # their own lists are columns still, their attribute maps left out, as any listed record's
+                queue.extend((k, v, True, depth + 2, 1) for k, v in nested)
+                continue
             queue.extend((key, v, True, depth + 1, 0) for v in value)
         elif _kept(key, value, own=depth == 1 and not listed):
-            if key in leaves or len(leaves) < MAX_FIELDS:
-                leaves.setdefault(key, []).append(value)
-            else:
-                more.add(key)
+            add(key, value)
     return leaves, len(more)
+
+
+def _container(value: object) -> bool:
+    return isinstance(value, (dict, list))
+
+
+def _rows(records: list[object]) -> list[dict[str, object]] | None:
+    """A short list of records (2 to :data:`MAX_ROWS`) as each one's kept values, in their order; else ``None``.
+
+    ``[{"flight_number": "HAT078", "date": "2024-05-27", "price": 523}, ...]``: a column per key
+    (``"date": ["2024-05-27", "2024-05-28"]``) would say which dates there are, not which flight is on which.
+    """
+    if not 2 <= len(records) <= MAX_ROWS or not all(isinstance(r, dict) for r in records):
+        return None
+    rows = [
+        {str(k): v for k, v in record.items() if _kept(str(k), v, own=False)}
+        for record in records
+        if isinstance(record, dict)
+    ]
+    return rows if any(rows) else None
 
 
 def record_fields(body: object) -> tuple[list[str], int]:

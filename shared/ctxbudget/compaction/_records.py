@@ -31,12 +31,54 @@ __all__ = [
     "word_field",
 ]
 
-_FIELD = re.compile(
-    r'^"(?:[^"\\]|\\.){1,80}": (?:\[[^\[\]]*\]|"(?:[^"\\]|\\.)*"|-?[\d.eE+]+|true|false|null)(?: \([^()]{1,40}\))?$'
-)
-"""One ``"key": value`` field as :mod:`~ctxbudget.compaction._json_fields` writes it: a JSON value or a ``[column]``,
-and maybe its count (``(1 of 30)``, ``(+4 more)``)."""
-_SPLIT = re.compile(r', (?="(?:[^"\\]|\\.){1,80}": )')
+_DECODER = json.JSONDecoder()
+_NOTE = re.compile(r" \([^()]{1,40}\)")
+"""A field's count after its value (``(1 of 30)``, ``(+4 more)``, a line's ``(+3 more fields)``)."""
+_MAX_SAID = 4_000
+"""Longest run of fields read back (a record's line is at most 460 characters; a longer text is not one)."""
+
+
+def _fields(said: str) -> list[str] | None:
+    """``said`` as the ``"key": value`` fields :mod:`~ctxbudget.compaction._json_fields` writes, joined by ``", "``.
+
+    A value is any JSON value (a ``[column]``, a short list's records ``[{"item_id": "1", "price": 5}]``), maybe
+    followed by its count; ``None`` when ``said`` is not such a run.
+    """
+    if len(said) > _MAX_SAID or not said.startswith('"'):
+        return None
+    out: list[str] = []
+    start = 0
+    while True:
+        try:
+            key, at = _DECODER.raw_decode(said, start)
+            if not isinstance(key, str) or not 0 < len(key) <= 80 or not said.startswith(": ", at):
+                return None
+            _, end = _DECODER.raw_decode(said, at + 2)
+        except (ValueError, RecursionError):
+            return None
+        note = _NOTE.match(said, end)
+        end = note.end() if note else end
+        out.append(said[start:end])
+        if end == len(said):
+            return out
+        if not said.startswith(', "', end):
+            return None
+        start = end + 2
+
+
+def _one_field(text: str) -> bool:
+    fields = _fields(text)
+    return fields is not None and len(fields) == 1
+
+
+def _split(said: str) -> tuple[str | None, list[str]]:
+    """``said`` as what a call's bullet says first (``3 results``), if anything, and the record's fields after it."""
+    fields = _fields(said)
+    if fields is not None:
+        return None, fields
+    at = said.find(', "')
+    rest = _fields(said[at + 2 :]) if at > 0 else None
+    return (said[:at], rest) if rest is not None else (None, [])
 
 
 def tool_name(label: str) -> str:
@@ -64,7 +106,7 @@ def word_field(field: str) -> bool:
 def record_field(text: str) -> tuple[str, str] | None:
     """The call's label and the field of a record field's text (``<call> -> ok: "key": value``); else ``None``."""
     label, ok, field = text.partition(RECORD_CALL + ": ")
-    return (label, field) if ok and _FIELD.match(field) else None
+    return (label, field) if ok and _one_field(field) else None
 
 
 def item_tokens(text: str) -> frozenset[str]:
@@ -104,7 +146,7 @@ def join_fields(bullets: list[str]) -> list[str]:
 def call_of(bullet: str) -> str | None:
     """The label of a successful call's own bullet (``<call> -> ok`` or ``<call> -> ok: <not a field>``), else None."""
     label, ok, said = bullet.partition(RECORD_CALL)
-    if not ok or not (said == "" or (said.startswith(": ") and not _FIELD.match(said[2:]))):
+    if not ok or not (said == "" or (said.startswith(": ") and not _one_field(said[2:]))):
         return None
     return label
 
@@ -123,14 +165,11 @@ def split_fields(kind: SalienceKind, text: str, number: int) -> Iterator[tuple[S
         tool, _, said = text.partition(": ")
         ok = said if " {" not in tool and " " not in tool else ""
         label = f"{tool} {{#{number}}}"
-    fields = _SPLIT.split(said) if ok and said else []
-    said_first = bool(fields) and kind != "figure" and not _FIELD.match(fields[0])  # "3 results, id=[...]"
-    if said_first:
-        first, fields = fields[0], fields[1:]
-    if not fields or not all(_FIELD.match(field) for field in fields):
+    first, fields = _split(said) if ok and said else (None, [])
+    if not fields or (first is not None and kind == "figure"):  # "3 results, "id": [...]": a call's bullet only
         yield kind, text
         return
     if kind in ("call", "command"):
-        yield kind, label + RECORD_CALL + (f": {first}" if said_first else "")
+        yield kind, label + RECORD_CALL + (f": {first}" if first is not None else "")
     for field in fields:
         yield "figure", f"{label}{RECORD_CALL}: {field}"
