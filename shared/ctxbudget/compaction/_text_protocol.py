@@ -25,7 +25,7 @@ from ..messages._text_actions import ACTION_TOOL, action, is_result_turn
 from ..messages.message import Message
 from ._terminal import read_terminal
 
-__all__ = ["ACTION_TOOL", "HARNESS_META", "REJECTED_META", "as_tool_use", "is_observation"]
+__all__ = ["ACTION_TOOL", "HARNESS_META", "REJECTED_META", "as_tool_use", "harness_turn", "is_observation"]
 
 _OBSERVATION = re.compile(r"\A\s*<returncode>\s*(-?\d{1,4})\s*</returncode>\s*")
 """How the harness's result turn starts: the command's return code."""
@@ -42,6 +42,18 @@ def is_observation(message: Message) -> bool:
 
 HARNESS_META = "harness"
 """The metadata flag of a message the harness, not the person, wrote (salience reads nothing of it)."""
+_META_FLAGS = ("isMeta", "is_meta", HARNESS_META)
+
+
+def harness_turn(message: Message) -> bool:
+    """A user turn the harness wrote, with nothing the user said in it.
+
+    Its own line (Claude Code's isMeta, a text-protocol harness's format reminder), or a command's result sent as a
+    user turn whose reply is not in view.
+    """
+    return any(message.metadata.get(flag) is True for flag in _META_FLAGS) or is_observation(message)
+
+
 REJECTED_META = "ctxbudget_rejected"
 """The metadata key of a format reminder: why the harness rejected the reply before it (its first line)."""
 

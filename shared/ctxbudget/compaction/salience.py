@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from ..messages.message import Message, ToolCall
 from ._salient import ASKED, RECORD_CALL, SHOWN_BY_CALL, USER_CHOSE, SalienceKind, Salient, item_key
 from ._salient import item as _item
-from ._text_protocol import HARNESS_META, REJECTED_META, as_tool_use, is_observation
+from ._text_protocol import REJECTED_META, as_tool_use, harness_turn
 from ._tool_use import call_items, tool_items
 from .agent_statements import assistant_statements
 from .calls import call_label, is_thought
@@ -53,7 +53,6 @@ HandleOf = Callable[[Message], "str | None"]
 """The archive handle a message of the span will have once compacted (``None``: not known)."""
 Said = Callable[[str], Sequence[Statement]]
 """Reads the statements of a user message's text (:func:`~ctxbudget.compaction.statements.user_statements`)."""
-_META_FLAGS = ("isMeta", "is_meta", HARNESS_META)
 """Message metadata flags a transcript reader sets on text the harness, not the person, wrote."""
 
 
@@ -129,7 +128,7 @@ def _short_answer(message: Message, asked: str | None, order: int) -> list[Salie
     "yes for both, go ahead" after "Want me to skip the formal write-up?" is the user's decision:
     ``User chose: yes for both, go ahead (to: Want me to skip ...?)``. A harness's turn is no reply.
     """
-    if asked is None or _harness_turn(message):
+    if asked is None or harness_turn(message):
         return []
     text = " ".join(strip_harness(message.text).split())
     if not text or len(text.split()) > _ANSWER_WORDS:
@@ -234,20 +233,11 @@ def _rejection_words(result: Message) -> str:
     return words.strip() if found else ""
 
 
-def _harness_turn(message: Message) -> bool:
-    """A user turn the harness wrote, with nothing the user said in it.
-
-    Its own line (Claude Code's isMeta, a text-protocol harness's format reminder), or a command's result sent as a
-    user turn whose reply is not in view.
-    """
-    return any(message.metadata.get(flag) is True for flag in _META_FLAGS) or is_observation(message)
-
-
 def _user_items(message: Message, order: int, handle_of: HandleOf | None, said: Said) -> Iterator[Salient]:
     rejected = message.metadata.get(REJECTED_META)
     if isinstance(rejected, str) and rejected:  # a harness rejected the reply before: it ran nothing
         yield _item("error", f"the harness rejected the reply -> {rejected}", "the harness rejected the reply", order)
-    if _harness_turn(message):
+    if harness_turn(message):
         return
     if is_continuation_summary(message.text):
         yield from _continuation(message.text, order)

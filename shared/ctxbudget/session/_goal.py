@@ -13,7 +13,7 @@ import re
 import threading
 
 from ..archive.store import Archive
-from ..compaction._text_protocol import is_observation
+from ..compaction._text_protocol import harness_turn, is_observation
 from ..compaction.harness import INSTRUCTIONS_ARCHIVED, strip_comments, strip_harness, task_of
 from ..compaction.statements import user_statements
 from ..context.evidence import excerpt
@@ -103,6 +103,8 @@ class Goal:
             return
         if message.role != "user" or message.metadata.get("ctxbudget") or not (self._text is None or self._tentative):
             return
+        if harness_turn(message) or not strip_harness(message.text).strip():
+            return  # the harness's turn (Claude Code's caveat before a local command): nothing the user said
         if self._text is None:  # the first user message stands in until one that asks is read
             self._text, self._id, self._live, self._tentative = message.text, message.id, True, True
         self._unread.append(message)
