@@ -157,6 +157,10 @@ def _leaves(body: object) -> tuple[dict[str, list[object]], int]:
                 )  # their own lists are columns still, their attribute maps left out, as any listed record's
                 queue.extend((k, v, True, depth + 2, 1) for k, v in nested)
                 continue
+            if len(value) == 1 and not _container(value[0]):  # "reservations": ["G72NSF"], a list as it was sent
+                if _kept(key, value[0], own=False):
+                    add(key, value)
+                continue
             queue.extend((key, v, True, depth + 1, 0) for v in value)
         elif _kept(key, value, own=depth == 1 and not listed):
             add(key, value)
@@ -176,7 +180,7 @@ def _rows(records: list[object]) -> list[dict[str, object]] | None:
     if not 2 <= len(records) <= MAX_ROWS or not all(isinstance(r, dict) for r in records):
         return None
     rows = [
-        {str(k): v for k, v in record.items() if _kept(str(k), v, own=False)}
+        {str(k): v for k, v in record.items() if _kept(str(k), v, own=True)}
         for record in records
         if isinstance(record, dict)
     ]
