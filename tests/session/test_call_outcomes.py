@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from ctxbudget import Message, SummaryRequest, ToolCall
+from ctxbudget.compaction.outcomes import failure_line
 from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
 from ctxbudget.providers import counter_for_model
@@ -224,3 +225,14 @@ def test_a_source_files_code_saying_a_path_was_saved_is_not_a_file_written() -> 
     assert output_items(read, "Read", file_read=True, source=True) == []
     log = "Local settings saved (.entire/settings.local.json)\n"  # a log's own line says it happened
     assert [item.key for item in output_items(log, "Read", file_read=True)] == [".entire/settings.local.json"]
+
+
+def test_an_api_error_body_after_an_exit_code_is_the_failure_line() -> None:
+    # Twenty-first held-out round (cipher-box): `gh api graphql` exited 1 with '{"errors":[{"path":[...],
+    # "message":"Field 'body' doesn't accept argument 'truncate'"}]}'; the summary's error said only "Exit code 1".
+    path = ",".join(f'"{part}"' for part in ("query", "repository", "pullRequest", "reviewThreads", "nodes") * 4)
+    body = f'{{"errors":[{{"path":[{path}],"message":"Field \'body\' doesn\'t accept argument \'truncate\'"}}]}}'
+    failed = Message(role="tool", tool_call_id="g", content=f"Exit code 1\n{body}gh: Field 'body' doesn't accept")
+    assert failure_line(failed) == "Field 'body' doesn't accept argument 'truncate' (Exit code 1)"
+    listed = Message(role="tool", tool_call_id="g", content='{"errors": [], "data": {"message": "hi"}}\n2 more')
+    assert failure_line(listed) is None  # no error in it, and no exit code

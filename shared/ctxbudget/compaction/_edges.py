@@ -10,12 +10,13 @@ test runner's progress and session header lines (pytest's ``test/rules/yaml_test
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
 from .textscan import MAX_RUN, bounded_line
 
-__all__ = ["EDGE_LINES", "HEADED_ERROR", "WRAPPER", "carried", "content", "edge_lines"]
+__all__ = ["EDGE_LINES", "HEADED_ERROR", "WRAPPER", "carried", "content", "edge_lines", "json_error"]
 
 EDGE_LINES = 6
 """Lines read at each end of an output."""
@@ -23,6 +24,23 @@ WRAPPER = re.compile(r"^\s*</?(?:returncode|output|stdout|stderr|tool_use_error)
 HEADED_ERROR = re.compile(r"^[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,4} error: \S")
 """A tool's error under a heading of its own kind (Sphinx's "Sphinx version error:" over the line that says what), read
 as one line: ``Sphinx version error: This project needs the extension ... at least in version 0.6``."""
+_JSON_ERROR = re.compile(r'"errors?"\s*:\s*(?:\[\s*)?\{.{0,400}?"message"\s*:\s*"((?:[^"\\]|\\.){1,200})"')
+"""A JSON error body on a line of output (GraphQL's, an API's): ``{"errors":[{"path":[...],"message":"..."}]}``."""
+
+
+def json_error(text: str) -> str | None:
+    """The message of a JSON error body on a line of ``text``'s head (``Field 'body' doesn't accept argument ...``)."""
+    head = text[:2_000]
+    found = _JSON_ERROR.search(head) if '"message"' in head else None
+    if found is None:
+        return None
+    try:
+        said = json.loads(f'"{found.group(1)}"')
+    except ValueError:
+        return None
+    return said if isinstance(said, str) and said.strip() else None
+
+
 _HEADING = re.compile(r"^[A-Za-z][\w.-]{0,40}(?: [\w.-]{1,40}){0,4} error:\s*$")
 _PROMPT = re.compile(r"^\((?:Open file|Current directory): [^\n]{0,400}\)\s*$|^bash-\$\s*$")
 """SWE-agent's shell prompt after a command's output (the open file, the directory, ``bash-$``)."""

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..messages.message import Message, ToolCall
 from ..messages.toolpairs import not_run
-from ._edges import HEADED_ERROR, WRAPPER, carried, content, edge_lines
+from ._edges import HEADED_ERROR, WRAPPER, carried, content, edge_lines, json_error
 from ._test_runs import failed_tests
 from .calls import COMMAND_SEPARATOR, QUOTED_STRING, call_kind, is_search, shell_command
 from .harness import persisted_output
@@ -230,7 +230,7 @@ def _edge_failure(text: str) -> str | None:
         ln
         for ln in edges
         if any(p.match(ln) for p in said_errors) or (_may_hold(ln, _EDGE_ERROR_WORDS) and _EDGE_ERROR.search(ln))
-    ]
+    ] or [said for said in [code_line and json_error(text)] if said]  # '{"errors":[{"message":"..."}]}', exit 1
     if code_line is not None:  # a failed build or lint: its compiler's "file:line:col: message" lines say what failed
         errors = [ln for ln in edges if _DIAGNOSTIC.match(ln)] + errors  # the first and the last of them are named
     said = None
