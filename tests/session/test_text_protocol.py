@@ -104,3 +104,22 @@ def test_a_conversation_without_result_turns_is_read_as_it_is() -> None:
         Message(role="assistant", content="ok"),
     ]
     assert as_tool_use(plain) == plain
+
+
+def test_a_bare_block_quoted_beside_the_bash_block_is_not_the_command() -> None:
+    # Twenty-first held-out round (requests-5414, Gemini 3 Pro): a reply quoted a traceback in a bare fence before
+    # its ```bash block; read as two commands, the reply ran nothing and its grep stood among the Findings.
+    traceback = "```\n  File \"connection.py\", line 68\nLocationParseError: Failed to parse: '.example.com'\n```"
+    command = "```bash\ngrep -n helper models.py\n```"
+    said = f"THOUGHT: The traceback showed:\n{traceback}\n\nLook at the helper:\n\n{command}"
+    read = as_tool_use(
+        [
+            Message(role="assistant", id="a1", content=said),
+            Message(role="user", id="u1", content="<returncode>0</returncode>\n<output>\n351: def helper\n</output>"),
+        ]
+    )
+    assert read[0].tool_calls[0].args == {"command": "grep -n helper models.py"}
+    assert "LocationParseError" in read[0].text  # the quote stays in what the reply said
+    swe_agent = Message(role="assistant", id="a2", content="DISCUSSION\nList them.\n\n```\nls -a\n```")
+    answered = Message(role="user", id="u2", content="<returncode>0</returncode>\n<output>\nsetup.py\n</output>")
+    assert as_tool_use([swe_agent, answered])[0].tool_calls[0].args == {"command": "ls -a"}  # a bare block alone runs

@@ -6,8 +6,8 @@ code (``<returncode>1</returncode>`` then ``<output>...</output>``). The history
 reads them for meaning reads them as tool use: the archive's search units (:mod:`ctxbudget.archive._units`) and
 compaction (:mod:`ctxbudget.compaction._text_protocol`), both with :func:`action` and :func:`is_result_turn`.
 
-A reply with one command block (the block on lines of its own, a ``bash``, ``sh``, ``shell`` or bare fence) makes a
-call; a reply with several blocks (which the harness rejects) or none is text.
+A reply with one command block (the block on lines of its own, a ``bash``, ``sh``, ``shell`` fence, or a bare one
+when it labels none) makes a call; a reply with several blocks (which the harness rejects) or none is text.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ ACTION_TOOL = "bash"
 """The tool name a command written as a code block is read under (compaction's name for it)."""
 _RESULT = re.compile(r"\A\s*<returncode>\s*-?\d{1,4}\s*</returncode>")
 """How a harness's result turn starts: the command's return code."""
-_OPENING = re.compile(r"```(?:bash|sh|shell)?[ \t]*")
+_OPENING = re.compile(r"```(bash|sh|shell)?[ \t]*")
 """A line that opens a command block (fullmatched against one line)."""
 _CLOSING = re.compile(r"```[ \t]*")
 _THOUGHT = re.compile(r"\A(?:THOUGHT|DISCUSSION|Thought):[ \t]*")
@@ -59,23 +59,28 @@ def action(message: Message) -> tuple[ToolCall, str] | None:
 
 
 def _blocks(lines: list[str]) -> list[tuple[int, int]]:
-    """The (opening, closing) line indices of the first two fenced command blocks, in one pass over ``lines``.
+    """The (opening, closing) line indices of the reply's command blocks (the first two), in one pass over ``lines``.
 
-    A block opens on a line that is only a fence (with ``bash``, ``sh`` or ``shell``, or no language) and closes on
-    the next line that is only a fence; a fence of another language opens a block that is no command.
+    A block opens on a line that is only a fence and closes on the next line that is only a fence. A ``bash``,
+    ``sh`` or ``shell`` block is a command; so is a bare one when the reply labels none (SWE-agent's format), but
+    beside a labelled block a bare one is a quote (a traceback shown in mini-swe-agent's reasoning, which its
+    harness does not run); a fence of another language opens a block that is no command.
     """
-    blocks: list[tuple[int, int]] = []
+    labelled: list[tuple[int, int]] = []
+    bare: list[tuple[int, int]] = []
     opened: int | None = None
-    command = False
+    kind: list[tuple[int, int]] | None = None
     for index, line in enumerate(lines):
         if not line.startswith("```"):
             continue
         if opened is None:
-            opened, command = index, _OPENING.fullmatch(line) is not None
+            opened = index
+            found = _OPENING.fullmatch(line)
+            kind = None if found is None else (labelled if found.group(1) else bare)
         elif _CLOSING.fullmatch(line):
-            if command:
-                blocks.append((opened, index))
-                if len(blocks) == 2:
+            if kind is not None:
+                kind.append((opened, index))
+                if len(labelled) == 2:
                     break
             opened = None
-    return blocks
+    return labelled or bare[:2]
