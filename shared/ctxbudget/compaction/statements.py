@@ -62,9 +62,12 @@ _ASSENT = (
     r"|perfect|correct|right))"
 )
 _THANKS = re.compile(
-    r"^(?:thanks?(?: you)?|many thanks|i appreciate (?:it|that|this|your help))\b[\s,!]*", re.IGNORECASE
+    r"^(?:(?:i see|oh|ah|ok|okay|alright|got it|understood)[,.!]?\s+)?"
+    r"(?:thanks?(?: you)?|many thanks|i appreciate (?:it|that|this|your help))\b[\s,!]*",
+    re.IGNORECASE,
 )
-"""Gratitude: with little after it ("Thank you for finding this solution.") the sentence says nothing to keep."""
+"""Gratitude: with little after it ("Thank you for finding this solution.", "I see, thanks for letting me know.") the
+sentence says nothing to keep."""
 _REACTION = re.compile(
     r"^(?:that|this|(?:all of )?(?:those|these)(?: \w+)?)(?:'s| is| was| are| were| sounds| seems| looks)"
     r"(?: (?:much|a lot|way|far|really|very|quite|so|too|a bit|even|still|definitely|actually))*"
