@@ -139,8 +139,14 @@ def test_how_the_next_step_is_done_or_a_request_to_the_user_is_no_decision(said:
     assert assistant_statements(said) == []
 
 
-def test_a_choice_of_what_to_use_is_still_a_decision() -> None:
-    said = "We'll use Redis for the session cache instead of memcached."
+@pytest.mark.parametrize(
+    "said",
+    [
+        "We'll use Redis for the session cache instead of memcached.",
+        "I'll use `getattr` to be safe.",  # twenty-second held-out round (pytest-7236): how the fix reads the flag
+    ],
+)
+def test_a_choice_of_what_to_use_is_still_a_decision(said: str) -> None:
     assert [(s.kind, s.text) for s in assistant_statements(said)] == [("decision", said)]
 
 

@@ -92,7 +92,7 @@ _WILL_CHANGE = re.compile(
 _TOOL_FOR_STEP = re.compile(
     r"\b(?:i|we)(?:'ll| will| am going to|'m going to)(?: now| then| also| first)? use\s+"
     r"(?:`[^`\n]{1,40}`|(?:a |the )?(?:python |bash |shell |small )?(?:script|command|one-liner|tool)\b)"
-    r"(?: command| tool)?\s+(?:again\s+)?to\b",
+    r"(?: command| tool)?\s+(?:again\s+)?to\b(?!\s+be\b)",  # "I'll use `getattr` to be safe" chose how the code works
     re.IGNORECASE,
 )
 """How the agent says it will do the next step ("I'll use `sed` to perform this modification", "After creating the
