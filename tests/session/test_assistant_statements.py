@@ -253,3 +253,18 @@ def test_an_interjection_before_what_the_agent_found_is_not_narration() -> None:
     )
     assert found.text == "`.claude/settings.local.json` overrides `.claude/settings.json` - hooks don't run twice."
     assert assistant_statements("Great! Let me run the tests now.") == []
+
+
+@pytest.mark.parametrize(
+    ("block", "kept"),
+    [
+        ("```\nProduces the following valid xml, which is indented poorly:\n```", False),  # introduces
+        ("```xml\n<plugin>\n  <groupId>...\n```", False),  # an elided tag or two
+        ("```python\nif parse(reqversion) > parse(extension.version):\n```", True),  # code, though it ends in ":"
+        ("```bash\npytest tests/test_config.py -k verbose\n```", True),
+    ],
+)
+def test_a_short_block_is_a_finding_only_when_it_says_something_alone(block: str, kept: bool) -> None:
+    # Twenty-third held-out round (sphinx-10323): quoted blocks became bullets that say nothing alone.
+    found = [s.text for s in assistant_statements(f"The issue quotes this:\n{block}\nSo the dedent is wrong.")]
+    assert any(block.split("\n")[1].strip() in text for text in found) is kept

@@ -176,8 +176,9 @@ def assistant_statements(text: str) -> list[Statement]:
         parts = text.split(FENCE)
         for block in parts[1::2][:_MAX_SNIPPETS]:  # a one- or two-line block is a command or value given to use
             code = [ln for ln in block.splitlines()[1:] if ln.strip()] if "\n" in block else [block]
-            if 0 < len(code) <= 2 and sum(map(len, code)) <= 200:
-                out.append(Statement("finding", clip(" ; ".join(ln.strip() for ln in code), 220)))
+            snippet = " ; ".join(ln.strip() for ln in code)
+            if 0 < len(code) <= 2 and sum(map(len, code)) <= 200 and _says_something(snippet):
+                out.append(Statement("finding", clip(snippet, 220)))
         text = "\n".join(parts[0::2])  # longer code blocks are not statements
     if len(text) > SCAN_HEAD + SCAN_TAIL:
         text = ends(text)
@@ -230,6 +231,21 @@ def assistant_statements(text: str) -> list[Statement]:
     if done is None:
         return out
     return [done, *(st for st in out if f"Done: {st.text}" != done.text)]  # the report is said once, as done
+
+
+_WORD = re.compile(r"[A-Za-z]{2,}")
+_CODE_MARK = re.compile(r"[()\[\]{}=<>]")
+
+
+def _says_something(snippet: str) -> bool:
+    """A short block says something alone: three words, or a value.
+
+    Not a line introducing what follows ("Produces the following xml:"), nor an elided tag or two
+    ("<plugin> ; <groupId>...").
+    """
+    if snippet.rstrip().endswith(":") and _CODE_MARK.search(snippet) is None:
+        return False  # prose that introduces; "if parse(reqversion) > parse(extension.version):" is code
+    return len(_WORD.findall(snippet)) >= 3 or _SPECIFIC.search(snippet) is not None
 
 
 def _says_more_of(sentence: str) -> bool:
