@@ -17,12 +17,14 @@ def _artifact(text: str) -> Salient:
     return Salient("artifact", text, text.split(" ", 1)[0].lower(), 3, informative_tokens(text))
 
 
-def test_a_file_only_listed_is_worth_half_of_one_the_work_touched() -> None:
+def test_a_file_only_listed_is_worth_a_quarter_of_one_the_work_touched() -> None:
+    # Held-out at 10% (rounds 19 to 21): files a Glob or a Grep only named still outranked what the work found; at a
+    # quarter, three more probes stay in view and none leaves.
     selection = Selection(TiktokenCounter(), max_tokens=400, max_items=None, bonus=lambda item: 0.0)
     touched = selection._scored(_artifact("cmd/entire/cli/checkpoint/committed.go: read"), (0.5, 0.5), 100)
     for how in ("found by Grep", "listed by Bash"):
         listed = selection._scored(_artifact(f"cmd/entire/cli/checkpoint/committed.go ({how})"), (0.5, 0.5), 100)
-        assert listed.value == touched.value / 2
+        assert listed.value == touched.value / 4
 
 
 def test_a_command_that_only_showed_files_is_worth_less_than_one_that_changed_something() -> None:

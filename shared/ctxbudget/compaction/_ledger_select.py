@@ -200,7 +200,7 @@ class Selection:
         elif item.kind == "figure" and _SAMPLED.search(item.text):
             value *= 0.5  # one value of a column ("price": 216.03 (1 of 14)) says little about the other thirteen
         elif item.kind == "artifact" and ONLY_LISTED.search(item.text):
-            value *= 0.5  # a file a search or a listing named, nothing done to it: running it again names it
+            value *= 0.25  # a file a search or a listing named, nothing done to it: running it again names it
         elif item.kind == "command" and is_read_command(item.text.split(": ", 1)[-1].split(" -> ", 1)[0]):
             value *= 0.6  # it only showed files (sed -n, cat, grep): it can be run again, unlike a pip install
         field = record_field(item.text) if item.kind == "figure" else None
