@@ -23,7 +23,7 @@ from ctxbudget import (
     find_tool_pair_problems,
 )
 from ctxbudget.compaction import ARCHIVE_META
-from ctxbudget.compaction._json_fields import MAX_FIELDS
+from ctxbudget.compaction._json_fields import MAX_FIELDS, record_fields
 from ctxbudget.compaction._records import join_fields, split_fields, word_field
 from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.salience import failure_line
@@ -669,3 +669,13 @@ def test_a_run_of_fields_is_read_back_only_when_every_value_is_json() -> None:
     for broken in ('"a": 1, "b": [1, ', '"a": 1, b: 2', '"a": ' + "[" * 5_000 + "]" * 5_000):
         text = f"get_x {{}} -> ok: {broken}"
         assert list(split_fields("figure", text, 1)) == [("figure", text)]  # not a record's: kept as it is
+
+
+def test_a_few_long_records_read_in_columns_and_no_value_runs_long() -> None:
+    # A model chooses what a lookup returns: three records of 50,000 keys and a 10,000-letter note each must not make
+    # one field of their own the size of the output.
+    records = [{"sku": f"A{i}", "note": "x1" * 5_000, **{f"k{j}": j for j in range(50_000)}} for i in range(3)]
+    fields, _ = record_fields({"id": "X1", "items": records})
+    assert not [field for field in fields if field.startswith('"items"')]  # too long side by side: in columns
+    assert max(len(field) for field in fields) <= 200
+    assert len(fields) <= MAX_FIELDS

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
+from itertools import islice
 
 __all__ = ["MAX_CHARS", "fields_line", "record_fields", "word_attribute"]
 
@@ -172,19 +173,24 @@ def _container(value: object) -> bool:
 
 
 def _rows(records: list[object]) -> list[dict[str, object]] | None:
-    """A short list of records (2 to :data:`MAX_ROWS`) as each one's kept values, in their order; else ``None``.
+    """A short list of short records (2 to :data:`MAX_ROWS`, :data:`MAX_CHARS` in all) as each one's kept values.
 
     ``[{"flight_number": "HAT078", "date": "2024-05-27", "price": 523}, ...]``: a column per key
     (``"date": ["2024-05-27", "2024-05-28"]``) would say which dates there are, not which flight is on which.
+    ``None`` for any other list, which reads in columns.
     """
     if not 2 <= len(records) <= MAX_ROWS or not all(isinstance(r, dict) for r in records):
         return None
-    rows = [
-        {str(k): v for k, v in record.items() if _kept(str(k), v, own=True)}
-        for record in records
-        if isinstance(record, dict)
-    ]
-    return rows if any(rows) else None
+    rows: list[dict[str, object]] = []
+    for record in records:
+        row: dict[str, object] = {}
+        for k, v in islice(record.items() if isinstance(record, dict) else (), MAX_LEAVES // MAX_ROWS):
+            if len(row) < MAX_FIELDS and _kept(str(k), v, own=True):
+                row[str(k)] = v[:120] + "…" if isinstance(v, str) and len(v) > 120 else v  # as _shown cuts a value
+        rows.append(row)
+    if not any(rows) or len(json.dumps(rows, ensure_ascii=False)) > MAX_CHARS:
+        return None  # long records read better in columns, which sample their values
+    return rows
 
 
 def record_fields(body: object) -> tuple[list[str], int]:
