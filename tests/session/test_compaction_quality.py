@@ -24,7 +24,7 @@ from ctxbudget import (
 )
 from ctxbudget.compaction import ARCHIVE_META
 from ctxbudget.compaction._json_fields import MAX_FIELDS, record_fields
-from ctxbudget.compaction._records import join_fields, split_fields, word_field
+from ctxbudget.compaction._records import field_parts, join_fields, split_fields, word_field
 from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.salience import failure_line
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
@@ -666,6 +666,7 @@ def test_a_run_of_fields_is_read_back_only_when_every_value_is_json() -> None:
         'get_x {} -> ok: "b": [{"c": "x, \\"d\\": 2"}] (+2 more)',
         'get_x {} -> ok: "e": "f"',
     ]
+    assert field_parts('"a \\"b\\": c": 5 (1 of 3)') == ('a "b": c', "5 (1 of 3)")  # a key as the JSON it is
     for broken in ('"a": 1, "b": [1, ', '"a": 1, b: 2', '"a": ' + "[" * 5_000 + "]" * 5_000):
         text = f"get_x {{}} -> ok: {broken}"
         assert list(split_fields("figure", text, 1)) == [("figure", text)]  # not a record's: kept as it is

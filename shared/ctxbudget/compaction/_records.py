@@ -87,9 +87,16 @@ def tool_name(label: str) -> str:
 
 
 def field_parts(field: str) -> tuple[str, str]:
-    """A field's name and its value's text (``membership`` and ``"gold"`` of ``"membership": "gold"``)."""
-    key, _, value = field.partition('": ')
-    return key[1:].replace('\\"', '"'), value
+    """A field's name and its value's text (``membership`` and ``"gold"`` of ``"membership": "gold"``).
+
+    The name is decoded as the JSON string it is (``"battery life"``, escapes and all); ``field`` is one field
+    (:func:`record_field` found it).
+    """
+    try:
+        key, at = _DECODER.raw_decode(field)
+    except ValueError:
+        key, at = "", 0
+    return (key, field[at + 2 :]) if isinstance(key, str) and at else ("", field)
 
 
 def word_field(field: str) -> bool:
