@@ -55,6 +55,8 @@ _SUCCESS = frozenset({"ok", "success", "successful", "succeeded"})
 """A state that only says the call worked, which its bullet's ``-> ok`` already says."""
 _GENERIC = frozenset({"value", "name", "id", "type", "code", "key", "label"})
 """Field names that say nothing without their record's (``priority.value=2``, not ``value=2``)."""
+_VALUE_CHARS = 120
+"""Longest text value shown (a longer one is cut, with "…")."""
 _ATTRIBUTE_CHARS = 24
 """Longest word value of a record's own field kept (``"membership": "gold"``, ``"cabin": "economy"``)."""
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
@@ -96,11 +98,14 @@ def word_attribute(key: str, value: object) -> bool:
     )
 
 
+def _cut(value: object) -> object:
+    """``value``, a long text cut at :data:`_VALUE_CHARS` characters."""
+    return value[:_VALUE_CHARS] + "…" if isinstance(value, str) and len(value) > _VALUE_CHARS else value
+
+
 def _shown(value: object) -> str:
-    """``value`` as JSON, as the tool wrote it (a long text cut at 120 characters)."""
-    if isinstance(value, str) and len(value) > 120:
-        value = value[:120] + "…"
-    return json.dumps(value, ensure_ascii=False)
+    """``value`` as JSON, as the tool wrote it (a long text cut)."""
+    return json.dumps(_cut(value), ensure_ascii=False)
 
 
 def _field(name: str, values: list[object]) -> str:
@@ -179,14 +184,15 @@ def _rows(records: list[object]) -> list[dict[str, object]] | None:
     (``"date": ["2024-05-27", "2024-05-28"]``) would say which dates there are, not which flight is on which.
     ``None`` for any other list, which reads in columns.
     """
-    if not 2 <= len(records) <= MAX_ROWS or not all(isinstance(r, dict) for r in records):
+    dicts = [record for record in records if isinstance(record, dict)]
+    if not 2 <= len(dicts) == len(records) <= MAX_ROWS:
         return None
     rows: list[dict[str, object]] = []
-    for record in records:
+    for record in dicts:
         row: dict[str, object] = {}
-        for k, v in islice(record.items() if isinstance(record, dict) else (), MAX_LEAVES // MAX_ROWS):
+        for k, v in islice(record.items(), MAX_LEAVES // MAX_ROWS):
             if len(row) < MAX_FIELDS and _kept(str(k), v, own=True):
-                row[str(k)] = v[:120] + "…" if isinstance(v, str) and len(v) > 120 else v  # as _shown cuts a value
+                row[str(k)] = _cut(v)
         rows.append(row)
     if not any(rows) or len(json.dumps(rows, ensure_ascii=False)) > MAX_CHARS:
         return None  # long records read better in columns, which sample their values

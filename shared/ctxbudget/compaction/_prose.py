@@ -23,6 +23,7 @@ __all__ = [
     "is_prose",
     "prose_of",
     "unbold",
+    "word_count",
 ]
 
 SCAN_HEAD = 6_000
@@ -151,3 +152,11 @@ def unbold(text: str) -> str:
     parts = text.split("`")
     parts[0::2] = [_BOLD.sub(lambda m: m.group(1) or m.group(2), part) for part in parts[0::2]]
     return "`".join(parts)
+
+
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def word_count(text: str) -> int:
+    """The words of ``text``: runs of two letters or more (a lone letter, "I", is none; ``<groupId>`` is one)."""
+    return len(_WORD.findall(text))

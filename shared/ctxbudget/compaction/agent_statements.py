@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ._prose import FENCE, LIST_MARKER, SCAN_HEAD, SCAN_TAIL, ends, is_prose, unbold
+from ._prose import FENCE, LIST_MARKER, SCAN_HEAD, SCAN_TAIL, ends, is_prose, unbold, word_count
 from .harness import strip_harness
 from .statements import Statement, label_of, statement_body
 from .textscan import bounded, clip, content_words, sentences
@@ -233,7 +233,6 @@ def assistant_statements(text: str) -> list[Statement]:
     return [done, *(st for st in out if f"Done: {st.text}" != done.text)]  # the report is said once, as done
 
 
-_WORD = re.compile(r"[A-Za-z]{2,}")
 _CODE_MARK = re.compile(r"[()\[\]{}=<>]")
 
 
@@ -245,7 +244,7 @@ def _says_something(snippet: str) -> bool:
     """
     if snippet.rstrip().endswith(":") and _CODE_MARK.search(snippet) is None:
         return False  # prose that introduces; "if parse(reqversion) > parse(extension.version):" is code
-    return len(_WORD.findall(snippet)) >= 3 or _SPECIFIC.search(snippet) is not None
+    return word_count(snippet) >= 3 or _SPECIFIC.search(snippet) is not None
 
 
 def _says_more_of(sentence: str) -> bool:

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ._prose import LIST_MARKER, continued, prose_of, unbold
+from ._prose import LIST_MARKER, continued, prose_of, unbold, word_count
 from .harness import strip_harness
 from .textscan import bounded, clip, content_words, sentences
 
@@ -235,13 +235,11 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
     polite = _POLITE_REQUEST.match(verb) or _PLEASE.search(body[: len(body) - len(verb)])
     if polite or (_IMPERATIVE.match(verb) and not labelled and not _FINITE.match(verb)):
         return "request"
-    if (len(content_words(body)) < 2 or len(_WORDS.findall(body)) < 3) and not _HAS_VALUE.search(body):
+    if (len(content_words(body)) < 2 or word_count(body) < 3) and not _HAS_VALUE.search(body):
         return None  # "Yes, that sounds good.", "I already removed": nothing in it a summary could keep alone
     return "fact"
 
 
-_WORDS = re.compile(r"[A-Za-z]{2,}")
-"""A word of a statement (a lone letter, "I", is none)."""
 _INTRODUCING = re.compile(r"(?<=\w)\s*:\s*$")
 """The colon a sentence ends on when it introduces what follows it (a paste, an example, a list)."""
 
