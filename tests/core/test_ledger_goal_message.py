@@ -55,3 +55,25 @@ def test_a_requests_list_items_stay_apart_in_the_latest_request() -> None:
     request = SummaryRequest(messages=(*WORK, asks), max_tokens=400)
     latest = ExtractiveSummarizer(TiktokenCounter()).summarize(request).split("## Latest request\n- ", 1)[1]
     assert "the flag; Please update the docs; Please bump the version" in latest
+
+
+def test_the_goals_own_paste_is_neither_its_bullet_nor_its_template_comments() -> None:
+    """A SWE-bench task (astropy-13033, held-out): its issue template's guidance, in HTML comments, had filled "User
+    facts" under a "User pasted 224 lines ..." bullet for the very message the goal shows."""
+    template = (
+        "<!-- This comments are hidden when you submit the issue,\nso you do not need to remove them! -->\n"
+        "<!-- Please be sure to check out our contributing guidelines,\nhttps://example.org/CONTRIBUTING.md -->\n"
+    )
+    goal = Message(
+        role="user",
+        id="goal",
+        content=f"<pr_description>\n{template}TimeSeries: misleading exception when a required column is missing."
+        "\n</pr_description>\n" + "The staging database is db-stg-4 on port 5433 in this setup.\n" * 60,
+    )
+    shown = "TimeSeries: misleading exception when a required column is missing. [... omitted ...]"  # its excerpt
+    request = SummaryRequest(messages=(goal, *WORK), goal=shown, goal_id="goal", max_tokens=600)
+    summary = ExtractiveSummarizer(TiktokenCounter()).summarize(request)
+    assert "User pasted" not in summary  # the goal is that paste, shown beside the summary
+    assert "<!--" not in summary
+    assert "contributing guidelines" not in summary
+    assert "- The staging database is db-stg-4 on port 5433" in summary  # its facts the excerpt omits still are

@@ -177,7 +177,8 @@ def test_unclosed_and_repeated_harness_tags_are_read_to_where_they_stop() -> Non
         "<returncode>0</returncode>\n<warning>too long</warning><output_head>\nhead\n</output_head><output_tail>\ntail"
     )
     result = as_tool_use([reply, Message(role="user", id="u", content=shown)])[1]
-    assert result.text == "head\ntail"  # the shown head and tail; the harness's warning is not output
+    # the shown head and tail, after the warning's first line (it says the output was cut); its advice is not output
+    assert result.text == "too long\nhead\ntail"
 
 
 RULE = "DO NOT MODIFY: Tests, configuration files (pyproject.toml, etc.)"

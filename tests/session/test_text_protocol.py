@@ -77,7 +77,8 @@ def test_the_harness_result_turns_are_tool_results_and_the_commands_are_calls() 
     assert "- the harness rejected the reply -> Please always provide EXACTLY ONE action" in found["Errors"]
     assert "EXACTLY ONE" not in found["User facts and constraints"]
     assert "pwd" not in summary  # the reply the harness rejected (two blocks) ran nothing
-    assert "cat src/_pytest/skipping.py -> ok" in found["Commands and results"]  # its output was shown cut
+    # its output was shown cut, and the bullet says so: the agent never saw the whole file
+    assert "cat src/_pytest/skipping.py -> ok: The output of your last command was too long." in summary
 
 
 def test_reading_as_tool_use_pairs_each_result_with_the_reply_before_it() -> None:
@@ -89,6 +90,7 @@ def test_reading_as_tool_use_pairs_each_result_with_the_reply_before_it() -> Non
     assert read[2].role == "tool"
     assert read[2].tool_call_id == read[1].tool_calls[0].id
     assert read[2].text == "AUTHORS\nCITATION\nsetup.py\nsrc/\ntox.ini"
+    assert read[4].text == "The output of your last command was too long.\n..."  # the warning's first line
     assert read[6].metadata["is_error"] is True
     assert read[6].text.endswith("Exit code 1")
     assert not read[7].tool_calls  # two blocks: the harness rejected it, nothing ran

@@ -68,3 +68,13 @@ def test_a_sentence_after_a_list_number_starts_its_line_and_joins_nothing() -> N
     texts = [statement.text for statement in said]
     assert texts[0].endswith("write/load environment variables from files")
     assert not any("from files Combine" in text for text in texts)
+
+
+def test_a_templates_comments_are_no_ones_statements() -> None:
+    """An issue template's guidance sits in HTML comments its author never saw once rendered."""
+    text = (
+        "<!-- Please be sure to check out our contributing guidelines,\nand have a search for similar issues. -->\n"
+        "The nightly export fails with status 503 after 3 retries.\n<!-- Provide a general description. -->"
+    )
+    said = [statement.text for statement in user_statements(text)]
+    assert said == ["The nightly export fails with status 503 after 3 retries."]

@@ -31,7 +31,8 @@ _OBSERVATION = re.compile(r"\A\s*<returncode>\s*(-?\d{1,4})\s*</returncode>\s*")
 """How the harness's result turn starts: the command's return code."""
 _BODIES = ("output", "output_head", "output_tail")
 """What the command printed: all of it, or, when it was too long, the head and the tail the harness showed (the
-``<warning>`` beside them is the harness's own advice to the model, not output)."""
+``<warning>`` beside them is the harness's own advice to the model, not output: only its first line, which says the
+output was cut, is kept, before the head)."""
 _FORMAT_TAGS = ("<response_example>", "<format_example>")
 
 
@@ -74,6 +75,13 @@ def _result(message: Message, call_id: str | None) -> Message:
     rest = text[found.end() if found else 0 :]
     bodies = _tagged(rest, _BODIES)
     output = "\n".join(bodies) if bodies else "\n".join(_outside(rest, "warning")).strip()
+    if bodies and "<output_head>" in rest:
+        # Too long to show: the head and tail are what the model saw, and the warning's first line says so ("The
+        # output of your last command was too long."), which a reader of the head alone would not know.
+        warned = next(
+            (line.strip() for w in _tagged(rest, ("warning",)) for line in w.splitlines() if line.strip()), ""
+        )
+        output = f"{warned}\n{output}" if warned else output
     if code != 0:
         output = f"{output}\nExit code {code}" if output.strip() else f"Exit code {code}"
     return Message(

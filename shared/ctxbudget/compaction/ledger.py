@@ -200,10 +200,13 @@ class Ledger:
         """The item is part of the pinned goal (shown beside the summary), so the ledger need not repeat it.
 
         A statement read out of the goal's own message is, when the goal shows every word of it (a list joined into
-        one statement), or when the goal is shown as its task and its instructions' rules and it is no rule.
+        one statement), or when the goal is shown as its task and its instructions' rules and it is no rule; so is
+        the bullet saying that message was a paste.
         """
         if self.goal is None:
             return False
+        if item.order == self.goal_order and item.kind == "paste":
+            return True  # "User pasted 224 lines ...": the goal is that paste, shown (or its excerpt and handle)
         if item.order == self.goal_order and item.kind in PASTED_STATEMENTS:
             if self._goal_split and item.kind != "constraint":
                 return True

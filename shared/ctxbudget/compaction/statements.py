@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ._prose import LIST_MARKER, continued, prose_of, unbold, word_count
-from .harness import strip_harness
+from .harness import strip_comments, strip_harness
 from .textscan import bounded, clip, content_words, sentences
 
 __all__ = [
@@ -245,8 +245,12 @@ _INTRODUCING = re.compile(r"(?<=\w)\s*:\s*$")
 
 
 def user_statements(text: str) -> list[Statement]:
-    """The statements of a user message, in order (harness text and examples removed; a paste is one statement)."""
-    text = strip_harness(bounded(text))
+    """The statements of a user message, in order (harness text, HTML comments and examples removed).
+
+    A paste is one statement. A template's guidance in comments (``<!-- Please be sure to check out our contributing
+    guidelines``) is no one's statement: its author never saw it once rendered.
+    """
+    text = strip_comments(strip_harness(bounded(text)))
     if not text:
         return []
     prose, pasted = prose_of(text)
