@@ -50,6 +50,26 @@ def claude_session() -> list[dict[str, Any]]:
     ]
 
 
+def test_records_run_together_on_one_line_are_each_read(tmp_path: Path) -> None:
+    """A writer that lost a newline (entireio/cli checkpoint ``5a/c45bc32212/0``, line 115: an assistant record and a
+    ``file-history-snapshot`` on one line) leaves two records on a line: each is read, as if on its own."""
+    lines = [json.dumps(event) for event in claude_session()]
+    (tmp_path / "apart.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    together = tmp_path / "together.jsonl"
+    together.write_text("\n".join([*lines[:3], lines[3] + lines[4] + " " + lines[5], *lines[6:]]), encoding="utf-8")
+    apart = load_transcript(tmp_path / "apart.jsonl")
+    read = load_transcript(together)
+    assert [(m.role, m.id, m.text) for m in read.messages] == [(m.role, m.id, m.text) for m in apart.messages]
+
+
+@pytest.mark.parametrize("tail", ["5", '"text"', "[1]", "{"], ids=["number", "string", "list", "unclosed"])
+def test_a_line_with_anything_but_records_after_its_record_is_still_invalid(tmp_path: Path, tail: str) -> None:
+    source = tmp_path / "bad.jsonl"
+    source.write_text(json.dumps(claude_session()[2]) + tail + "\n", encoding="utf-8")
+    with pytest.raises(TranscriptError, match="line 1: invalid JSON"):
+        load_transcript(source)
+
+
 def test_claude_code_reads_the_main_thread_and_joins_one_api_message(tmp_path: Path) -> None:
     transcript = load_transcript(write_jsonl(tmp_path / "session.jsonl", claude_session()))
     assert transcript.format == "claude-code"

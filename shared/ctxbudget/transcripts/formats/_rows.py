@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from ...errors import TranscriptError
-from ._scanner import CHUNK, WHITESPACE, loads, too_big
+from ._scanner import CHUNK, WHITESPACE, line_values, loads, too_big
 from ._source import Source
 from ._where import Where
 
@@ -103,7 +103,8 @@ class JsonlRows:
         source = self._source
         for number, offset, line in _lines(source):
             where = Where(source.label, f"line {number}")
-            yield where, loads(line, where, offset)
+            for value in line_values(line, where, offset):
+                yield where, value
 
 
 def _lines(source: Source) -> Iterator[tuple[int, int, bytes]]:

@@ -16,7 +16,7 @@ from typing import IO, Any, Protocol
 from ...errors import TranscriptError
 from ._where import TOO_DEEP, Where
 
-__all__ = ["CHUNK", "WHITESPACE", "ByteSource", "Scanner", "at_line", "loads", "too_big"]
+__all__ = ["CHUNK", "WHITESPACE", "ByteSource", "Scanner", "at_line", "line_values", "loads", "too_big"]
 
 CHUNK = 1 << 20
 """How much of the file is read at a time."""
@@ -25,6 +25,8 @@ WHITESPACE = b" \t\r\n"
 _OUTSIDE = re.compile(rb'[\[\]{},"]')
 """The bytes that matter outside a string: brackets, braces, commas and the quote that opens a string."""
 
+_BLANK = re.compile(r"[ \t\r\n]*")
+"""JSON's whitespace, as text (it always matches: the empty run too)."""
 _STRING_BODY = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 """The longest run of string content (escapes included) from a position: it stops at the closing quote, at a lone
 trailing backslash or at the end of the buffer, in one pass (no backtracking into the run)."""
@@ -79,6 +81,40 @@ def loads(data: bytes, where: Where, offset: int = 0, source: ByteSource | None 
     except ValueError as exc:  # an integer past Python's digit limit: int() refuses to convert it
         problem = "a JSON integer has more digits than Python reads (4,300)" if "digits" in str(exc) else str(exc)
         where.fail_plain(problem, "json")
+
+
+def line_values(data: bytes, where: Where, offset: int = 0) -> list[Any]:
+    """The JSON values of one JSONL line: one, or the records a writer ran together on it.
+
+    A line can hold two records without the newline between them (``{...,"type":"assistant"}{"type":
+    "file-history-snapshot",...}``: a Claude Code session whose writer lost one): each is read, in order, when every
+    one is a JSON object. Anything else fails as :func:`loads` says.
+    """
+    try:
+        return [json.loads(data)]
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data" and (records := _run_together(data)) is not None:
+            return records
+    except (UnicodeDecodeError, RecursionError, ValueError):
+        pass
+    return [loads(data, where, offset)]  # fails, naming the place
+
+
+def _run_together(data: bytes) -> list[Any] | None:
+    """The JSON objects of ``data`` written one after another (whitespace between them allowed), else ``None``."""
+    text = data.decode("utf-8")
+    decoder = json.JSONDecoder()
+    records: list[Any] = []
+    position = 0
+    try:
+        while (position := _BLANK.match(text, position).end()) < len(text):  # type: ignore[union-attr]
+            record, position = decoder.raw_decode(text, position)
+            if not isinstance(record, dict):
+                return None
+            records.append(record)
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        return None
+    return records
 
 
 def _line_number(where: Where) -> int:
