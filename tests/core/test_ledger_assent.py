@@ -85,3 +85,18 @@ def test_an_earlier_terse_order_is_listed_and_a_polite_ask_it_answered_is_not() 
     assert "- Earlier: please research and verify" in summary
     assert "discuss" not in summary
     assert "better way" not in summary  # a question of two words says nothing without what it asks about
+
+
+def test_a_yes_to_a_later_ask_is_not_tied_to_a_question_answered_before() -> None:
+    # Twenty-fourth held-out round (tau-bench retail, task 78): "Please go ahead with the cancellation." answered
+    # "Please confirm the reason for cancellation:" and was shown as the answer to the item question two turns before,
+    # which the user had already answered ("Yes, please go ahead and modify it.").
+    summary = _summary(
+        Message(role="assistant", content="Would you like me to proceed with modifying the item in this order?"),
+        Message(role="user", content="Yes, please go ahead and modify it."),
+        Message(role="assistant", content="The Makeup Kit in order #W5056519 has been modified."),
+        Message(role="user", content="I also need to cancel order #W5995614."),
+        Message(role="assistant", content="Please confirm the reason for cancellation: no longer needed or mistake."),
+        Message(role="user", content="Yes, please go ahead with the cancellation."),
+    )
+    assert "(to: " not in summary

@@ -78,3 +78,11 @@ def test_a_templates_comments_are_no_ones_statements() -> None:
     )
     said = [statement.text for statement in user_statements(text)]
     assert said == ["The nightly export fails with status 503 after 3 retries."]
+
+
+def test_a_title_between_paragraphs_is_no_statement_but_a_short_order_or_reply_is() -> None:
+    # Twenty-fourth held-out round (Claude Code): a pasted review finding's "Medium Severity" stood as a user fact
+    finding = "--agent path ignores the ENTIRE_SKIP_AGENT_CHECK bypass\n\nMedium Severity\n\nThe --agent path calls it."
+    assert "Medium Severity" not in [statement.text for statement in user_statements(finding)]
+    assert next(s.text for s in user_statements("Use PostgreSQL\n\nand keep the API stable.")) == "Use PostgreSQL"
+    assert [statement.text for statement in user_statements("Mia Kim")] == ["Mia Kim"]

@@ -9,6 +9,7 @@ finishes that sentence, so it is read as one line with it (:func:`continued`).
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from .harness import strip_examples
 
@@ -35,6 +36,9 @@ FENCE = "```"
 LIST_MARKER = re.compile(r"^(?:[-*•>]+|\d{1,3}[.)]|[a-z][.)]|#{1,6})\s+")
 """A list item's or a heading's marker at the start of a line."""
 _CODE_SPAN = re.compile(r"`[^`\n]{1,200}`")
+_RUN_MARKER = re.compile(r"(?:--- (?:FAIL|PASS|SKIP)|=== (?:RUN|PAUSE|CONT|NAME)):? ")
+"""A line go test (and runners like it) writes for a test: ``--- FAIL: TestX (0.00s)``, ``=== RUN   TestX``."""
+_DIGITS = re.compile(r"\d+")
 _BOLD = re.compile(
     r"\*\*(?=\S)((?:(?!\*\*)[^\n]){1,300}?)(?<=\S)\*\*"
     r"|(?<!\w)__(?=\S)([^\n_]{0,300}?\s[^\n_]{0,300}?)(?<=\S)__(?!\w)"
@@ -57,7 +61,10 @@ def prose_of(text: str) -> tuple[str, bool]:
     if len(text) > SCAN_HEAD + SCAN_TAIL:
         text = ends(text)
     if pasted:
-        text = "\n".join(line for line in text.splitlines() if is_prose(line))
+        lines = [line for line in text.splitlines() if is_prose(line)]
+        shapes = Counter(_DIGITS.sub("#", line) for line in lines)
+        # a line that recurs with other numbers ("Captured state before prompt: 1 untracked files") a program printed
+        text = "\n".join(line for line in lines if shapes[_DIGITS.sub("#", line)] == 1)
     return text, pasted
 
 
@@ -77,6 +84,8 @@ def is_prose(line: str) -> bool:
         return False
     if line[:1].isspace() and not LIST_MARKER.match(stripped):
         return False  # indented: code or a log
+    if "\t" in stripped or "   " in stripped or _RUN_MARKER.match(stripped):
+        return False  # aligned in columns, or a test runner's own line: a run's output ("ok  \tpkg\t2.1s")
     plain = _MARKDOWN_LINK.sub("link", _CODE_SPAN.sub("code", stripped))  # `code` and [a](b.go) read as words
     letters = sum(map(str.isalpha, plain)) + plain.count(" ")  # a space is not alpha: counted once
     return letters >= 0.75 * len(plain)

@@ -13,7 +13,17 @@ from typing import Literal, NamedTuple
 from ._plans import PLAN_KEY, task_key
 from .textscan import informative_tokens
 
-__all__ = ["ASKED", "RECORD_CALL", "SHOWN_BY_CALL", "USER_CHOSE", "SalienceKind", "Salient", "item", "item_key"]
+__all__ = [
+    "ASKED",
+    "PASTED_FAILURE",
+    "RECORD_CALL",
+    "SHOWN_BY_CALL",
+    "USER_CHOSE",
+    "SalienceKind",
+    "Salient",
+    "item",
+    "item_key",
+]
 
 SalienceKind = Literal[
     "task",
@@ -40,6 +50,8 @@ SHOWN_BY_CALL = "shown by: "
 ledger shows it only when that bullet is not kept; a cleared output's marker keeps it."""
 RECORD_CALL = " -> ok"
 """How a call whose result was a record ends its bullet; each field of it is ``<call> -> ok: "key": value``."""
+PASTED_FAILURE = "the user pasted a failure -> "
+"""How a failure read out of a user's paste (a test run, a traceback) begins, and its key."""
 ASKED = "asked"
 """The key of the question an assistant's reply ends on: the task reads it when the user's answer is a bare yes."""
 USER_CHOSE = "User chose: "

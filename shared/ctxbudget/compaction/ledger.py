@@ -32,8 +32,8 @@ from ..messages.tokens import TokenCounter
 from ._ledger_merge import merge as merge_items
 from ._ledger_merge import normal, posting_keys
 from ._ledger_select import Selection, bullet_size, structure_bonus
-from ._ledger_text import LEDGER_SECTIONS, PASTED_STATEMENTS, parse_ledger
-from ._salient import ASKED, USER_CHOSE, Salient
+from ._ledger_text import LEDGER_SECTIONS, PASTED_STATEMENTS, STATEMENTS, parse_ledger
+from ._salient import ASKED, PASTED_FAILURE, USER_CHOSE, Salient
 from .harness import INSTRUCTIONS_ARCHIVED
 from .memo import ReadMemo
 from .statements import says_yes
@@ -177,7 +177,8 @@ class Ledger:
         if says_yes(text) and len(text.split()) <= _ASSENT_WORDS:
             # "Yes, please proceed with this arrangement.": what it says yes to is the question before it
             asked = [i for i in items if i.key == ASKED and i.order < last.order]
-            if asked:
+            said = max((i.order for i in items if _users(i) and i.order < last.order), default=-math.inf)
+            if asked and asked[-1].order > said:  # not a question the user answered before ("Yes, modify it.")
                 text = f"{text}{_ANSWERS}{asked[-1].text})"
         return Salient("task", clip(text, 400), "task", last.order, last.tokens)
 
@@ -207,6 +208,8 @@ class Ledger:
             return False
         if item.order == self.goal_order and item.kind == "paste":
             return True  # "User pasted 224 lines ...": the goal is that paste, shown (or its excerpt and handle)
+        if item.order == self.goal_order and item.key == PASTED_FAILURE:  # the bug the goal reports, if it shows it
+            return normal(item.text.removeprefix(PASTED_FAILURE).split(" (at line ", 1)[0]) in self.goal
         if item.order == self.goal_order and item.kind in PASTED_STATEMENTS:
             if self._goal_split and item.kind != "constraint":
                 return True
@@ -240,6 +243,11 @@ class Ledger:
         if tokens > room:
             text = clip(text, max(40, len(text) * room // tokens))
         return Salient("request", text, "request", newest, requests[-1].tokens)
+
+
+def _users(item: Salient) -> bool:
+    """``item`` is something the user said: a statement, a request or question, a choice."""
+    return item.kind in STATEMENTS or item.kind in ("request", "question", "task") or item.text.startswith(USER_CHOSE)
 
 
 def _subject_keys(text: str) -> tuple[Subject, list[str]]:

@@ -32,6 +32,7 @@ __all__ = ["background", "call_failure", "failure_key", "failure_line", "not_run
 SCAN_CHARS = 400_000
 """Characters of an output whose structure is read (its head; the tail is read separately)."""
 _TRACEBACK = "Traceback (most recent call last)"
+_FRAME = re.compile(r'\s*File (?:"[^"\n]{1,500}", line (\d+)|[~/.\w][^\s:]{0,500}:(\d+))(, in .{1,200})?$')
 _RAISED = re.compile(r"^(?!During handling|The above exception|Traceback)[A-Za-z_][\w.]*(?::\s.*|:?)$")
 _LEADING_ERROR = re.compile(
     r"^\s*(?:error|fatal|panic|exception|failed|failure)(?:\[[\w-]+\])?\s*[:!]"
@@ -281,13 +282,13 @@ def _traceback_failure(text: str) -> str | None:
         return None
     piece = bounded(text[start : start + 40_000])
     lines = [line for line in piece.splitlines() if line.strip() and not WRAPPER.match(line)]
-    at = max((i for i, line in enumerate(lines) if line.lstrip().startswith('File "')), default=None)
-    frame = lines[at].strip() if at is not None else None
+    at = max((i for i, line in enumerate(lines) if _FRAME.match(line)), default=None)
+    frame = _FRAME.match(lines[at]) if at is not None else None  # 'File "a.py", line 3, in f' or IPython's a.py:3
     after = lines[at + 1 :] if at is not None else []
     last = next((line for line in after if not line[:1].isspace() and _RAISED.match(line)), None)
     if last is None:
         last = next((line for line in reversed(lines[1:]) if _RAISED.match(line)), lines[0])
-    where = f" (at {frame.split(chr(34) + ', ', 1)[-1]})" if frame else ""
+    where = f" (at line {frame.group(1) or frame.group(2)}{frame.group(3) or ''})" if frame else ""
     return last.strip() + where
 
 

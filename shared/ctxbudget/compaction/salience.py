@@ -21,7 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..messages.message import Message, ToolCall
-from ._salient import ASKED, RECORD_CALL, SHOWN_BY_CALL, USER_CHOSE, SalienceKind, Salient, item_key
+from ._salient import (
+    ASKED,
+    PASTED_FAILURE,
+    RECORD_CALL,
+    SHOWN_BY_CALL,
+    USER_CHOSE,
+    SalienceKind,
+    Salient,
+    item_key,
+)
 from ._salient import item as _item
 from ._text_protocol import REJECTED_META, as_tool_use, harness_turn
 from ._tool_use import call_items, tool_items
@@ -257,6 +266,10 @@ def _statement_items(
             shown = f"{USER_CHOSE}{shown}"  # beside the assistant's decisions, whose choice it was
         if statement.kind == "paste":
             shown = f"User {shown}" + (f" (full text: {handle})" if handle else "")
+            # A run's output the user pasted ("--- FAIL: TestX ... error = no agents installed"): what failed is open
+            failed = failure_line(Message(role="tool", tool_call_id="pasted", content=text))
+            if failed is not None:
+                yield _item("error", f"{PASTED_FAILURE}{failed}", PASTED_FAILURE, order)
         yield _item(statement.kind, shown, item_key(statement.kind, shown), order)
 
 

@@ -255,7 +255,7 @@ def user_statements(text: str) -> list[Statement]:
         return []
     prose, pasted = prose_of(text)
     classified: list[tuple[StatementKind, str, bool]] = []
-    for line in continued(prose.splitlines()):
+    for line in continued(_without_headings(prose.splitlines())):
         starts = True  # the sentence starts its line: only a list marker ("1.", "-") may stand before it
         for sentence in sentences(line):
             if (kind := classify(sentence)) is not None:
@@ -269,6 +269,37 @@ def user_statements(text: str) -> list[Statement]:
         first = next((line for line in text.splitlines() if line.strip()), "")
         out.append(Statement("paste", f"pasted {lines:,} lines, {len(text):,} chars, starting: {clip(first, 100)}"))
     return out
+
+
+_HEADING_WORDS = 4
+
+
+def _without_headings(lines: list[str]) -> list[str]:
+    """``lines`` without the short titles between paragraphs ("Medium Severity" in a pasted review finding).
+
+    A line of at most :data:`_HEADING_WORDS` words, with no digit and no closing punctuation, that would read as a fact,
+    between blank lines (or the text's ends) of a text that says more: it names what follows. A one-line reply ("Mia
+    Kim") is no title, nor an order ("Use PostgreSQL").
+    """
+    if sum(1 for line in lines if line.strip()) < 2:
+        return lines
+
+    def blank(index: int) -> bool:
+        return not 0 <= index < len(lines) or not lines[index].strip()
+
+    return [
+        line
+        for index, line in enumerate(lines)
+        if not (
+            line.strip()
+            and len(line.split()) <= _HEADING_WORDS
+            and line.rstrip()[-1] not in ".!?:;,"
+            and not any(ch.isdigit() for ch in line)
+            and blank(index - 1)
+            and blank(index + 1)
+            and classify(line) == "fact"  # "Use PostgreSQL" between paragraphs is an order, not a title
+        )
+    ]
 
 
 def _group(classified: list[tuple[StatementKind, str, bool]]) -> list[Statement]:
