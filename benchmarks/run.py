@@ -20,6 +20,7 @@ BENCHMARKS = (
     "bench_llamaindex",
     "bench_quality",
     "bench_real",
+    "bench_hostile",
 )
 """Run in this order; each writes its file in ``benchmarks/results/``."""
 AFTER = ("readme_table",)

@@ -68,7 +68,9 @@ def test_the_goals_own_paste_is_neither_its_bullet_nor_its_template_comments() -
         role="user",
         id="goal",
         content=f"<pr_description>\n{template}TimeSeries: misleading exception when a required column is missing."
-        "\n</pr_description>\nThe staging database is db-stg-4 on port 5433 in this setup.\n" + "    ts.check()\n" * 300,
+        "\n</pr_description>\nThe staging database is db-stg-4 on port 5433 in this setup.\n"
+        + "    ts.check()\n"
+        * 300,
     )
     shown = "TimeSeries: misleading exception when a required column is missing. [... omitted ...]"  # its excerpt
     request = SummaryRequest(messages=(goal, *WORK), goal=shown, goal_id="goal", max_tokens=600)

@@ -121,3 +121,12 @@ def test_a_huge_query_is_not_echoed_by_render_hits() -> None:
     assert f"({len(query):,} chars)" in text.splitlines()[0]
     counter = TiktokenCounter()
     assert counter.count_text(render_hits(hits, query, max_tokens=60, counter=counter)) <= 60
+
+
+@pytest.mark.parametrize("unit", ["a/", "src/pkg_3/"])
+def test_a_deep_paths_index_tokens_grow_with_its_length_not_its_square(unit: str) -> None:
+    # A tool output of one run "a/a/a/..." (50,000 characters) once made 25,000 path tails, each a token: 2.6 GB and
+    # 13 s at 100,000 characters. Only the tails of the last few components are indexed.
+    small, large = "".join(unit * 2_500), "".join(unit * 25_000)
+    assert sum(map(len, tokenize(large))) <= 12 * sum(map(len, tokenize(small)))
+    assert "src/pkg_3/y.py" in tokenize("x/src/pkg_3/y.py")

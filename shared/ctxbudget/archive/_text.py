@@ -166,10 +166,18 @@ def _expand(run: str) -> list[str]:
     return tokens
 
 
+_SUFFIX_PARTS = 8
+"""The most components of a path's tail indexed (``a/a/a/...`` of 50,000 parts is not 50,000 tails)."""
+
+
 def _suffixes(compound: str) -> list[str]:
-    """``a/b/c.py`` -> ``b/c.py``, ``c.py``: a path's tails, so a file is found by its name or partial path."""
+    """``a/b/c.py`` -> ``b/c.py``, ``c.py``: a path's tails, so a file is found by its name or partial path.
+
+    The tails of at most :data:`_SUFFIX_PARTS` components: a deeper one is found by the whole path or a shorter tail.
+    """
     parts = compound.split("/")
-    return [suffix for i in range(1, len(parts)) if _WORD.match(suffix := "/".join(parts[i:]))]
+    first = max(1, len(parts) - _SUFFIX_PARTS)
+    return [suffix for i in range(first, len(parts)) if _WORD.match(suffix := "/".join(parts[i:]))]
 
 
 def _parts(word: str) -> list[str]:

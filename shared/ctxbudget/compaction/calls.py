@@ -8,6 +8,7 @@ sub-command) and its path argument; anything else is a lookup or an action, name
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,7 +17,6 @@ from .textscan import clip
 
 __all__ = [
     "COMMAND_SEPARATOR",
-    "QUOTED_STRING",
     "CallKind",
     "FileOp",
     "call_kind",
@@ -33,6 +33,7 @@ __all__ = [
     "shell_command",
     "shell_reads",
     "shell_writes",
+    "unquoted",
 ]
 
 CallKind = Literal["command", "file", "call"]
@@ -159,7 +160,7 @@ def shell_reads(command: str) -> list[str]:
     if not is_read_command(command):
         return []
     found: dict[str, None] = {}
-    for segment in COMMAND_SEPARATOR.split(QUOTED_STRING.sub("Q", command)):
+    for segment in COMMAND_SEPARATOR.split(unquoted(command)):
         if _SHELL_SHOW.match(segment):
             for word in segment.split()[1:]:
                 if _FILE_LIKE.match(word):  # an operand that names a file (not a flag, a count or a quoted range)
@@ -215,7 +216,7 @@ def reads_source(call: ToolCall | None) -> bool:
     if command is None:
         operation = file_op(call)
         return operation is not None and _is_source(operation.path)
-    first = COMMAND_SEPARATOR.split(QUOTED_STRING.sub("", command), 1)[0]  # what the first command shows
+    first = COMMAND_SEPARATOR.split(unquoted(command, lambda _quoted: ""), 1)[0]  # what the first command shows
     paths = [word for word in first.split() if _FILE_LIKE.match(word)]
     return bool(paths) and all(map(_is_source, paths))
 
@@ -246,8 +247,51 @@ def _is_source(path: str) -> bool:
 
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_]\w*)\1")
-QUOTED_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'")
-"""A quoted shell string (``"a | b"``, ``'x > y'``): what it holds separates and redirects nothing."""
+
+
+def unquoted(command: str, replace: Callable[[str], str] = lambda _quoted: "Q") -> str:
+    r"""``command`` with each quoted shell string (``"a | b"``, ``'x > y'``) given to ``replace`` for what stands there.
+
+    What a quoted string holds separates and redirects nothing. A backslash escapes the next character inside double
+    quotes. A quote never closed is a character like any other (and so is every quote of its kind after it: none of
+    them closes either). One pass of ``str.find``: ``echo "\"\"\"...`` never closed costs its length, not its
+    square.
+    """
+    if '"' not in command and "'" not in command:
+        return command
+    out: list[str] = []
+    kept = look = 0  # kept: where the text not yet copied starts; look: where the next quote is looked for
+    doubles = singles = True
+    while True:
+        double = command.find('"', look) if doubles else -1
+        single = command.find("'", look) if singles else -1
+        if double < 0 and single < 0:
+            break
+        start = double if double >= 0 and (single < 0 or double < single) else single
+        end = _closing_double(command, start) if start == double else command.find("'", start + 1)
+        if end < 0:  # never closed: no later quote of its kind closes either
+            doubles, singles = (False, singles) if start == double else (doubles, False)
+            look = start + 1
+            continue
+        out += (command[kept:start], replace(command[start : end + 1]))
+        kept = look = end + 1
+    out.append(command[kept:])
+    return "".join(out)
+
+
+def _closing_double(text: str, start: int) -> int:
+    """The double quote that closes the one at ``start`` (not escaped: an even run of backslashes before it), or -1."""
+    at = start + 1
+    while (at := text.find('"', at)) >= 0:
+        before = at
+        while before > start + 1 and text[before - 1] == "\\":
+            before -= 1
+        if (at - before) % 2 == 0:
+            return at
+        at += 1
+    return -1
+
+
 COMMAND_SEPARATOR = re.compile(r"&&|\|\||;|\|")
 """What separates the commands of a command line (``&&``, ``||``, ``;``, a pipe)."""
 _REDIRECT = re.compile(r"(?<![\d&>])(>>?)\s*([^\s;|&<>()]+)")
@@ -256,7 +300,8 @@ _WRITERS = (
     (re.compile(r"^(?:tee|touch|cp|mv|install)\s"), "wrote"),
     (re.compile(r"^(?:rm|unlink)\s"), "deleted"),
 )
-_FILE_LIKE = re.compile(r"^(?!-)(?!\$)[\w./~+-]*[./][\w./~+-]*$")
+_FILE_LIKE = re.compile(r"^(?!-)(?!\$)(?=[^./]*[./])[\w./~+-]*$")
+"""A word that names a file: a ``.`` or ``/`` in it (looked ahead for, so ``.....!`` fails in one pass)."""
 
 
 def shell_writes(command: str) -> list[FileOp]:
@@ -295,7 +340,7 @@ def _plain_lines(command: str) -> list[str]:
         heredoc = _HEREDOC.search(line)
         ending = heredoc.group(2) if heredoc else None
     # a quoted string may span lines (python -c "...\n..."): quotes are taken out of the whole command at once
-    return QUOTED_STRING.sub(lambda m: "Q" if m.group(0)[1:-1].strip() else "", "\n".join(lines)).splitlines()
+    return unquoted("\n".join(lines), lambda quoted: "Q" if quoted[1:-1].strip() else "").splitlines()
 
 
 _FILING = re.compile(r"^(?:cat|echo|printf|tee|cp|mv|touch|rm|unlink|mkdir|cd)\b")

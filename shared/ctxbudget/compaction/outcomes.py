@@ -23,7 +23,7 @@ from ..messages.message import Message, ToolCall
 from ..messages.toolpairs import not_run
 from ._edges import HEADED_ERROR, WRAPPER, carried, content, edge_lines, json_error
 from ._test_runs import failed_tests
-from .calls import COMMAND_SEPARATOR, QUOTED_STRING, call_kind, is_search, shell_command
+from .calls import COMMAND_SEPARATOR, call_kind, is_search, shell_command, unquoted
 from .harness import persisted_output
 from .textscan import bounded, clip
 
@@ -168,9 +168,9 @@ def _matched_nothing(call: ToolCall, result: Message) -> bool:
     status = _EXIT.fullmatch(lines[0].strip()) if len(lines) == 1 else None  # echoed separators ("---") aside
     if status is None or status.group(1) != "1":
         return False
-    unquoted = QUOTED_STRING.sub('""', command)  # a "|" inside a pattern ("a|b") separates nothing
+    plain = unquoted(command, lambda _quoted: '""')  # a "|" inside a pattern ("a|b") separates nothing
     # the exit status of a command line is its last command's
-    words = [word for word in COMMAND_SEPARATOR.split(unquoted)[-1].split() if "=" not in word]
+    words = [word for word in COMMAND_SEPARATOR.split(plain)[-1].split() if "=" not in word]
     if words[:1] == ["git"]:  # git [-C dir] grep ... / git config <key>: 1 is "no match" / "no such key"
         rest = words[1:]
         while rest[:1] in (["-C"], ["-c"]) and len(rest) > 1:
