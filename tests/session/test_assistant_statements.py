@@ -16,6 +16,13 @@ from ctxbudget.compaction.agent_statements import assistant_statements
         "The bug is confirmed.",
         "The fix is in place.",
         "Let me now read the key files I'll be modifying.",
+        # Held-out mini-swe-agent runs (twenty-fourth round review of the Decisions section): a commitment that names
+        # nothing, and instrumenting the code for a look, are steps of the work, not what was decided
+        "I'll apply this change.",
+        "I'll use a safer way.",
+        "I'll add a print statement in `sphinx/directives/code.py`.",
+        "I'll modify `src/_pytest/unittest.py` to print `self._store` in `teardown`.",
+        "I'll add some print debugging to `src/_pytest/unittest.py` to see what's happening.",
     ],
 )
 def test_a_status_or_narration_is_no_statement(text: str) -> None:
@@ -30,6 +37,8 @@ def test_a_status_or_narration_is_no_statement(text: str) -> None:
         "The root cause was a stale cache entry.",
         "Going with option 2.",
         "We decided to use Postgres for the ledger.",
+        "I will proceed to add 3 checked bags to your reservation.",
+        "I'll use your original payment method (gift card ending in 6941833) for the fare difference.",
     ],
 )
 def test_a_decision_says_what_was_decided(text: str) -> None:
@@ -268,3 +277,10 @@ def test_a_short_block_is_a_finding_only_when_it_says_something_alone(block: str
     # Twenty-third held-out round (sphinx-10323): quoted blocks became bullets that say nothing alone.
     found = [s.text for s in assistant_statements(f"The issue quotes this:\n{block}\nSo the dedent is wrong.")]
     assert any(block.split("\n")[1].strip() in text for text in found) is kept
+
+
+def test_the_issue_the_task_reports_is_no_cause_found() -> None:
+    found = assistant_statements("The issue is about `literalinclude` with `prepend` losing its indentation.")
+    assert [s.kind for s in found] != ["decision"]
+    cause = assistant_statements("The issue is that `builtin_str(method)` turns `b'GET'` into `\"b'GET'\"`.")
+    assert [s.kind for s in cause] == ["decision"]

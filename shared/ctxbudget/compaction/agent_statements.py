@@ -98,6 +98,15 @@ _TOOL_FOR_STEP = re.compile(
 """How the agent says it will do the next step ("I'll use `sed` to perform this modification", "After creating the
 script, I will use `curl` to upload it"): a command or a script and what it is for, not a choice."""
 
+_ABOUT = re.compile(r"\s*(?:about|describing|describes|asking)\b", re.IGNORECASE)
+"""What follows "the issue is" when the issue is the task's report, not a cause the agent found."""
+
+_DEBUG_STEP = re.compile(
+    r"\b(?:add(?:ing)? (?:a |some )?(?:debug(?:ging)?|print)|print debugging|debug prints?|to print)\b", re.IGNORECASE
+)
+"""A change that only instruments the code for a look ("I'll add a print statement in `code.py`", "modify it to
+print `self._store`"): a step of the investigation, taken out again, not a decision about the work."""
+
 _ASKS_USER = re.compile(r"^(?:please |kindly )?(?:let me know|tell me|confirm|share|provide)\b", re.IGNORECASE)
 """A sentence that asks the user for something ("Please let me know which red option you'd like to switch to."):
 the user's answer is what counts, not the asking."""
@@ -147,6 +156,18 @@ _REASON = re.compile(
 )
 
 
+def _commits(body: str) -> bool:
+    """A commitment to act that names what it does ("I will proceed to add 3 checked bags").
+
+    Not "I'll apply this change." (the change it means is the one said before it), nor "I'll use a safer way.".
+    """
+    found = _COMMITMENT.match(body)
+    if found is None:
+        return False
+    rest = body[found.end() :]
+    return _SPECIFIC.search(rest) is not None or len(content_words(rest)) >= 3
+
+
 def _checked(body: str) -> bool:
     """What a verification gave ("All tests pass locally."), not what one is expected to give ("should pass")."""
     return _CHECKED.search(body) is not None and _EXPECTED.search(body) is None
@@ -161,6 +182,8 @@ def _decides(body: str) -> bool:
     if found is None:
         return False
     rest = body[found.end() :]
+    if _ABOUT.match(rest):
+        return False  # "The issue is about removing a required column.": what the task says, not a cause found
     return _SPECIFIC.search(rest) is not None or len(content_words(rest)) >= 3
 
 
@@ -200,7 +223,9 @@ def assistant_statements(text: str) -> list[Statement]:
         if len(body.split()) < 4 or asks or not is_prose(body) or row:
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
         unhedged = _THINK.sub("", body, count=1)  # "I think I should move the check": a change it plans
-        planned = changes or (_PLANNED_CHANGE.match(unhedged) is not None and len(body.split()) >= _PLANNED_WORDS)
+        planned = (
+            changes or (_PLANNED_CHANGE.match(unhedged) is not None and len(body.split()) >= _PLANNED_WORDS)
+        ) and _DEBUG_STEP.search(body) is None  # instrumenting the code to look at it: a step, not a decision
         if _TOOL_FOR_STEP.search(body):
             continue  # "I'll use `sed` to perform this modification": how the next step is done, not a choice
         narration = _NARRATION.match(body) is not None and not planned
@@ -211,7 +236,7 @@ def assistant_statements(text: str) -> list[Statement]:
         elif (
             labelled
             or planned
-            or _COMMITMENT.match(body)
+            or _commits(body)
             or (_decides(body) and not (narration and "instead" not in body.lower()))
         ):
             inline = _INLINE_DECISION.search(body)  # "... the tests pass Decision: we will ..." (no full stop)
