@@ -23,6 +23,9 @@ from ctxbudget.compaction.agent_statements import assistant_statements
         "I'll add a print statement in `sphinx/directives/code.py`.",
         "I'll modify `src/_pytest/unittest.py` to print `self._store` in `teardown`.",
         "I'll add some print debugging to `src/_pytest/unittest.py` to see what's happening.",
+        # a guess behind a conjunction is still a guess
+        "But this might cause circular imports if `dataarray.py` imports `computation.py`.",
+        "Or maybe they are willing to accept 0 indentation if `dedent` leaves `prepend` alone.",
     ],
 )
 def test_a_status_or_narration_is_no_statement(text: str) -> None:

@@ -116,7 +116,8 @@ _HYPOTHESIS = re.compile(r"^(?:if|suppose|assuming|what if|in case)\b", re.IGNOR
 a decision or an open item it states is still one."""
 
 _HEDGED = re.compile(
-    r"^(?:(?:it|this|that|there) (?:might|may|could)|perhaps|possibly|probably|i (?:think|suspect|guess)"
+    r"^(?:(?:but|and|or|so|however),? )?"  # "But this might cause circular imports", "Or maybe they accept it"
+    r"(?:(?:it|this|that|there) (?:might|may|could)|perhaps|possibly|probably|maybe|i (?:think|suspect|guess)"
     r"|it'?s possible)\b",
     re.IGNORECASE,
 )
