@@ -21,7 +21,13 @@ _CLEAR_SLACK = 200  # tokens a clear may overshoot the target by before a smalle
 
 
 def bound(work: WorkingHistory) -> None:
-    """Tier 1: bound tool outputs over the per-output limit to a head/tail excerpt, oldest first, to target."""
+    """Tier 1: bound tool outputs over the per-output limit to a head/tail excerpt, oldest first, to target.
+
+    A user message larger than half the target (a log pasted, a command's output Claude Code sent as the user's) is
+    bounded the same way: verbatim, it could never stay beside a summary, and the whole history would be folded
+    into one for it, the newest turn with it. Not the goal's message: a goal too large is shown as an excerpt in the
+    summary message, beside its handle.
+    """
     limit = work.policy.tool_output_limit(work.window)
     changed = False
     for index, message in enumerate(work.out.history):
@@ -29,7 +35,8 @@ def bound(work: WorkingHistory) -> None:
             break
         if (
             work.sizes[index] > limit  # first: most outputs were bounded on arrival, and this test is the cheapest
-            and message.role == "tool"
+            and (message.role == "tool" or (_user_bounded(work, message) and work.sizes[index] > work.target // 2))
+            and not message.tool_calls
             and work.archived_handle(message) is None
             and message.id not in work.pinned_ids
         ):
@@ -38,6 +45,11 @@ def bound(work: WorkingHistory) -> None:
             changed = True
     if changed:
         work.out.tiers.append("bound")
+
+
+def _user_bounded(work: WorkingHistory, message: Message) -> bool:
+    """A user message that is not the goal's (a goal too large is pinned as an excerpt in the summary message)."""
+    return message.role == "user" and message.id != work.goal_id
 
 
 def clear(work: WorkingHistory, offline: ExtractiveSummarizer) -> None:

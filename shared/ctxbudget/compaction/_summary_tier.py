@@ -152,6 +152,9 @@ class SummaryPlanner:
         while cut > 0 and tail + self.work.sizes[cut - 1] <= room:
             cut -= 1
             tail += self.work.sizes[cut]
+        safe = self.work.safe_cuts()
+        while cut < step.cut and not safe[cut]:
+            cut += 1  # a call and its results stay together: on the span's side, so the tail still fits
         slack = sum(self.work.sizes[cut : step.cut])
         if cut >= step.cut - 2 or slack < self.work.target * 0.02:
             return None
