@@ -13,13 +13,17 @@ Run: ``python -m benchmarks.bench_hostile`` (writes ``benchmarks/results/hostile
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from ctxbudget import ContextSession, ToolCall
+from ctxbudget import ContextSession, Message, ToolCall
+from ctxbudget.transcripts import load_transcript
 
 RESULTS = Path(__file__).parent / "results" / "hostile.md"
 SIZES = (25_000, 100_000)
@@ -46,7 +50,38 @@ def _search(session: ContextSession) -> None:
     session.search_archive("why did the build fail in src/app.py")
 
 
-Case = tuple[str, Callable[[int], ContextSession], Callable[[ContextSession], None]]
+def _statements(n: int) -> ContextSession:
+    session = ContextSession(model="gpt-4o", max_tokens=128_000)
+    for i in range(n // 25):  # "The count is 1234." and its reply: about 25 characters a turn
+        session.add(Message(role="user", content=f"The count is {i + 1000}."), Message(role="assistant", content="ok"))
+    return session
+
+
+def _parallel(n: int) -> list[Message]:
+    calls = tuple(ToolCall(id=f"c{j}", name="read_file", args={"path": f"src/f{j}.py"}) for j in range(n // 25))
+    results = [Message(role="tool", tool_call_id=call.id, content="x") for call in calls]
+    return [Message(role="user", content="Read every file."), Message(role="assistant", tool_calls=calls), *results]
+
+
+def _add_and_compact(messages: list[Message]) -> None:
+    session = ContextSession(model="gpt-4o", max_tokens=128_000)
+    session.add(*messages)
+    session.compact()
+
+
+def _claude_code(n: int) -> Path:
+    path = Path(tempfile.mkdtemp()) / "session.jsonl"
+    user = {"type": "user", "uuid": "u", "parentUuid": None, "sessionId": "s", "isSidechain": False}
+    rows = [{**user, "message": {"role": "user", "content": "Fix it " + "<system-reminder>" * (n // 17)}}]
+    for line in range(n // 25):  # one API message written as a line per block, as Claude Code does
+        block = {"type": "tool_use", "id": f"t{line}", "name": "Read", "input": {"file_path": f"f{line}.py"}}
+        message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x", "content": [block]}
+        rows.append({**user, "type": "assistant", "uuid": f"a{line}", "parentUuid": "u", "message": message})
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n", encoding="utf-8")
+    return path
+
+
+Case = tuple[str, Callable[[int], Any], Callable[[Any], None]]
 CASES: tuple[Case, ...] = (
     ("tool output `a/a/a/...`, then search_archive", lambda n: _session("cat log.txt", "a/" * (n // 2)), _search),
     ('command `echo "\\"\\"...` never closed', lambda n: _session('echo "' + '\\"' * (n // 2), "ok"), _compact),
@@ -55,11 +90,14 @@ CASES: tuple[Case, ...] = (
     ("command `cat a/a/.../x.py`", lambda n: _session("cat " + "a/" * (n // 2) + "x.py", "ok"), _compact),
     ("user message of one letter run", lambda n: _session("cat a.txt", "ok", "keep " + "x" * n), _compact),
     ('tool output of unclosed `<!--` and `"x": "`', lambda n: _session("cat a", '<!-- "x": "' * (n // 12)), _compact),
+    ("user turns `The count is N.` (one per 25 characters)", _statements, _compact),
+    ("one message of parallel calls and their results (one per 25 characters)", _parallel, _add_and_compact),
+    ("Claude Code file: `<system-reminder>` never closed, one message's lines", _claude_code, load_transcript),
 )
 
 
-def timed(build: Callable[[int], ContextSession], run: Callable[[ContextSession], None], size: int) -> float:
-    """The median of :data:`REPEATS` runs on fresh sessions (the building not timed)."""
+def timed(build: Callable[[int], Any], run: Callable[[Any], None], size: int) -> float:
+    """The median of :data:`REPEATS` runs on fresh inputs (the building not timed)."""
     times = []
     for _ in range(REPEATS):
         session = build(size)

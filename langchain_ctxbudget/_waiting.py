@@ -95,7 +95,7 @@ class Waiting:
         self.sizes: list[int] = []
         self.tokens = 0
         """The sum of :attr:`sizes`."""
-        self.open: tuple[str, ...] = ()
+        self.open: dict[str, None] = {}  # the latest assistant message's calls still unanswered, in call order
         """Calls of the latest waiting AI message no waiting result has answered yet."""
         self.users = False
         """Whether a human message waits (it can be the user's goal)."""
@@ -121,9 +121,9 @@ class Waiting:
             policy = self.session.policy
             if policy.bound_tool_outputs_on_add and size > policy.tool_output_limit(self.session.max_tokens):
                 return False  # the session bounds it on arrival (and archives its original)
-            self.open = tuple(open_id for open_id in self.open if open_id != call_id)
+            self.open.pop(call_id or "", None)  # one removal per result: K parallel results cost K, not K squared
         elif role == "assistant":
-            self.open = tuple(call[0] for call in calls)
+            self.open = dict.fromkeys(call[0] for call in calls)
         else:
             self.users = True
         self.messages.append(message)
@@ -135,7 +135,7 @@ class Waiting:
     def clear(self) -> tuple[list[BaseMessage], list[int]]:
         """The waiting messages and their counts, in order; none waits after."""
         taken = self.messages, self.sizes
-        self.messages, self.sizes, self.tokens, self.open, self.users = [], [], 0, (), False
+        self.messages, self.sizes, self.tokens, self.open, self.users = [], [], 0, {}, False
         self._ids = set()
         return taken
 

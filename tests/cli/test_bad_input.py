@@ -27,6 +27,13 @@ BAD_FILES = [
         id="tool-parameters-a-string",
     ),
     pytest.param(
+        "badproperties.json",
+        b'{"messages":[{"role":"user","content":"x"}],"tools":[{"function":{"name":"f","parameters":'
+        b'{"type":"object","properties":"x"}}}]}',
+        "tools[0]: not an OpenAI tool spec (tool schema (no id): parameters: 'properties' must be an object",
+        id="tool-properties-a-string",  # hostile-input review 2: counting it raised AttributeError (exit 1)
+    ),
+    pytest.param(
         "deep.json",
         b"[" * 100_000 + b"]" * 100_000,
         "JSON is nested too deeply to read",
@@ -216,3 +223,23 @@ def test_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
     )
     assert done.stdout.splitlines() == ["{", "rc=0"]
     assert done.stderr == ""
+
+
+def test_a_tool_name_holding_console_markup_is_printed_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Hostile-input review 2: the report's "Largest items" table printed tool names as Rich markup: "get[/]data"
+    # raised MarkupError (exit 1, a traceback) and "x[red]y" was restyled.
+    messages = [
+        {"role": "user", "content": "fetch it"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get[/]data", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "the data " * 400},
+        {"role": "assistant", "content": "done"},
+    ]
+    source = write(tmp_path / "t.json", messages)
+    assert main(["inspect", str(source)]) == EXIT_OK
+    assert "get[/]data" in capsys.readouterr().out

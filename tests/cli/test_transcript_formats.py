@@ -4,6 +4,7 @@ and the layouts compact writes back (a list stays a list, JSONL stays JSONL, a r
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,9 @@ from ctxbudget.cli import EXIT_OK, EXIT_USAGE, main
 from ctxbudget.cli._files import document_path
 from ctxbudget.errors import TranscriptError
 from ctxbudget.transcripts import load_transcript, parse_transcript
+from ctxbudget.transcripts.formats._claude_code import _strip_harness_tags
+from hypothesis import given
+from hypothesis import strategies as st
 
 from .conftest import long_session, openai_messages, write, write_jsonl
 
@@ -283,3 +287,32 @@ def test_responses_instructions_are_written_back_as_instructions(
     assert all(item.get("role") != "system" for item in out["input"])
     assert out["input"] != items  # compacted (old outputs cleared to markers)
     capsys.readouterr()
+
+
+_TAGS = ("system-reminder", "command-name")
+_BLOCKS = re.compile(
+    "|".join(rf"<{t}>.*?</{t}>" for t in _TAGS) + "|" + "|".join(rf"</?{t}>" for t in _TAGS), re.DOTALL
+)
+"""What the harness text is, as a pattern: a block to its first closing tag, else a tag alone."""
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["<system-reminder>", "</system-reminder>", "<command-name>", "</command-name>", "a", " ", "\n", "<", "/"]
+        ),
+        max_size=14,
+    ).map("".join)
+)
+def test_harness_tags_are_taken_out_as_the_pattern_says(text: str) -> None:
+    # Hostile-input review 2: the pattern itself retried from every opener never closed ("<system-reminder>" * k:
+    # 19 s at 200 kB); the reading now finds each closing tag once.
+    assert _strip_harness_tags(text) == _BLOCKS.sub("", text)
+
+
+def test_a_user_turn_of_unclosed_harness_tags_is_read_whole(tmp_path: Path) -> None:
+    text = "Fix it " + "<system-reminder>" * 20_000
+    event = _event("user", "u1", {"role": "user", "content": text})
+    reply = {**_event("assistant", "a1", _assistant("m1", {"type": "text", "text": "ok"})), "parentUuid": "u1"}
+    transcript = load_transcript(write_jsonl(tmp_path / "s.jsonl", [event, reply]))
+    assert transcript.messages[0].text == text  # what was sent, as it was sent

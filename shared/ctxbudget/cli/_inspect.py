@@ -52,7 +52,7 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
         rows = _rows(report["by_tool"], "calls", "results", "result_tokens")
         console.print(_table("By tool", ("tool", "calls", "results", "result tokens"), rows))
     largest = [
-        (str(i["index"]), i["role"], i["tool"] or "", f"{i['tokens']:,}", escape(i["preview"]))
+        (str(i["index"]), i["role"], escape(i["tool"] or ""), f"{i['tokens']:,}", escape(i["preview"]))
         for i in report["largest"]
     ]
     console.print(_table("Largest items", ("#", "role", "tool", "tokens", "preview"), largest))

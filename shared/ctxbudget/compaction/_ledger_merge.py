@@ -220,6 +220,12 @@ def _supersede(items: list[Salient], tail: Sequence[Salient], reader: SubjectRea
     ]
 
 
+_RECENT = 64
+"""Most earlier statements one key finds for a statement to be measured against: the newest that share it. What a
+statement replaces was said shortly before it; a word or a template that 4,000 statements share ("The count is N.",
+"Actually, the budget is now $N.") had each measured against all the others, quadratic: 36 s at 4,000."""
+
+
 class Postings:
     """Where supersession finds the earlier statements a later one might replace (see :meth:`candidates`).
 
@@ -267,7 +273,7 @@ class Postings:
             own = set(self._every.get(f"label:{subject.label_id}", ()))
             postings = self._unlabelled
         if not index.restates_unnumbered_only(position):
-            return own.union(*[postings[key] for key in keys if key in postings])
+            return own.union(*[postings[key][-_RECENT:] for key in keys if key in postings])
         words = subject.words  # posting_keys lists the subject words first: their postings are theirs
         found: Iterable[int]
         if not subject.values:  # a restatement gives other values: without any, it restates nothing
@@ -275,9 +281,9 @@ class Postings:
         elif index.counters_change:
             rarest = sorted(words, key=lambda word: (len(postings.get(word, ())), word))
             rarest = rarest[: index.restating_words(position)]
-            found = set().union(*[postings[word] for word in rarest if word in postings])
-        else:
-            found = self._restating.get(subject.values - subject.scalars, ())
+            found = set().union(*[postings[word][-_RECENT:] for word in rarest if word in postings])
+        else:  # the most recent few naming those values: the statement they restate is among them
+            found = self._restating.get(subject.values - subject.scalars, ())[-_RECENT:]
         numbered = subject.label_id is not None  # then it restates only the unnumbered ones found
         return own | {
             p

@@ -251,6 +251,10 @@ class ToolSchema(_Checked):
     @model_validator(mode="after")
     def _check_parameters(self) -> ToolSchema:
         check_json("parameters", self.parameters)
+        properties = self.parameters.get("properties")
+        if properties is not None and not isinstance(properties, dict):  # a JSON schema's properties: an object
+            got = f"{type(properties).__name__} {short_repr(properties)}"
+            raise ValueError(f"parameters: 'properties' must be an object of property schemas, got {got}")
         if self.metadata:
             check_json("metadata", self.metadata)
         return self

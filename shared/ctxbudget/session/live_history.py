@@ -50,12 +50,14 @@ class LiveHistory:
         "_messages",
         "_notice_at",
         "_open",
+        "_open_tokens",
         "_run",
         "_run_at",
         "_sent",
         "_sent_tokens",
         "_sizes",
         "_tokens",
+        "_unpriced",
     )
 
     def __init__(self, count: Callable[[Message], int]) -> None:
@@ -76,6 +78,8 @@ class LiveHistory:
         # (and its size) a request sends in its place: built when first needed, then kept, not rebuilt on every
         # measurement while the calls are open.
         self._open: dict[str, tuple[Message, int] | None] = {}
+        self._open_tokens = 0  # the sizes of the open calls' synthetic results built so far
+        self._unpriced = 0  # the open calls whose synthetic result is not built yet
         self._run: tuple[str, ...] = ()  # every call the latest assistant message made
         self._run_at = -1  # the index of the latest assistant message
         self._closed: set[str] = set()  # calls of the latest run already answered
@@ -126,7 +130,9 @@ class LiveHistory:
 
     def sent_tokens(self, notice_tokens: int) -> int:
         """Tokens of the sent view; ``notice_tokens`` is what the interrupted-reply notice costs."""
-        open_tokens = sum(size for _, size in self._synthetic_results()) if self._open else 0
+        if self._unpriced:
+            self._synthetic_results()
+        open_tokens = self._open_tokens if self._open else 0  # kept as results arrive: no sum over the open calls
         return self._sent_tokens + open_tokens + (notice_tokens if self._interrupted is not None else 0)
 
     def sent_sizes(self, notice_tokens: int) -> list[int]:
@@ -176,6 +182,7 @@ class LiveHistory:
             self._notice_at = None
             self._run = tuple(call.id for call in message.tool_calls)
             self._open = dict.fromkeys(self._run)
+            self._open_tokens, self._unpriced = 0, len(self._open)
         self._send(message, size)
         return None
 
@@ -192,7 +199,11 @@ class LiveHistory:
     def _add_result(self, message: Message, size: int) -> UnsentResult | None:
         call_id = message.tool_call_id or ""
         if call_id in self._open:
-            del self._open[call_id]
+            known = self._open.pop(call_id)
+            if known is None:
+                self._unpriced -= 1
+            else:
+                self._open_tokens -= known[1]
             self._closed.add(call_id)
             self._send(message, size)
             return None
@@ -207,16 +218,21 @@ class LiveHistory:
             self._adjust[self._run_at] = self._adjust.get(self._run_at, 0) + size
             self._send(synthetic, size)
         self._open = {}
+        self._open_tokens = self._unpriced = 0
         self._closed = set()
         if self._interrupted is not None and self._notice_at is None:
             self._notice_at = len(self._sent)
 
     def _synthetic_results(self) -> list[tuple[Message, int]]:
         """The synthetic result (and its size) of each open call, in call order, built once per call."""
-        for call_id, known in self._open.items():
-            if known is None:  # replacing a value while iterating is safe: the keys do not change
-                synthetic = missing_result(call_id)
-                self._open[call_id] = (synthetic, self._count(synthetic))
+        if self._unpriced:
+            for call_id, known in self._open.items():
+                if known is None:  # replacing a value while iterating is safe: the keys do not change
+                    synthetic = missing_result(call_id)
+                    size = self._count(synthetic)
+                    self._open[call_id] = (synthetic, size)
+                    self._open_tokens += size
+            self._unpriced = 0
         return [known for known in self._open.values() if known is not None]
 
     def _send(self, message: Message, size: int) -> None:

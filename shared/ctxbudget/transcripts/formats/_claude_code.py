@@ -66,10 +66,38 @@ _HARNESS_TAGS = (
     "system-reminder",
     "user-prompt-submit-hook",
 )
-_HARNESS = re.compile(
-    "|".join(rf"<{tag}>.*?</{tag}>" for tag in _HARNESS_TAGS) + "|" + "|".join(rf"</?{tag}>" for tag in _HARNESS_TAGS),
-    re.DOTALL,
-)
+_HARNESS_TAG = re.compile("</?(?:" + "|".join(_HARNESS_TAGS) + ")>")
+"""An opening or closing harness tag (literals only: linear on any text)."""
+
+
+def _strip_harness_tags(text: str) -> str:
+    """``text`` without its harness blocks and any harness tag left alone (an opener never closed, a stray closer).
+
+    A block runs from its opener to the first closing tag (``<system-reminder>...</system-reminder>``). One forward
+    pass: each block's closing tag is found with ``str.find`` from its opener, and a tag found never closed is not
+    looked for again (``"<system-reminder>" * 10_000`` costs its length, not its square).
+    """
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    kept = 0
+    unclosed: set[str] = set()
+    position = 0
+    while (found := _HARNESS_TAG.search(text, position)) is not None:
+        tag = found.group(0)
+        end = found.end()
+        if tag[1] != "/" and tag not in unclosed:
+            close = text.find(f"</{tag[1:]}", end)
+            if close < 0:
+                unclosed.add(tag)
+            else:
+                end = close + len(tag) + 1
+        out.append(text[kept : found.start()])
+        kept = position = end
+    out.append(text[kept:])
+    return "".join(out)
+
+
 _NOT_A_MODEL = "<synthetic>"
 
 
@@ -211,14 +239,18 @@ class _Turn:
         self.content = content
         self.live = live
         self.meta = meta  # harness text (isMeta, command tags only): sent, but not the person's words
+        self._own = False  # whether self.content is a list of this turn's own (joined lines extend it)
 
     def continued_by(self, role: str, api_id: Any) -> bool:
         """Whether an event of ``role`` and API message id ``api_id`` is another line of this assistant message."""
         return role == self.role == "assistant" and api_id is not None and self.api_id == api_id
 
     def join(self, content: Any) -> None:
-        """Append the content blocks of another event of the same API message."""
-        self.content = [*_blocks(self.content), *_blocks(content)]
+        """Append the content blocks of another event of the same API message (one list, extended in place)."""
+        if not isinstance(self.content, list) or not self._own:
+            self.content = _blocks(self.content)  # a copy of its own: the event's list is never changed
+            self._own = True
+        self.content.extend(_blocks(content))
 
 
 def _blocks(content: Any) -> list[Any]:
@@ -351,14 +383,14 @@ def _prompt_tokens(message: Mapping[str, Any]) -> int | None:
 def _without_harness(content: Any) -> Any:
     """User content without Claude Code's harness text; ``None`` when nothing of the user's is left."""
     if isinstance(content, str):
-        text = _HARNESS.sub("", content)
+        text = _strip_harness_tags(content)
         return text if text.strip() else None
     if not isinstance(content, list):
         return content
     kept = []
     for block in content:
         if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            text = _HARNESS.sub("", block["text"])
+            text = _strip_harness_tags(block["text"])
             if text.strip():
                 kept.append({**block, "text": text} if text != block["text"] else block)
             continue

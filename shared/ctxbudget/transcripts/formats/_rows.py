@@ -111,6 +111,7 @@ def _lines(source: Source) -> Iterator[tuple[int, int, bytes]]:
     """``(line number, file offset, bytes)`` of each non-blank line, within the size limits."""
     handle = source.handle
     pending = bytearray()
+    opened = False  # the line's first byte was seen (a line not starting a JSON value is refused at once)
     number, line_start, read = 1, source.start, source.start
     while True:
         handle.seek(read)  # a caller may have read elsewhere between two lines
@@ -126,6 +127,7 @@ def _lines(source: Source) -> Iterator[tuple[int, int, bytes]]:
             if pending.strip(WHITESPACE):
                 yield number, line_start, bytes(pending)
             pending.clear()
+            opened = False
             number += 1
             start = newline + 1
             line_start = chunk_start + start
@@ -136,9 +138,11 @@ def _lines(source: Source) -> Iterator[tuple[int, int, bytes]]:
                 "message or event) may hold",
                 field="json",
             )
-        if bytes(pending.lstrip(WHITESPACE)[:1]) not in (b"{", b"[", b""):
-            yield number, line_start, bytes(pending[:64])  # no JSONL line starts this way: the parser says so
-            return
+        if not opened and (first := bytes(pending.lstrip(WHITESPACE)[:1])):  # once a line: its first byte
+            opened = True
+            if first not in (b"{", b"["):
+                yield number, line_start, bytes(pending[:64])  # no JSONL line starts this way: the parser says so
+                return
     if pending.strip(WHITESPACE):
         yield number, line_start, bytes(pending)
 
