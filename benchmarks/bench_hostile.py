@@ -57,6 +57,14 @@ def _statements(n: int) -> ContextSession:
     return session
 
 
+def _shell_mode(n: int) -> ContextSession:
+    session = ContextSession(model="gpt-4o", max_tokens=128_000)
+    session.add(Message(role="user", content="Run the tests."), Message(role="assistant", content="ok"))
+    session.add(Message(role="user", content="<bash-input>make test</bash-input>"))
+    session.add(Message(role="user", content="<bash-stdout>" * (n // 13)))
+    return session
+
+
 def _parallel(n: int) -> list[Message]:
     calls = tuple(ToolCall(id=f"c{j}", name="read_file", args={"path": f"src/f{j}.py"}) for j in range(n // 25))
     results = [Message(role="tool", tool_call_id=call.id, content="x") for call in calls]
@@ -91,6 +99,7 @@ CASES: tuple[Case, ...] = (
     ("user message of one letter run", lambda n: _session("cat a.txt", "ok", "keep " + "x" * n), _compact),
     ('tool output of unclosed `<!--` and `"x": "`', lambda n: _session("cat a", '<!-- "x": "' * (n // 12)), _compact),
     ("user turns `The count is N.` (one per 25 characters)", _statements, _compact),
+    ("a `<bash-input>` turn, then `<bash-stdout>` never closed", _shell_mode, _compact),
     ("one message of parallel calls and their results (one per 25 characters)", _parallel, _add_and_compact),
     ("Claude Code file: `<system-reminder>` never closed, one message's lines", _claude_code, load_transcript),
 )

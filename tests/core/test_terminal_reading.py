@@ -7,13 +7,17 @@ were twelve lines of vitest output with their escape codes (``[31m⎯⎯⎯ Fail
 
 from __future__ import annotations
 
+import re
+
 from ctxbudget import Message, SummaryRequest
-from ctxbudget.compaction._terminal import USER_COMMAND_TOOL, read_terminal
+from ctxbudget.compaction._terminal import USER_COMMAND_TOOL, _outputs, read_terminal
 from ctxbudget.compaction.harness import strip_harness
 from ctxbudget.compaction.outcomes import failure_line
 from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
 from ctxbudget.providers import counter_for_model
+from hypothesis import given
+from hypothesis import strategies as st
 
 RUN = Message(role="user", content="<bash-input>./run_test.sh tests/pr_creation.test.ts</bash-input>", id="in")
 OUTPUT = Message(
@@ -258,3 +262,18 @@ def test_a_failed_go_tests_message_is_its_failure_line_among_its_logs() -> None:
         "--- FAIL: TestRewindReset_ClearsSessionState: Expected no session state files after reset, got 1"
     )
     assert "--- FAIL: TestRewindReset_WithMultipleSessions (0.70s)" in failed  # it printed no failure line: its name
+
+
+_OUTPUT_BLOCK = re.compile(r"<(bash-stdout|bash-stderr)>(.*?)</\1>", re.DOTALL)
+"""What an output block is, as a pattern: from its tag to the first closing tag of its kind."""
+
+
+@given(
+    st.lists(
+        st.sampled_from(["<bash-stdout>", "</bash-stdout>", "<bash-stderr>", "</bash-stderr>", "a", "\n"]), max_size=14
+    ).map("".join)
+)
+def test_output_blocks_are_read_as_the_pattern_says(text: str) -> None:
+    # Hostile-input review 2: the pattern itself retried from every tag never closed ("<bash-stdout>" * k after a
+    # "<bash-input>" turn: 15 s at 200 kB); the reading now finds each closing tag once.
+    assert _outputs(text) == [body for _, body in _OUTPUT_BLOCK.findall(text)]

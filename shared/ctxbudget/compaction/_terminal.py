@@ -46,7 +46,7 @@ _ACTIONS_LINE = re.compile(
 """What starts each line of a GitHub Actions log as ``gh run view --log`` prints it: the job, the step, a timestamp,
 and the runner's marker (``##[error]``, ``##[group]``)."""
 _INPUT = re.compile(r"\A\s*<bash-input>(.{1,4000}?)</bash-input>\s*\Z", re.DOTALL)
-_OUTPUT = re.compile(r"<(bash-stdout|bash-stderr)>(.*?)</\1>", re.DOTALL)
+_OUTPUT_TAG = re.compile(r"<(bash-stdout|bash-stderr)>")
 _OUTPUT_START = re.compile(r"\A\s*<bash-std(?:out|err)>")
 _DIR_PROMPT = r"(?:\([\w.-]{1,40}\) ?)?(?:[\w.-]{1,40}@[\w.-]{1,60}:?)?[~/][^\s$#]{0,200}\s{0,4}\$"
 """A shell prompt after a working directory: ``~/Projects $``, ``alex@box:~/src$``, ``(venv) /app $``."""
@@ -95,13 +95,34 @@ def read_terminal(messages: Sequence[Message]) -> list[Message]:
             pending = call.id
             continue
         if pending is not None and _OUTPUT_START.match(message.text):
-            printed = "\n".join(body.strip("\n") for _, body in _OUTPUT.findall(message.text) if body.strip())
+            printed = "\n".join(body.strip("\n") for body in _outputs(message.text) if body.strip())
             out.append(Message(role="tool", tool_call_id=pending, content=printed, id=message.id))
             pending = None
             continue
         out.append(message)
         pending = None
     return out
+
+
+def _outputs(text: str) -> list[str]:
+    """What each ``<bash-stdout>`` / ``<bash-stderr>`` block of ``text`` holds, in order (to its closing tag).
+
+    One forward pass: a block's closing tag is found with ``str.find``, and a tag never closed is not looked for again
+    (``"<bash-stdout>" * 10_000`` costs its length, not its square).
+    """
+    bodies: list[str] = []
+    unclosed: set[str] = set()
+    position = 0
+    while (found := _OUTPUT_TAG.search(text, position)) is not None:
+        tag = found.group(1)
+        end = -1 if tag in unclosed else text.find(f"</{tag}>", found.end())
+        if end < 0:
+            unclosed.add(tag)
+            position = found.end()
+            continue
+        bodies.append(text[found.end() : end])
+        position = end + len(tag) + 3
+    return bodies
 
 
 _BARE_PROMPT = re.compile(r"^\s{0,4}\$ ")
