@@ -13,7 +13,7 @@ from ctxbudget.cli import EXIT_OK, EXIT_USAGE, main
 from ctxbudget.cli._files import document_path
 from ctxbudget.errors import TranscriptError
 from ctxbudget.transcripts import load_transcript, parse_transcript
-from ctxbudget.transcripts.formats._claude_code import _strip_harness_tags
+from ctxbudget.transcripts.formats._claude_harness import strip_harness_tags
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -307,7 +307,7 @@ _BLOCKS = re.compile(
 def test_harness_tags_are_taken_out_as_the_pattern_says(text: str) -> None:
     # Hostile-input review 2: the pattern itself retried from every opener never closed ("<system-reminder>" * k:
     # 19 s at 200 kB); the reading now finds each closing tag once.
-    assert _strip_harness_tags(text) == _BLOCKS.sub("", text)
+    assert strip_harness_tags(text) == _BLOCKS.sub("", text)
 
 
 def test_a_user_turn_of_unclosed_harness_tags_is_read_whole(tmp_path: Path) -> None:

@@ -16,6 +16,8 @@ import re
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 
+from ._stem import stem
+
 __all__ = [
     "ABBREVIATIONS",
     "CALL_TERM",
@@ -131,7 +133,6 @@ _STATUS = re.compile(
     r"passed|succe(?:ed|ss)|warning"
 )
 """Keywords of a line that reports an outcome, in lower-cased text (grouped by first letter: ``re`` scans it fast)."""
-_VOWELS = frozenset("aeiouy")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -191,50 +192,6 @@ def _parts(word: str) -> list[str]:
         elif len(pieces) > 1 or piece != word:
             parts.append(piece.lower())
     return parts
-
-
-def stem(word: str) -> str:
-    """A light English stem of a lower-case word: plural ``-s``/``-es``/``-ies``, ``-ed``, ``-ing``, ``-er``, an ``-e``.
-
-    ``failed``/``fails``/``failing`` -> ``fail``, ``retries`` -> ``retry``, ``created``/``create`` -> ``creat``,
-    ``stopped`` -> ``stop``, ``pointer``/``points`` -> ``point``, ``handler``/``handle`` -> ``handl``; words of 3
-    letters or fewer, and anything not purely alphabetic (ids, paths, numbers), are returned unchanged.
-    """
-    if len(word) <= 3 or not word.isalpha() or not word.isascii():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("sses"):
-        return word[:-2]
-    if word.endswith(("ing", "ed")):
-        base = word[:-3] if word.endswith("ing") else word[:-2]
-        if len(base) < 3 or not _VOWELS.intersection(base):
-            return _final_e(word[:-1]) if word.endswith("ed") and len(base) == 2 else word  # used -> use
-        return _final_e(_agent(_undouble(base)))
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    return _final_e(_agent(word))
-
-
-def _undouble(base: str) -> str:
-    """``stopp`` -> ``stop``; ``fall``, ``pass``, ``buzz`` stay."""
-    return base[:-1] if base[-1] == base[-2] and base[-1] not in "lsz" else base
-
-
-def _agent(word: str) -> str:
-    """An ``-er`` noun as its verb (``pointer`` -> ``point``, ``handler`` -> ``handl``, ``wrapper`` -> ``wrap``).
-
-    A ``.git pointer file`` is found by asking where the file points. Only when at least four letters with a vowel
-    remain, so ``user``, ``order``, ``power`` and ``never`` stay whole.
-    """
-    base = word[:-2]
-    if not word.endswith("er") or len(base) < 4 or not _VOWELS.intersection(base):
-        return word
-    return _undouble(base)
-
-
-def _final_e(word: str) -> str:
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 FAILURE_WORDS = frozenset(

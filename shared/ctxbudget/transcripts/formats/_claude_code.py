@@ -37,13 +37,13 @@ first user message; the report measures what Claude Code adds from the file's fi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ...errors import InvalidMessageError, TranscriptError
 from ...messages.message import Message
 from ...providers import messages_from_anthropic
+from ._claude_harness import strip_harness_tags
 from ._items import Head, Item, Replaced, Reported
 from ._stream import Rows
 from ._where import Where, fail_from
@@ -55,49 +55,6 @@ EVENT_TYPES = frozenset(
 )
 """Event types that mark a Claude Code session line (with its ``uuid``/``sessionId``/``leafUuid`` fields)."""
 _EVENT_KEYS = frozenset({"uuid", "parentUuid", "sessionId", "leafUuid", "isSidechain", "messageId"})
-_HARNESS_TAGS = (
-    "command-name",
-    "command-message",
-    "command-args",
-    "command-contents",
-    "local-command-stdout",
-    "local-command-stderr",
-    "local-command-caveat",
-    "system-reminder",
-    "user-prompt-submit-hook",
-)
-_HARNESS_TAG = re.compile("</?(?:" + "|".join(_HARNESS_TAGS) + ")>")
-"""An opening or closing harness tag (literals only: linear on any text)."""
-
-
-def _strip_harness_tags(text: str) -> str:
-    """``text`` without its harness blocks and any harness tag left alone (an opener never closed, a stray closer).
-
-    A block runs from its opener to the first closing tag (``<system-reminder>...</system-reminder>``). One forward
-    pass: each block's closing tag is found with ``str.find`` from its opener, and a tag found never closed is not
-    looked for again (``"<system-reminder>" * 10_000`` costs its length, not its square).
-    """
-    if "<" not in text:
-        return text
-    out: list[str] = []
-    kept = 0
-    unclosed: set[str] = set()
-    position = 0
-    while (found := _HARNESS_TAG.search(text, position)) is not None:
-        tag = found.group(0)
-        end = found.end()
-        if tag[1] != "/" and tag not in unclosed:
-            close = text.find(f"</{tag[1:]}", end)
-            if close < 0:
-                unclosed.add(tag)
-            else:
-                end = close + len(tag) + 1
-        out.append(text[kept : found.start()])
-        kept = position = end
-    out.append(text[kept:])
-    return "".join(out)
-
-
 _NOT_A_MODEL = "<synthetic>"
 
 
@@ -383,14 +340,14 @@ def _prompt_tokens(message: Mapping[str, Any]) -> int | None:
 def _without_harness(content: Any) -> Any:
     """User content without Claude Code's harness text; ``None`` when nothing of the user's is left."""
     if isinstance(content, str):
-        text = _strip_harness_tags(content)
+        text = strip_harness_tags(content)
         return text if text.strip() else None
     if not isinstance(content, list):
         return content
     kept = []
     for block in content:
         if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            text = _strip_harness_tags(block["text"])
+            text = strip_harness_tags(block["text"])
             if text.strip():
                 kept.append({**block, "text": text} if text != block["text"] else block)
             continue
