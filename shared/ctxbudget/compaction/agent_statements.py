@@ -163,9 +163,11 @@ def _commits(body: str) -> bool:
     Not "I'll apply this change." (the change it means is the one said before it), nor "I'll use a safer way.".
     """
     found = _COMMITMENT.match(body)
-    if found is None:
-        return False
-    rest = body[found.end() :]
+    return found is not None and _names_what(body[found.end() :])
+
+
+def _names_what(rest: str) -> bool:
+    """What follows a decision's or a commitment's phrase says what: something specific, or three content words."""
     return _SPECIFIC.search(rest) is not None or len(content_words(rest)) >= 3
 
 
@@ -185,7 +187,7 @@ def _decides(body: str) -> bool:
     rest = body[found.end() :]
     if _ABOUT.match(rest):
         return False  # "The issue is about removing a required column.": what the task says, not a cause found
-    return _SPECIFIC.search(rest) is not None or len(content_words(rest)) >= 3
+    return _names_what(rest)
 
 
 def assistant_statements(text: str) -> list[Statement]:
