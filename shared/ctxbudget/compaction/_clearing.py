@@ -36,7 +36,6 @@ def bound(work: WorkingHistory) -> None:
         if (
             work.sizes[index] > limit  # first: most outputs were bounded on arrival, and this test is the cheapest
             and (message.role == "tool" or (_user_bounded(work, message) and work.sizes[index] > work.target // 2))
-            and not message.tool_calls
             and work.archived_handle(message) is None
             and message.id not in work.pinned_ids
         ):

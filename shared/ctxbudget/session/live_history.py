@@ -130,10 +130,8 @@ class LiveHistory:
 
     def sent_tokens(self, notice_tokens: int) -> int:
         """Tokens of the sent view; ``notice_tokens`` is what the interrupted-reply notice costs."""
-        if self._unpriced:
-            self._synthetic_results()
-        open_tokens = self._open_tokens if self._open else 0  # kept as results arrive: no sum over the open calls
-        return self._sent_tokens + open_tokens + (notice_tokens if self._interrupted is not None else 0)
+        self._price_open()  # the open calls' synthetic results, kept as a total as results arrive: no sum over them
+        return self._sent_tokens + self._open_tokens + (notice_tokens if self._interrupted is not None else 0)
 
     def sent_sizes(self, notice_tokens: int) -> list[int]:
         """Each message's size in the sent view: what it costs plus the synthetic results and notice it brings.
@@ -223,16 +221,21 @@ class LiveHistory:
         if self._interrupted is not None and self._notice_at is None:
             self._notice_at = len(self._sent)
 
+    def _price_open(self) -> None:
+        """Build the synthetic result (and its size) of each open call not built yet, once per call."""
+        if not self._unpriced:
+            return
+        for call_id, known in self._open.items():
+            if known is None:  # replacing a value while iterating is safe: the keys do not change
+                synthetic = missing_result(call_id)
+                size = self._count(synthetic)
+                self._open[call_id] = (synthetic, size)
+                self._open_tokens += size
+        self._unpriced = 0
+
     def _synthetic_results(self) -> list[tuple[Message, int]]:
-        """The synthetic result (and its size) of each open call, in call order, built once per call."""
-        if self._unpriced:
-            for call_id, known in self._open.items():
-                if known is None:  # replacing a value while iterating is safe: the keys do not change
-                    synthetic = missing_result(call_id)
-                    size = self._count(synthetic)
-                    self._open[call_id] = (synthetic, size)
-                    self._open_tokens += size
-            self._unpriced = 0
+        """The synthetic result (and its size) of each open call, in call order."""
+        self._price_open()
         return [known for known in self._open.values() if known is not None]
 
     def _send(self, message: Message, size: int) -> None:
