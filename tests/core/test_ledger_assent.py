@@ -80,9 +80,15 @@ def test_an_earlier_terse_order_is_listed_and_a_polite_ask_it_answered_is_not() 
         Message(role="assistant", content="Done: the hook now runs `prettier --write README.md`."),
         Message(role="user", content="better way?"),
         Message(role="assistant", content="Done: the reservation was cancelled as `ZFA04Y`."),
+        Message(role="user", content="commit this"),
+        Message(role="assistant", content="Done: committed as `0b03276` on `main`."),
+        Message(role="user", content="commit, push and pr it"),
+        Message(role="assistant", content="Done: pull request #106 opened from `fix/release-please-ci-trigger`."),
         Message(role="user", content="Please rename the plugin to entire-skills in the manifest."),
     )
     assert "- Earlier: please research and verify" in summary
+    assert "- Earlier: commit this" in summary  # one content word, but an order of a step of the work's own
+    assert "- Earlier: commit, push and pr it" in summary
     assert "discuss" not in summary
     assert "better way" not in summary  # a question of two words says nothing without what it asks about
 

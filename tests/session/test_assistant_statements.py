@@ -274,6 +274,7 @@ def test_an_interjection_before_what_the_agent_found_is_not_narration() -> None:
         ("```xml\n<plugin>\n  <groupId>...\n```", False),  # an elided tag or two
         ("```python\nif parse(reqversion) > parse(extension.version):\n```", True),  # code, though it ends in ":"
         ("```bash\npytest tests/test_config.py -k verbose\n```", True),
+        ("```python\nclass Figure(FigureBase):\n```", False),  # a body's first line (27th round, matplotlib)
     ],
 )
 def test_a_short_block_is_a_finding_only_when_it_says_something_alone(block: str, kept: bool) -> None:
@@ -287,3 +288,14 @@ def test_the_issue_the_task_reports_is_no_cause_found() -> None:
     assert [s.kind for s in found] != ["decision"]
     cause = assistant_statements("The issue is that `builtin_str(method)` turns `b'GET'` into `\"b'GET'\"`.")
     assert [s.kind for s in cause] == ["decision"]
+
+
+def test_a_figure_the_agent_quotes_in_a_few_words_is_a_finding() -> None:
+    """tau-bench agents quote what a change costs as a short labelled line: what the user is asked to agree to."""
+    text = (
+        "Here are the details:\n\n- **Flight Number:** HAT229\n- **Departure:** 11:00 AM from DEN\n"
+        "- **Total Cost:** $239\n- Total new cost: $469\n- Price difference: $499 - $139 = $360 per person\n"
+        "- Baggage: 0 total bags\n\nPlease confirm."
+    )
+    findings = [st.text for st in assistant_statements(text) if st.kind == "finding"]
+    assert findings == ["Total Cost: $239", "Total new cost: $469", "Price difference: $499 - $139 = $360 per person"]

@@ -177,6 +177,17 @@ def test_a_file_a_shell_command_writes_is_a_file_of_the_work() -> None:
     assert not [line for line in files if line.startswith(("y.py", "/dev/null", "a.py"))]  # a heredoc's body
 
 
+def test_a_quoted_redirect_target_is_its_path_and_a_variable_in_it_names_no_file() -> None:
+    # Twenty-seventh held-out round (Claude Code, oh-my-posh): `cat > "$SCRATCH/repaint-test.toml"` became "Q: wrote".
+    sections = summary_of(
+        (bash("v", "cat > \"$SCRATCH/repaint-test.toml\" <<'EOF'\nversion = 4\nEOF\necho READY"), "READY"),
+        (bash("q", 'python run.py > "out/run.log" 2>&1'), ""),
+    )
+    files = sections["Files and artifacts"]
+    assert "out/run.log: wrote" in files, files
+    assert not [line for line in files if line.startswith(("Q", "$SCRATCH"))], files
+
+
 def test_a_command_that_only_wrote_files_and_said_nothing_is_told_by_its_files() -> None:
     # mini-swe-agent (held-out): "bash: cat > test_fix.py << 'EOF' from marshmallow import ... -> ok" stood in
     # Commands for each of eight scripts beside "test_fix.py: wrote" in Files, a tenth of a small budget.

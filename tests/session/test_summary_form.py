@@ -73,6 +73,10 @@ def bullets(summary: str) -> list[str]:
     return found
 
 
+ORDER = re.compile(r"^(?:commit|push|merge|rebase|deploy|release|publish|revert|undo|amend|squash|ship)\b", re.I)
+"""A terse order of the user's ("commit this"): two words that steered the work, listed as an earlier request."""
+
+
 def is_fragment(text: str) -> bool:
     words = re.findall(r"[A-Za-z]{2,}", text)
     if not re.search(r"[A-Za-z0-9]", re.sub(r"^\s*\d{1,3}[.)]", "", text)):
@@ -82,7 +86,7 @@ def is_fragment(text: str) -> bool:
         return True  # a table's row ("| `explain.go` | Modify ... |", "Show author | Extract ... |") without its header
     if text.rstrip("*_`) ").endswith(":") and not VALUE.search(text):
         return True  # "Consider the following model:" stands for what follows it
-    return len(words) < 3 and not VALUE.search(text)
+    return len(words) < 3 and not VALUE.search(text) and not ORDER.match(text)
 
 
 @pytest.mark.slow

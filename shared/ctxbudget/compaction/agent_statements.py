@@ -224,6 +224,7 @@ def assistant_statements(text: str) -> list[Statement]:
         )
         row = sentence.lstrip()[:1] == "|" or (" | " in body and body.rstrip().endswith("|"))
         if len(body.split()) < 4 or asks or not is_prose(body) or row:
+            out.extend(_quoted_figure(sentence))  # "Total Cost: $239" says what it costs in three words
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
         unhedged = _THINK.sub("", body, count=1)  # "I think I should move the check": a change it plans
         planned = (
@@ -263,6 +264,23 @@ def assistant_statements(text: str) -> list[Statement]:
 
 _CODE_MARK = re.compile(r"[()\[\]{}=<>]")
 
+_HEADER = re.compile(r"^(?:async\s+)?(?:class|def)\s+\w+[^:]*:$")
+"""A class's or function's first line alone, quoted in a message."""
+
+_QUOTED_FIGURE = re.compile(
+    r"^(?:[A-Za-z][\w -]{0,24} )?(?:total|price|cost|fare|balance|refund|difference|amount due|subtotal)s?\b"
+    r"[\w -]{0,24}:\s*[-+]?[$\u20ac\u00a3]?\s?\d[\d,.]*(?:\s[^:]{0,60})?$",
+    re.IGNORECASE,
+)
+"""A figure the agent quotes ("Total Cost: $239", "Price difference: $499 - $139 = $360 per person"): what the user is
+asked to agree to, said in a few words."""
+
+
+def _quoted_figure(sentence: str) -> list[Statement]:
+    """A figure the agent quotes in a few words ("- **Total Cost:** $239"), as a finding; nothing for other lines."""
+    quoted = unbold(LIST_MARKER.sub("", sentence.strip(), count=1)).strip()
+    return [Statement("finding", quoted)] if _QUOTED_FIGURE.match(quoted) else []
+
 
 def _says_something(snippet: str) -> bool:
     """A short block says something alone: three words, or a value.
@@ -272,6 +290,8 @@ def _says_something(snippet: str) -> bool:
     """
     if snippet.rstrip().endswith(":") and _CODE_MARK.search(snippet) is None:
         return False  # prose that introduces; "if parse(reqversion) > parse(extension.version):" is code
+    if _HEADER.match(snippet.strip()):
+        return False  # "class Figure(FigureBase):" opens a body it does not show
     return word_count(snippet) >= 3 or _SPECIFIC.search(snippet) is not None
 
 

@@ -329,7 +329,12 @@ def shell_writes(command: str) -> list[FileOp]:
 
 
 def _plain_lines(command: str) -> list[str]:
-    """The lines of a shell command without heredoc bodies, each quoted string ``Q`` (an empty one taken out)."""
+    """The lines of a shell command without heredoc bodies, quoted strings taken out.
+
+    A quoted path (``> "out.txt"``) is the path; any other quoted string (``"$DIR/t.toml"``, a script) is ``Q?``,
+    which names no file (a plain ``Q`` would read as one: ``cat > "$DIR/t.toml"`` wrote no file ``Q``), and an empty
+    one is nothing.
+    """
     lines: list[str] = []
     ending: str | None = None
     for line in command.splitlines()[:400]:
@@ -340,7 +345,12 @@ def _plain_lines(command: str) -> list[str]:
         heredoc = _HEREDOC.search(line)
         ending = heredoc.group(2) if heredoc else None
     # a quoted string may span lines (python -c "...\n..."): quotes are taken out of the whole command at once
-    return unquoted("\n".join(lines), lambda quoted: "Q" if quoted[1:-1].strip() else "").splitlines()
+    return unquoted("\n".join(lines), _placeholder).splitlines()
+
+
+def _placeholder(quoted: str) -> str:
+    inner = quoted[1:-1]
+    return inner if _TARGET.match(inner) else "Q?" if inner.strip() else ""
 
 
 _FILING = re.compile(r"^(?:cat|echo|printf|tee|cp|mv|touch|rm|unlink|mkdir|cd)\b")

@@ -26,6 +26,7 @@ re-exported here.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 
 from ..messages.tokens import TokenCounter
@@ -52,7 +53,13 @@ _SHORT_REQUEST_WORDS = 3
 _ASK_WORDS = 3
 """Content words an earlier request or question has at least, to be listed ("Could you help?" has one)."""
 _TERSE_WORDS = 4
-"""The most words of a terse order, which is listed with two content words ("commit this", "do the proper fix")."""
+"""The most words of a terse order, which is listed with two content words ("do the proper fix")."""
+_ORDER = re.compile(
+    r"^(?:(?:ok(?:ay)?|now|then|please|great|thanks)[,!.]?\s+)*(?:commit|push|merge|rebase|deploy|release|publish|"
+    r"revert|undo|amend|squash|ship|tag|open a pr|create a pr|make a pr|pr)\b[^?]{0,40}$",
+    re.IGNORECASE,
+)
+"""A terse order to do a step of the work's own ("commit this", "commit, push and pr it"): it steered the work."""
 _REPORTED = frozenset({"finding", "decision", "open"})
 """What an assistant's reply reports (the items a short request after it refers to)."""
 """How the task shows the question a bare yes answers."""
@@ -191,7 +198,7 @@ class Ledger:
         text = item.text
         words = self._words(text)
         terse = not text.rstrip().endswith("?") and len(text.split()) <= _TERSE_WORDS
-        return words >= _ASK_WORDS or (words == _ASK_WORDS - 1 and terse)
+        return words >= _ASK_WORDS or (words == _ASK_WORDS - 1 and terse) or _ORDER.match(text.strip()) is not None
 
     def _asks(self, item: Salient) -> bool:
         """``item`` asks for work (at least :data:`_TASK_WORDS` words), not only a short question ("why?")."""
