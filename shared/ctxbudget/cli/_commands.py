@@ -22,8 +22,9 @@ from ..transcripts.formats._open import TranscriptStream
 from ..transcripts.formats._writers import render
 from ._analysis import Run, Settings, document, report, run_transcript, sent_messages
 from ._archive import ArchiveSink
-from ._files import check_writable, document_path, open_input, same_file, stream_document, target_of, utf8, write_all
+from ._files import document_path, open_input, stream_document, utf8, write_all
 from ._progress import Progress
+from ._targets import check_writable, same_file, target_of
 
 __all__ = ["inspect_report", "print_inspect", "run_compact"]
 

@@ -11,8 +11,10 @@ the file alone.
 Writing (:func:`write_all`) is all or nothing: each output goes to a temporary file beside its target, and only
 when every one is complete are they renamed over their targets (a target replaced by an earlier rename is put
 back if a later one fails). A target that is a symbolic link is written through to the file it points at (the
-link stays); a new file gets the mode the umask gives (``0666 & ~umask``), a replaced file keeps its mode. The
-``ctxbudget`` document is streamed: its archive is copied from the session's archive file entry by entry.
+link stays); one that is not a regular file (a FIFO, a device, a socket) or is a standard stream (``-``,
+``/dev/stdout``) is refused, exit 2, before anything is written. A new file gets the mode the umask gives
+(``0666 & ~umask``), a replaced file keeps its mode. The ``ctxbudget`` document is streamed: its archive is copied
+from the session's archive file entry by entry.
 """
 
 from __future__ import annotations
@@ -36,12 +38,12 @@ from ..transcripts.formats._stream import MAX_BYTES, JsonlRows, ListRows, SpanRo
 from ..transcripts.formats._writers import ROW_MEMBERS
 from ..transcripts.reading import label_of
 from ._archive import ArchiveSink
+from ._targets import check_regular, same_file, target_of
 
 __all__ = [
     "document_path",
     "open_input",
     "row_digests",
-    "same_file",
     "stream_document",
     "utf8",
     "write_all",
@@ -196,17 +198,6 @@ def _rows_member(members: Mapping[str, Any], head: Head) -> Iterator[Any]:
 
 
 # -- writing -------------------------------------------------------------------------------------------------
-def same_file(output: Path, source: Path) -> bool:
-    """Whether writing ``output`` would replace ``source`` (same resolved path, or the same file by a link)."""
-    with contextlib.suppress(OSError):
-        if output.resolve() == source.resolve():
-            return True
-    try:
-        return output.exists() and source.exists() and output.samefile(source)
-    except OSError:
-        return False
-
-
 def utf8(text: str, what: str) -> bytes:
     """``text`` as UTF-8; text that is not valid Unicode (a lone surrogate) is bad input, exit 2, not a traceback."""
     try:
@@ -217,30 +208,6 @@ def utf8(text: str, what: str) -> bytes:
         ) from None
 
 
-def target_of(path: Path) -> Path:
-    """The file writing ``path`` replaces: the target of a symbolic link (followed to the end), else ``path``."""
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
-
-
-def check_writable(path: Path, flag: str) -> None:
-    """Refuse, before any work, an output that cannot be written: a directory, or a directory that is missing.
-
-    Raises:
-        UsageError: naming ``flag`` and the path.
-    """
-    target = target_of(path)
-    if target.is_dir():
-        raise UsageError(f"{flag}: {str(path)!r} is a directory, not a file to write", field="output")
-    if not target.parent.is_dir():
-        raise UsageError(f"{flag}: directory {str(target.parent)!r} does not exist", field="output")
-    if not os.access(target.parent, os.W_OK | os.X_OK):
-        raise UsageError(
-            f"{flag}: cannot write to directory {str(target.parent)!r} (permission denied)", field="output"
-        )
-    if target.exists() and not os.access(target, os.W_OK) and not os.access(target.parent, os.W_OK):
-        raise UsageError(f"{flag}: cannot replace {str(path)!r} (permission denied)", field="output")
-
-
 Writer = Callable[[IO[bytes]], None]
 
 
@@ -248,8 +215,11 @@ def write_all(outputs: Sequence[tuple[Path, Writer]]) -> None:
     """Write every output, all or nothing (see the module docstring).
 
     Each writer writes its whole content to the file it is given. Raises what a write raised (``OSError``), having
-    removed every temporary file and put back every file replaced before the failure.
+    removed every temporary file and put back every file replaced before the failure; raises ``UsageError``,
+    writing nothing, when a target is not a regular file (:func:`check_regular`).
     """
+    for path, _ in outputs:
+        check_regular(path, "-o")  # checked again here: a rename never replaces a FIFO, a device or a stream
     mask = _umask()
     staged: list[tuple[Path, Path]] = []
     try:

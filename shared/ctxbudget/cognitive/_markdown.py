@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from .validation import MAX_HEADING_BYTES
 
-__all__ = ["Section", "query_terms", "split_sections", "utf8_prefix"]
+__all__ = ["Section", "heading_text", "query_terms", "split_sections", "utf8_prefix"]
 
-_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
+_OPENING = re.compile(r" {0,3}#{1,6}(?=[ \t]|\Z)")
+_BLANKS = " \t"
 _FENCE = re.compile(r" {0,3}(```|~~~)")
 _WORD = re.compile(r"\w+")
 _STOP_WORDS_TEXT = (
@@ -66,6 +67,24 @@ def utf8_prefix(text: str, max_bytes: int) -> str:
     return data[:max_bytes].decode("utf-8", errors="ignore")
 
 
+def heading_text(line: str) -> str | None:
+    """Return the raw text of an ATX heading line, or ``None`` when ``line`` is not one.
+
+    A heading line is up to three spaces, one to six ``#``, then the end of the line or a space or tab. Its text
+    is the rest without the spaces and tabs around it and without a closing run of ``#`` that follows a space or
+    tab (``# a #`` is ``a``, ``# a#`` is ``a#``). String methods only, so the time is linear in the line (a regex
+    with a lazy group before optional trailing blanks backtracks quadratically on a long run of inner spaces).
+    """
+    opening = _OPENING.match(line)
+    if opening is None:
+        return None
+    text = line[opening.end() :].strip(_BLANKS)
+    body = text.rstrip("#")
+    if len(body) < len(text) and body.endswith(tuple(_BLANKS)):
+        return body.rstrip(_BLANKS)
+    return text
+
+
 def _clean_heading(raw: str, fallback: str) -> str:
     text = "".join(" " if unicodedata.category(char) == "Cc" else char for char in raw)
     text = utf8_prefix(" ".join(text.split()), MAX_HEADING_BYTES).strip()
@@ -97,11 +116,11 @@ def split_sections(path: str, text: str) -> list[Section]:
     for line in text.splitlines():
         if _FENCE.match(line):
             fenced = not fenced
-        match = None if fenced else _HEADING.fullmatch(line)
-        if match is not None:
+        raw = None if fenced else heading_text(line)
+        if raw is not None:
             section = _section(path, len(sections), heading, lines)
             sections.extend([section] if section is not None else [])
-            heading, lines = _clean_heading(match.group(2) or "", fallback), []
+            heading, lines = _clean_heading(raw, fallback), []
         lines.append(line)
     section = _section(path, len(sections), heading, lines)
     sections.extend([section] if section is not None else [])

@@ -18,7 +18,7 @@ from typing_extensions import Self
 
 from ..errors import CognitiveContextError, ResponseDrift, UsageError
 
-__all__ = ["WireModel", "digest_or"]
+__all__ = ["WireModel", "digest_or", "strict_loads"]
 
 # Set while reading wire JSON: every model (nested ones too, which pydantic builds through our ``__init__``, so
 # a validation context would not reach them) must then carry exactly its camelCase keys.
@@ -145,6 +145,15 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def strict_loads(text: str) -> Any:
+    """``json.loads`` as the wire reads: a key given twice, ``NaN`` or ``Infinity`` is a ``ValueError``.
+
+    Nesting deeper than the parser can recurse still raises ``RecursionError``; callers turn both into their typed
+    error.
+    """
+    return json.loads(text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)
+
+
 def _parse_json(text: str | bytes, error: type[CognitiveContextError], model: str) -> Mapping[str, Any]:
     if isinstance(text, (bytes, bytearray)):
         try:
@@ -154,7 +163,7 @@ def _parse_json(text: str | bytes, error: type[CognitiveContextError], model: st
     if not isinstance(text, str):
         raise error(f"{model} JSON must be str or bytes, got {type(text).__name__}")
     try:
-        data = json.loads(text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)
+        data = strict_loads(text)
     except (ValueError, RecursionError) as exc:
         raise error(f"{model} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):

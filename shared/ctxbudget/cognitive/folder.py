@@ -34,8 +34,8 @@ response must hold at least one document; nothing unrelated is returned instead)
 
 from __future__ import annotations
 
-import json
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +43,7 @@ from typing import Any, ClassVar, Literal
 
 from ..errors import ProviderFailure
 from ._markdown import Section, query_terms, split_sections, utf8_prefix
+from ._wire import strict_loads
 from .digest import canonical_digest, sha256_digest
 from .models import BindingLimits, Citation, CitedDocument, ContextRequest, ContextResponse, PackageBinding
 from .validation import MAX_EVIDENCE_IDS, document_path_problem, validate_request
@@ -100,11 +101,14 @@ class PackageManifest:
             The manifest (its values are checked when the binding is built).
 
         Raises:
-            ProviderFailure: the file is missing, not JSON, or not exactly the five typed keys.
+            ProviderFailure: the file is missing, not a regular file (a FIFO or a device is never opened for a
+                blocking read), not UTF-8 JSON (a key given twice, NaN or nesting too deep for the parser included),
+                or not exactly the five typed keys.
         """
+        text = _read_regular_file(path, f"package manifest {path}")
         try:
-            data: Any = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            data: Any = strict_loads(text)
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than json can recurse
             raise ProviderFailure(f"package manifest {path}: cannot be read as JSON ({exc})") from None
         if not isinstance(data, dict) or set(data) != set(_MANIFEST_TYPES):
             keys = sorted(data) if isinstance(data, dict) else type(data).__name__
@@ -279,6 +283,26 @@ def _refuse_escape(entry: Path, inside: Path, what: str) -> None:
             f"{what}: a symlink to {target}, outside the package folder {inside}; a package is its folder, so "
             "nothing outside it is served"
         )
+
+
+def _read_regular_file(path: Path, what: str) -> str:
+    """Read ``path`` as UTF-8, refusing anything but a regular file (after symlinks) without blocking on it.
+
+    The file is opened non-blocking (a FIFO with no writer would block a plain open forever) and checked on the
+    open descriptor, so what is checked is what is read.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ProviderFailure(f"{what}: cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise ProviderFailure(f"{what}: is not a regular file")
+    with os.fdopen(descriptor, "rb") as file:
+        try:
+            return file.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ProviderFailure(f"{what}: cannot be read as UTF-8 ({exc})") from None
 
 
 def _walk_error(exc: OSError) -> None:

@@ -7,9 +7,10 @@ text and the observation as the tool result, as SWE-agent's function-calling mod
 demonstration (``is_demo``, or ``message_type: "demonstration"``) is another task's trajectory and is left out. The
 last action's observation (``submit``'s diff) is taken from ``trajectory`` when ``history`` ends without it.
 History in the function-calling format (``tool_calls``, ``tool`` messages) is read as Chat Completions messages;
-a file with only ``trajectory`` is read from its steps. Ids: ``swe-system``, ``swe-000`` (the task), then
-``swe-<n>a`` / ``swe-<n>t`` per step, calls ``call_swe_<n>``. The model is the one the file's ``replay_config``
-names (``agent.model.name``), when it has one.
+a file with only ``trajectory`` is read from its steps (each needs a string ``action``; a null ``observation``, from a
+run stopped mid-command, leaves that call unanswered; a thought or observation of another type is refused). Ids:
+``swe-system``, ``swe-000`` (the task), then ``swe-<n>a`` / ``swe-<n>t`` per step, calls ``call_swe_<n>``. The model
+is the one the file's ``replay_config`` names (``agent.model.name``), when it has one.
 
 **mini-swe-agent** (``{"info": {...}, "messages": [...], "trajectory_format": "mini-swe-agent-1.x"}``): Chat
 Completions messages, each with an ``extra`` of mini-swe-agent's own (the raw response, parsed actions, cost);
@@ -224,8 +225,34 @@ def _from_steps(steps: Rows) -> Iterator[Message]:
         where.check_tree(step)
         if not isinstance(step, Mapping):
             where.fail("step", f"expected an object, got {type(step).__name__}")
-        observation = step.get("observation")
-        yield from _step(number, step, observation if isinstance(observation, str) else None, where)
+        yield from _trajectory_step(number, step, where)
+
+
+def _trajectory_step(number: int, step: Mapping[str, Any], where: Where) -> list[Message]:
+    """One ``trajectory`` step: the thought with the action as a ``bash`` call, then the observation as its result.
+
+    The action must be a string (a step is the command it ran). A missing or null observation (the run stopped
+    before the command returned) leaves the call unanswered, as the file does; any other non-string thought or
+    observation is refused, so nothing the file holds is dropped.
+    """
+    thought, action, observation = step.get("thought"), step.get("action"), step.get("observation")
+    if not isinstance(action, str):
+        where.fail("action", f"a trajectory step's action must be a string, got {_kind(action)}")
+    if thought is not None and not isinstance(thought, str):
+        where.fail("thought", f"expected a string or null, got {_kind(thought)}")
+    if observation is not None and not isinstance(observation, str):
+        where.fail("observation", f"expected a string or null, got {_kind(observation)}")
+    call = ToolCall(id=f"call_swe_{number:03d}", name="bash", args={"command": action.strip()})
+    messages = [Message(role="assistant", content=(thought or "").strip(), tool_calls=(call,), id=f"swe-{number:03d}a")]
+    if observation is not None:
+        messages.append(
+            Message(role="tool", content=observation, tool_call_id=call.id, name="bash", id=f"swe-{number:03d}t")
+        )
+    return messages
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
 
 
 # -- mini-swe-agent ------------------------------------------------------------------------------------------
