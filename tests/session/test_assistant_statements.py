@@ -295,7 +295,7 @@ def test_a_figure_the_agent_quotes_in_a_few_words_is_a_finding() -> None:
     text = (
         "Here are the details:\n\n- **Flight Number:** HAT229\n- **Departure:** 11:00 AM from DEN\n"
         "- **Total Cost:** $239\n- Total new cost: $469\n- Price difference: $499 - $139 = $360 per person\n"
-        "- Baggage: 0 total bags\n\nPlease confirm."
+        "- Baggage: 0 total bags\n- **Economy Price:** $125\n\nPlease confirm."
     )
     findings = [st.text for st in assistant_statements(text) if st.kind == "finding"]
     assert findings == ["Total Cost: $239", "Total new cost: $469", "Price difference: $499 - $139 = $360 per person"]

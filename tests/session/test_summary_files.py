@@ -338,3 +338,16 @@ def test_a_file_a_shell_command_shows_is_a_file_the_work_read() -> None:
     summary = ExtractiveSummarizer(COUNTER).summarize(SummaryRequest(messages=messages))
     assert "- src/marshmallow/fields.py: read" in summary
     assert "- src/: read" not in summary  # a search names files it did not read
+
+
+def test_a_path_on_past_a_dotted_directory_is_named_whole() -> None:
+    # The set's Claude Code git-status session: `pgrep -lf` listed `/Applications/Sourcetree.app/Contents/MacOS/
+    # Sourcetree`, and the path ended at `.app` (the last dotted name), so the running program went unnamed.
+    sections = summary_of(
+        (
+            bash("p", 'pgrep -lf "Sourcetree|GitKraken|git"'),
+            "681 /Applications/Sourcetree.app/Contents/MacOS/Sourcetree",
+        ),
+    )
+    files = sections["Files and artifacts"]
+    assert any("/Applications/Sourcetree.app/Contents/MacOS/Sourcetree" in line for line in files), files

@@ -2,14 +2,18 @@
 
 1. ``bound``: tool outputs over the per-output limit keep a head/tail excerpt and a handle; the full text is
    archived.
-2. ``clear``: older tool results (outside the newest protected budget) become a short marker with the handle, oldest
-   first, until under target (one that would overshoot the target by much is shortened instead).
+2. ``clear``: first the reasoning blocks (``thinking``, ``redacted_thinking``, ``reasoning``) of assistant messages
+   but the newest, oldest first (a provider needs back only the newest's, and Anthropic's own context editing clears
+   them first); then older tool results (outside the newest protected budget)
+   become a short marker with the handle, oldest first, until under target (one that would overshoot the target by
+   much is shortened instead). Every original is archived.
 """
 
 from __future__ import annotations
 
 from ..context.evidence import excerpt
 from ..messages.message import Message
+from ..providers._common import PRIVATE_BLOCKS
 from ._markers import CLEARED_META, MARKER_KEY_LINES, cleared_marker, handle_for
 from ._working import WorkingHistory
 from .summarize import ExtractiveSummarizer
@@ -58,6 +62,7 @@ def clear(work: WorkingHistory, offline: ExtractiveSummarizer) -> None:
     output's key lines (failure, paths, figures; read by ``offline``, which remembers them), so what mattered in it
     stays in view.
     """
+    changed = _clear_reasoning(work)
     protected = work.policy.protected_tool_budget(work.window)
     tool_indexes = [i for i, m in enumerate(work.out.history) if m.role == "tool" and not _never_cleared(work, m)]
     kept = 0
@@ -67,7 +72,6 @@ def clear(work: WorkingHistory, offline: ExtractiveSummarizer) -> None:
         if kept > protected:
             clearable.append(index)
     candidates = list(reversed(clearable))  # oldest first
-    changed = False
     while candidates and not work.done():
         index = _next_to_clear(work, candidates)
         candidates.remove(index)
@@ -99,6 +103,31 @@ def clear(work: WorkingHistory, offline: ExtractiveSummarizer) -> None:
             changed = True
     if changed:
         work.out.tiers.append("clear")
+
+
+def _clear_reasoning(work: WorkingHistory) -> bool:
+    """Take the reasoning blocks out of assistant messages but the newest, oldest first, until under target.
+
+    The newest assistant message keeps its own: with thinking on, Anthropic wants the last assistant message of a
+    tool loop to start with its thinking block (its context editing keeps one such turn by default). A message that
+    is only reasoning keeps it (an assistant message needs some content).
+    """
+    history = work.out.history
+    newest = max((i for i, m in enumerate(history) if m.role == "assistant"), default=-1)
+    changed = False
+    for index in range(newest):
+        if work.done():
+            break
+        message = history[index]
+        if message.role != "assistant" or isinstance(message.content, str) or message.id in work.pinned_ids:
+            continue
+        kept = [block for block in message.content if block.type not in PRIVATE_BLOCKS]
+        if len(kept) == len(message.content) or not (kept or message.tool_calls):
+            continue
+        handle = work.archived_handle(message)
+        work.replace(index, message.model_copy(update={"content": kept}), "cleared", handle)
+        changed = True
+    return changed
 
 
 def _never_cleared(work: WorkingHistory, message: Message) -> bool:

@@ -268,12 +268,12 @@ _HEADER = re.compile(r"^(?:async\s+)?(?:class|def)\s+\w+[^:]*:$")
 """A class's or function's first line alone, quoted in a message."""
 
 _QUOTED_FIGURE = re.compile(
-    r"^(?:[A-Za-z][\w -]{0,24} )?(?:total|price|cost|fare|balance|refund|difference|amount due|subtotal)s?\b"
+    r"^(?:[A-Za-z][\w -]{0,24} )?(?:total|balance|refund|difference|amount due|subtotal)s?\b"
     r"[\w -]{0,24}:\s*[-+]?[$\u20ac\u00a3]?\s?\d[\d,.]*(?:\s[^:]{0,60})?$",
     re.IGNORECASE,
 )
-"""A figure the agent quotes ("Total Cost: $239", "Price difference: $499 - $139 = $360 per person"): what the user is
-asked to agree to, said in a few words."""
+"""A total the agent quotes ("Total Cost: $239", "Price difference: $499 - $139 = $360 per person"): what the user is
+asked to agree to, said in a few words; one option's price among several ("Economy Price: $125") is not."""
 
 
 def _quoted_figure(sentence: str) -> list[Statement]:

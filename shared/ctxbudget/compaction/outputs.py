@@ -49,6 +49,7 @@ _PATH = re.compile(
     # other joiner (every path's does): a word is given up at its end, without trying both forms of a path inside it.
     r"(?<![\w/.-])(?=~?[\w-]*[./\\]|[A-Za-z]:[\\/])"
     r"(?:(?:[A-Za-z]:[\\/]|~?/|\.[/\\])?(?:[\w.-]{1,80}[/\\]){1,12}[\w.-]{0,80}\w\.[A-Za-z]\w{0,7}\b"
+    r"(?:[/\\][\w.-]{1,80}){0,12}"  # on past a dotted directory: ``Sourcetree.app/Contents/MacOS/Sourcetree``
     r"|[\w-]{1,80}\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|md|rst|json|ya?ml|"
     r"toml|cfg|ini|txt|csv|sql|sh|html|css|lock|env|ipynb|proto|tf|xml)\b)"
     r"(?!-[A-Za-z])"  # "pyproject.toml-based" names no file
