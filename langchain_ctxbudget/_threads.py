@@ -104,10 +104,6 @@ class ThreadSettings(Protocol):
     def max_threads(self) -> int:
         """How many views are kept."""
 
-    @property
-    def converter(self) -> MessageConverter:
-        """The converter every view shares."""
-
 
 class ModelCall(Protocol):
     """What a model call's view is found and brought up to date from: a ``ModelRequest``'s fields."""
@@ -202,7 +198,8 @@ class Views:
             request.state, request.messages, lambda: self._new_session(request.model, sid), sid, archive
         )
         settings = self.settings
-        view = ThreadView(session, settings.converter, EventForwarder(settings.forward_events), archive)
+        # A converter of its own: its cache is keyed by message id, and another thread may use the same ids.
+        view = ThreadView(session, MessageConverter(), EventForwarder(settings.forward_events), archive)
         with self._lock:
             self._views[key] = view
             while len(self._views) > settings.max_threads:

@@ -307,6 +307,8 @@ class ThreadView:
         self.cleared = cleared_results(history)
         self._apply(body)
         session = self.session
+        # What compaction removed is not converted again: the converter keeps the state's messages and the prefix's.
+        self.converter.retain({i for i in self.ids if i is not None} | {m.id for m in session.conversation.prefix()})
         self.pending.summary, self.pending.summary_dirty = session.summary, True
         self.pending.meta = session_meta(session)
 

@@ -24,7 +24,7 @@ from typing import Any
 from ctxbudget.compaction import ARCHIVE_META
 from ctxbudget.compaction.tiers import CLEARED_META
 from ctxbudget.errors import InvalidMessageError
-from ctxbudget.messages import ContentBlock, Message, MessageRole, ToolCall, ToolSchema, new_message_id
+from ctxbudget.messages import Message, MessageRole, ToolCall, ToolSchema, new_message_id
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -35,6 +35,8 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from ._content import blocks_of, content_to_langchain
 
 __all__ = [
     "CTXBUDGET_KEY",
@@ -70,33 +72,6 @@ def ensure_id(message: BaseMessage) -> str:
     if not message.id:
         message.id = new_message_id("lc_")
     return message.id
-
-
-def _blocks(content: str | list[str | dict[str, Any]]) -> str | tuple[ContentBlock, ...]:
-    if isinstance(content, str):
-        return content
-    blocks: list[ContentBlock] = []
-    for block in content:
-        if isinstance(block, str):
-            blocks.append(ContentBlock(type="text", text=block))
-            continue
-        rest = {k: v for k, v in block.items() if k not in ("type", "text")}
-        text = block.get("text") if isinstance(block.get("text"), str) else None
-        blocks.append(ContentBlock(type=str(block.get("type") or "unknown"), text=text, data=rest))
-    return tuple(blocks)
-
-
-def content_to_langchain(content: str | tuple[ContentBlock, ...]) -> str | list[str | dict[str, Any]]:
-    """The LangChain form of ctxbudget content: a string, or a list of block dicts."""
-    if isinstance(content, str):
-        return content
-    out: list[str | dict[str, Any]] = []
-    for block in content:
-        item: dict[str, Any] = {"type": block.type, **block.data}
-        if block.text is not None:
-            item["text"] = block.text
-        out.append(item)
-    return out
 
 
 def role_of(message: BaseMessage) -> MessageRole:
@@ -193,7 +168,7 @@ def from_langchain(message: BaseMessage) -> Message:
     content = message.content
     return Message(
         role=role,
-        content=content if isinstance(content, str) else _blocks(content),
+        content=content if isinstance(content, str) else blocks_of(content),
         name=message.name,
         tool_calls=tool_calls_of(message, message_id) if isinstance(message, AIMessage) and message.tool_calls else (),
         tool_call_id=tool_call_id,
@@ -253,12 +228,29 @@ def to_langchain(message: Message, template: BaseMessage | None = None) -> BaseM
     return HumanMessage(content=content, **extra)
 
 
+def _same_speaker(message: Message, origin: Message) -> bool:
+    """Whether ``message`` can be ``origin`` with new content: the same role, name, call answered and calls made.
+
+    Only then is ``origin``'s LangChain form a template for it: a template's other fields (type, name,
+    ``additional_kwargs``, tool calls) are copied as they are.
+    """
+    return (
+        message.role == origin.role
+        and message.name == origin.name
+        and message.tool_call_id == origin.tool_call_id
+        and [call.id for call in message.tool_calls] == [call.id for call in origin.tool_calls]
+    )
+
+
 class MessageConverter:
-    """A cached, thread-safe two-way converter keyed by message id.
+    """A cached, thread-safe two-way converter keyed by message id, for the messages of ONE conversation.
 
     A LangChain message seen before (the same object, or an equal one after a checkpoint round trip) returns the
     same :class:`~ctxbudget.Message` object, so sessions can compare by identity; a ctxbudget message converted
-    back returns the LangChain object it came from when unchanged, else a copy of it with the new content.
+    back returns the LangChain object it came from when unchanged, else a copy of it with the new content (when it
+    has its role, name and tool fields; else a new message). The cache is keyed by message id alone: two
+    conversations may use the same ids (``msg-0``, ``msg-1``, ...), so each needs its own converter, or one
+    conversation's fields (``name``, ``additional_kwargs``) would be copied into the other's messages.
 
     Args:
         max_entries: messages remembered; the oldest half is forgotten when full.
@@ -311,7 +303,7 @@ class MessageConverter:
         pair = self._pairs.get(message.id)
         if pair is not None and pair[1] is message:
             return pair[0]
-        lc = to_langchain(message, pair[0] if pair is not None else None)
+        lc = to_langchain(message, pair[0] if pair is not None and _same_speaker(message, pair[1]) else None)
         self._remember(lc, message)
         return lc
 

@@ -20,9 +20,11 @@
   process, give the agent a store or pass one: a state whose archive is not in the store reads back as an error
   naming it. A state written by an earlier version, with its archive inline, keeps working: its entries are moved
   to the store at its next model call.
-* Views are cached per ``thread_id``; a run without one (no checkpointer, a stateless server) gets its own
-  per-invocation id in ``ctxbudget_run`` (stamped with its first model call's reply), so concurrent threadless runs
-  never share a view or a pending update, and its view is dropped when the run ends (``after_agent``). A state is
+* Views are cached per ``thread_id``, each with its own message converter (two threads may use the same message
+  ids: nothing of one thread's messages is ever copied into another's); a run without one (no checkpointer, a
+  stateless server) gets its own per-invocation id in ``ctxbudget_run`` (stamped with its first model call's reply),
+  so concurrent threadless runs never share a view or a pending update, and its view is dropped when the run ends
+  (``after_agent``). A state is
   recognised by its messages' ids, so a checkpointer's fresh objects cost nothing: a model call counts only the
   messages added since the last one, from their LangChain form; they are converted and added to the session only when
   it needs them (a compaction, the hard stop, a message the session shapes as it arrives).
@@ -83,7 +85,6 @@ from ._search import SEARCH_TOOL_NAME, SearchArchiveArgs, search_tool
 from ._threads import RUN_KEY, Views
 from ._update import ARCHIVE_KEY, META_KEY, SUMMARY_KEY
 from ._view import ThreadView
-from .convert import MessageConverter
 from .errors import LangChainContextOverflowError
 from .events import DEFAULT_FORWARDED
 from .summarizer import LangChainSummarizer
@@ -208,7 +209,6 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         self.compact_instructions = compact_instructions
         self.forward_events = forward_events
         self.max_threads = max_threads
-        self.converter = MessageConverter()
         self.read_tool = read_tool(self.read_archived)
         self.search_tool = search_tool(lambda query, k: render_hits(self.search_archived(query, k=k), query))
         self.tools: Sequence[BaseTool] = [self.read_tool, self.search_tool] if read_back_tool else []
@@ -238,9 +238,9 @@ class ContextBudgetMiddleware(AgentMiddleware[ContextBudgetState, Any]):
         """
         given = cast("list[BaseMessage]", request.messages)
         if built is None:
-            messages = waiting_messages(view, self.converter, self.edits, self.counter, given=given)
+            messages = waiting_messages(view, view.converter, self.edits, self.counter, given=given)
         else:
-            messages = outgoing_messages(view, built, self.converter, self.edits, self.counter, given=given)
+            messages = outgoing_messages(view, built, view.converter, self.edits, self.counter, given=given)
         return request if messages is given else request.override(messages=cast("list[AnyMessage]", messages))
 
     def wrap_model_call(

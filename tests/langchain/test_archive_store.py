@@ -205,10 +205,13 @@ def test_a_checkpointers_fresh_objects_are_recognised_by_id(policy: CompactionPo
     agent = agent_with(model, middleware, checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "by-id"}}
     _run(agent, config, 5)
+    view = middleware._views.get("by-id")
+    assert view is not None
     for i in range(5, 15):
-        before = middleware.converter.conversions
+        before = view.converter.conversions
         held = len(agent.get_state(config).values["messages"])
         agent.invoke(_turn(f"question {i}"), config)
         added = len(agent.get_state(config).values["messages"]) - held
-        assert middleware.converter.conversions - before <= added  # never the whole history again
+        assert middleware._views.get("by-id") is view  # recognised: the thread's view (and converter) is kept
+        assert view.converter.conversions - before <= added  # never the whole history again
     assert isinstance(agent.get_state(config).values["messages"][0], HumanMessage)

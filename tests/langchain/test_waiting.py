@@ -200,7 +200,9 @@ def test_a_call_that_compacts_nothing_converts_nothing_and_counts_each_new_messa
     state = agent.get_state(config).values["messages"]
     assert not {m.id for m in state} & set(counter.messages)  # none converted and counted as a core message
     assert counter.fields == len(state) - 1  # each counted once, from its LangChain form (the last reply: next call)
-    assert len(middleware.converter) == 0
+    view = middleware._views.get("t")
+    assert view is not None
+    assert len(view.converter) == 0  # the thread's converter never saw a message
     assert len(model.requests) == 10
 
 
