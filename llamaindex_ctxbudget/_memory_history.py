@@ -20,7 +20,7 @@ from llama_index.core.base.llms.types import ChatMessage
 
 from .convert import ChatMessageConverter, ContentKey, is_system_key
 from .errors import overflow_as_value_error
-from .persistence import snapshot_key
+from .persistence import check_conversation_key, snapshot_key
 
 if TYPE_CHECKING:
     import asyncio
@@ -121,12 +121,16 @@ class MemoryHistory:
 
         Raises:
             InvalidPolicyError: ``status`` is none of those.
+            UsageError: ``chat_store_key`` is another conversation's snapshot key (a memory built without
+                ``__init__``, as ``model_validate`` does, is refused here and by every other use).
         """
-        return self._with_status(list(self.chat_store.get_messages(self.chat_store_key)), status)
+        key = check_conversation_key(self.chat_store_key)
+        return self._with_status(list(self.chat_store.get_messages(key)), status)
 
     async def aget_all(self, status: object = None) -> list[ChatMessage]:
         """Async :meth:`get_all`."""
-        return self._with_status(list(await self.chat_store.aget_messages(self.chat_store_key)), status)
+        key = check_conversation_key(self.chat_store_key)
+        return self._with_status(list(await self.chat_store.aget_messages(key)), status)
 
     def _with_status(self, chats: list[ChatMessage], status: object) -> list[ChatMessage]:
         wanted = _status(status)
@@ -144,8 +148,9 @@ class MemoryHistory:
     def reset(self) -> None:
         """Forget the conversation: the store's keys are deleted and a fresh session starts."""
         with self._lock:
+            snapshot = snapshot_key(self.chat_store_key)  # refuses a reserved key before anything is deleted
             self.chat_store.delete_messages(self.chat_store_key)
-            self.chat_store.delete_messages(snapshot_key(self.chat_store_key))
+            self.chat_store.delete_messages(snapshot)
             self._open(None, [])
 
     async def areset(self, status: object = None) -> None:
@@ -161,6 +166,7 @@ class MemoryHistory:
                 summary is about (forget everything with ``areset()``, or the archived ones with ``ARCHIVED``).
         """
         wanted = _status(status)
+        check_conversation_key(self.chat_store_key)
         async with self._write_lock():
             kept: list[ChatMessage] = []
             if wanted is not None:

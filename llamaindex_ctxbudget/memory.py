@@ -61,7 +61,7 @@ from ._memory_writes import MemoryWrites
 from ._render import RenderedView
 from .convert import ChatMessageConverter, ContentKey, content_key, tool_schemas
 from .instrumentation import forward_session_events
-from .persistence import parse_snapshot, snapshot_key
+from .persistence import check_conversation_key, parse_snapshot, snapshot_key
 
 __all__ = ["BudgetedMemory"]
 
@@ -146,6 +146,16 @@ class BudgetedMemory(MemoryHistory, MemoryWrites, MemoryPersistence, BaseMemory)
         default_factory=weakref.WeakKeyDictionary
     )
 
+    def __init__(self, **data: Any) -> None:
+        """Validate the fields (build it with :meth:`from_defaults`, which passes them here).
+
+        Raises:
+            UsageError: ``chat_store_key`` ends with the reserved
+                :data:`~llamaindex_ctxbudget.persistence.SNAPSHOT_SUFFIX` (it names another conversation's snapshot).
+        """
+        super().__init__(**data)
+        check_conversation_key(self.chat_store_key)
+
     @field_serializer("chat_store")
     def _serialize_store(self, chat_store: BaseChatStore) -> dict[str, Any]:
         data: dict[str, Any]
@@ -204,7 +214,8 @@ class BudgetedMemory(MemoryHistory, MemoryWrites, MemoryPersistence, BaseMemory)
                 ``metadata.context_window``; its ``metadata.model_name``, when registered, picks the counter.
 
         Raises:
-            UsageError: neither ``model`` nor ``max_tokens`` is given and the store holds no session to resume.
+            UsageError: neither ``model`` nor ``max_tokens`` is given and the store holds no session to resume, or
+                ``chat_store_key`` ends with the reserved :data:`~llamaindex_ctxbudget.persistence.SNAPSHOT_SUFFIX`.
             UnknownModelError: ``model`` is not registered and ``max_tokens`` is not given (names the nearest).
             InvalidPolicyError: ``max_tokens`` is above the model's context window.
             SystemPromptTooLargeError: the system prompt and tools alone exceed the window.

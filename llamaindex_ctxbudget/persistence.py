@@ -35,6 +35,7 @@ from .convert import from_chat_message
 
 __all__ = [
     "SNAPSHOT_SUFFIX",
+    "check_conversation_key",
     "load_snapshot",
     "parse_snapshot",
     "persist_simple_chat_store",
@@ -54,9 +55,32 @@ StoreRef = tuple[int, int, str]
 conversation's messages, archive reason). The message id is the one the snapshot's ``order`` gives that position."""
 
 
+def check_conversation_key(chat_store_key: str) -> str:
+    """``chat_store_key``, checked to be usable as a conversation's key: it must not end with :data:`SNAPSHOT_SUFFIX`.
+
+    Such a key is (or may become) another conversation's snapshot key: a memory opened on it would read that
+    conversation's snapshot, archived originals included, as its history, and its writes would break it.
+
+    Raises:
+        UsageError: ``chat_store_key`` ends with the reserved suffix (the key and the suffix are named).
+    """
+    if chat_store_key.endswith(SNAPSHOT_SUFFIX):
+        owner = chat_store_key.removesuffix(SNAPSHOT_SUFFIX)
+        raise UsageError(
+            f"chat_store_key {chat_store_key!r} ends with {SNAPSHOT_SUFFIX!r}, which is reserved: that key holds the "
+            f"session snapshot of the conversation {owner!r}; choose a key that does not end with {SNAPSHOT_SUFFIX!r}",
+            field="chat_store_key",
+        )
+    return chat_store_key
+
+
 def snapshot_key(chat_store_key: str) -> str:
-    """The chat-store key that holds the snapshot of the conversation under ``chat_store_key``."""
-    return chat_store_key + SNAPSHOT_SUFFIX
+    """The chat-store key that holds the snapshot of the conversation under ``chat_store_key``.
+
+    Raises:
+        UsageError: ``chat_store_key`` is itself a snapshot key (see :func:`check_conversation_key`).
+    """
+    return check_conversation_key(chat_store_key) + SNAPSHOT_SUFFIX
 
 
 def snapshot_message(snapshot: SessionSnapshot, *, from_store: Sequence[StoreRef] = ()) -> ChatMessage:

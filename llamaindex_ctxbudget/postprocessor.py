@@ -7,11 +7,17 @@ A drop-in ``node_postprocessors=[...]`` entry for query engines and chat engines
 
 Steps, over the nodes it is given:
 
-1. **Relevance** is the node score, scaled to 0..1 (kept as is when already in 0..1, else min-max over the batch).
+1. **Relevance** is the node score, scaled to 0..1: kept as is when the finite scores are all in 0..1, else
+   min-max over the batch's finite scores. A node without a score (``None``) is neutral (0.5). Non-finite scores
+   never disturb the others: ``+inf`` is at the top of the scale (1.0, level with the best finite score), ``-inf``
+   and NaN (a failed score, not a missing one) at the bottom (0.0).
 2. **Exact duplicates** (same node id, or the same whitespace-normalized text, metadata aside, from any source)
-   keep the best-ranked one.
-3. **Near duplicates**: texts whose word-shingle Jaccard similarity reaches ``near_duplicate_threshold`` keep the
-   best-ranked one.
+   keep the best-ranked one. The same node passed twice is kept once.
+3. **Near duplicates**: texts whose shingle Jaccard similarity reaches ``near_duplicate_threshold`` keep the
+   best-ranked one (shingles of ``shingle_size`` words; a text without word characters is compared on its
+   characters). Each node is compared only with the kept nodes that can reach the threshold, found through an index
+   of their rarest shingles (see :mod:`llamaindex_ctxbudget._dedupe`), so this step grows with the number of nodes,
+   not its square, and decides exactly as comparing every pair would.
 4. **Budget** by :func:`ctxbudget.context.planner.plan_context`: greedy in rank order within ``max_tokens``,
 ``max_nodes``
    and the per-source caps (source from ``source_metadata_keys`` of the node metadata, else the document id); a
@@ -24,8 +30,7 @@ its reason and numbers, and a :class:`~llamaindex_ctxbudget.instrumentation.Node
 
 from __future__ import annotations
 
-import hashlib
-import re
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,26 +43,10 @@ from llama_index.core.bridge.pydantic import BaseModel, ConfigDict, Field, Priva
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
+from ._dedupe import Match, find_duplicates, jaccard, shingles
 from .instrumentation import NodesBudgetedEvent, dispatch
 
 __all__ = ["BudgetNodePostprocessor", "BudgetReport", "DroppedNode", "jaccard", "shingles"]
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def shingles(text: str, size: int = 5) -> frozenset[int]:
-    """Hashes of the ``size``-word shingles of ``text`` (lower-cased words; short texts give one shingle)."""
-    words = [w.lower() for w in _WORD.findall(text)]
-    if len(words) <= size:
-        return frozenset({hash(" ".join(words))})
-    return frozenset(hash(" ".join(words[i : i + size])) for i in range(len(words) - size + 1))
-
-
-def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
-    """``|a & b| / |a | b|`` (1.0 for two empty sets)."""
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
 
 
 class DroppedNode(BaseModel):
@@ -86,15 +75,25 @@ class BudgetReport(BaseModel):
 
 
 def _relevances(nodes: Sequence[NodeWithScore]) -> list[float]:
+    """Each node's score on the 0..1 scale (step 1 of the module docstring)."""
     scores = [n.score for n in nodes]
-    known = [s for s in scores if s is not None]
-    if not known:
-        return [0.5] * len(nodes)
-    low, high = min(known), max(known)
-    if low >= 0.0 and high <= 1.0:
-        return [0.5 if s is None else float(s) for s in scores]
-    span = high - low
-    return [0.5 if s is None else (1.0 if span == 0 else (s - low) / span) for s in scores]
+    finite = [float(s) for s in scores if s is not None and math.isfinite(s)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    in_unit = low >= 0.0 and high <= 1.0
+    span = high / 2 - low / 2  # halves (exact): no overflow between scores near the float limits
+
+    def scaled(score: float | None) -> float:
+        if score is None:
+            return 0.5
+        if math.isnan(score) or score == -math.inf:
+            return 0.0
+        if score == math.inf:
+            return 1.0
+        if in_unit:
+            return float(score)
+        return 1.0 if span == 0 else (score / 2 - low / 2) / span
+
+    return [scaled(s) for s in scores]
 
 
 class BudgetNodePostprocessor(BaseNodePostprocessor):
@@ -153,7 +152,10 @@ class BudgetNodePostprocessor(BaseNodePostprocessor):
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        items = [self._item(node, relevance) for node, relevance in zip(nodes, _relevances(nodes), strict=True)]
+        items = [
+            self._item(node, relevance, position)
+            for position, (node, relevance) in enumerate(zip(nodes, _relevances(nodes), strict=True))
+        ]
         near = self._duplicates(items, [node.node.get_content(metadata_mode=MetadataMode.NONE) for node in nodes])
         candidates = [item for item in items if item.id not in near]
         plan = plan_context(candidates, self._config(), counter=self._counter)
@@ -170,9 +172,9 @@ class BudgetNodePostprocessor(BaseNodePostprocessor):
         )
         return kept
 
-    def _item(self, node: NodeWithScore, relevance: float) -> ContextItem:
+    def _item(self, node: NodeWithScore, relevance: float, position: int) -> ContextItem:
         return ContextItem(
-            id=f"{node.node.node_id}#{id(node)}",
+            id=f"{node.node.node_id}#{position}",  # by position: the same node object may come twice
             source=self.source_of(node),
             type="document",
             content=node.node.get_content(metadata_mode=MetadataMode.LLM),
@@ -190,35 +192,14 @@ class BudgetNodePostprocessor(BaseNodePostprocessor):
             dedupe_content=False,  # done before planning, on the text without metadata
         )
 
-    def _duplicates(self, items: list[ContextItem], texts: list[str]) -> dict[str, tuple[ContextItem, float]]:
-        """Item id -> (the better-ranked item it duplicates, similarity): 1.0 for the same normalized text."""
+    def _duplicates(self, items: list[ContextItem], texts: list[str]) -> dict[str, tuple[ContextItem, Match]]:
+        """Item id -> (the better-ranked item it duplicates, how)."""
         order = sorted(range(len(items)), key=lambda i: (-items[i].relevance, i))
-        kept: list[tuple[ContextItem, frozenset[int], str]] = []
-        found: dict[str, tuple[ContextItem, float]] = {}
-        for index in order:
-            item, text = items[index], texts[index]
-            digest = hashlib.sha256(" ".join(text.split()).encode()).hexdigest()
-            grams = shingles(text, self.shingle_size) if self.near_duplicate_threshold is not None else frozenset()
-            match = self._best_match(grams, digest, kept)
-            if match is None:
-                kept.append((item, grams, digest))
-            else:
-                found[item.id] = match
-        return found
-
-    def _best_match(
-        self, grams: frozenset[int], digest: str, kept: list[tuple[ContextItem, frozenset[int], str]]
-    ) -> tuple[ContextItem, float] | None:
-        threshold = self.near_duplicate_threshold
-        for other, other_grams, other_digest in kept:
-            if digest == other_digest:
-                return other, 1.0
-            if threshold is not None and jaccard(grams, other_grams) >= threshold:
-                return other, jaccard(grams, other_grams)
-        return None
+        found = find_duplicates(texts, order, threshold=self.near_duplicate_threshold, size=self.shingle_size)
+        return {items[index].id: (items[match.index], match) for index, match in found.items()}
 
     def _report(
-        self, plan: PlanResult, near: dict[str, tuple[ContextItem, float]], items: list[ContextItem]
+        self, plan: PlanResult, near: dict[str, tuple[ContextItem, Match]], items: list[ContextItem]
     ) -> BudgetReport:
         node_id = {item.id: str(item.metadata["node_id"]) for item in items}
         dropped = [
@@ -234,22 +215,26 @@ class BudgetNodePostprocessor(BaseNodePostprocessor):
         ]
         for item in items:
             if item.id in near:
-                other, similarity = near[item.id]
-                exact = similarity == 1.0
+                other, match = near[item.id]
                 dropped.append(
                     DroppedNode(
                         node_id=node_id[item.id],
                         source=item.source,
-                        reason="duplicate_of" if exact else "near_duplicate_of",
-                        detail=(
-                            f"node {node_id[item.id]!r} has the same text as {node_id[other.id]!r}, which ranked higher"
-                            if exact
-                            else f"node {node_id[item.id]!r} is {similarity:.0%} similar (shingle Jaccard) to "
-                            f"{node_id[other.id]!r}, which ranked higher; threshold {self.near_duplicate_threshold}"
-                        ),
+                        reason="duplicate_of" if match.exact else "near_duplicate_of",
+                        detail=self._duplicate_detail(node_id[item.id], node_id[other.id], match),
                         duplicate_of=node_id[other.id],
-                        similarity=round(similarity, 4),
+                        similarity=round(match.similarity, 4),
                     )
                 )
         kept = [node_id[item.id] for item in plan.items]
         return BudgetReport(kept=kept, dropped=dropped, tokens=plan.budget_tokens, max_tokens=self.max_tokens)
+
+    def _duplicate_detail(self, node: str, other: str, match: Match) -> str:
+        if match.exact and node == other:
+            return f"node {node!r} was given again (the same text, whitespace aside); its better-ranked copy is kept"
+        if match.exact:
+            return f"node {node!r} has the same text (whitespace aside) as {other!r}, which ranked higher"
+        return (
+            f"node {node!r} is {match.similarity:.0%} similar (shingle Jaccard) to {other!r}, which ranked higher; "
+            f"threshold {self.near_duplicate_threshold}"
+        )
