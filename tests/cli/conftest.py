@@ -141,3 +141,15 @@ def long_session(turns: int = 40) -> list[dict[str, Any]]:
             {"role": "assistant", "content": f"Module {turn} multiplies by {turn}. Next I will check the tests."},
         ]
     return messages
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str], *expected: str) -> str:
+    """The CLI's error, checked to be one ``ctxbudget: error:`` line on stderr holding each of ``expected``."""
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err.strip()
+    assert err.startswith("ctxbudget: error: ")
+    assert len(err.splitlines()) == 1
+    for part in expected:
+        assert part in err
+    return err

@@ -19,20 +19,10 @@ from pathlib import Path
 import pytest
 from ctxbudget.cli import EXIT_USAGE, main
 
-from .conftest import long_session, write
+from .conftest import long_session, one_error_line, write
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 needs_proc = pytest.mark.skipif(not Path("/proc/self/fd/1").exists(), reason="needs /proc/self/fd")
-
-
-def _one_error_line(capsys: pytest.CaptureFixture[str], *expected: str) -> None:
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    err = captured.err.strip()
-    assert err.startswith("ctxbudget: error: ")
-    assert len(err.splitlines()) == 1
-    for part in expected:
-        assert part in err
 
 
 def _listing(folder: Path) -> dict[str, str]:
@@ -48,7 +38,7 @@ def test_a_fifo_output_is_refused_and_stays_a_fifo(tmp_path: Path, capsys: pytes
     os.mkfifo(fifo)
     before = _listing(tmp_path)
     assert main(["compact", str(source), "-o", str(fifo), "--force"]) == EXIT_USAGE
-    _one_error_line(capsys, f"-o: {str(fifo)!r} is not a regular file (a FIFO)")
+    one_error_line(capsys, f"-o: {str(fifo)!r} is not a regular file (a FIFO)")
     assert _listing(tmp_path) == before  # still a FIFO; no sidecar, no temporary file
 
 
@@ -58,7 +48,7 @@ def test_a_fifo_where_the_document_goes_is_refused(tmp_path: Path, capsys: pytes
     os.mkfifo(tmp_path / "out.ctxbudget.json")
     before = _listing(tmp_path)
     assert main(["compact", str(source), "-o", str(tmp_path / "out.json"), "--force"]) == EXIT_USAGE
-    _one_error_line(capsys, "-o (its .ctxbudget.json document)", "is not a regular file (a FIFO)")
+    one_error_line(capsys, "-o (its .ctxbudget.json document)", "is not a regular file (a FIFO)")
     assert _listing(tmp_path) == before
 
 
@@ -69,7 +59,7 @@ def test_a_link_to_a_fifo_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     (tmp_path / "out.json").symlink_to("pipe")
     before = _listing(tmp_path)
     assert main(["compact", str(source), "-o", str(tmp_path / "out.json"), "--force"]) == EXIT_USAGE
-    _one_error_line(capsys, "out.json' is not a regular file (a FIFO)")
+    one_error_line(capsys, "out.json' is not a regular file (a FIFO)")
     assert _listing(tmp_path) == before
 
 
@@ -79,7 +69,7 @@ def test_dash_is_not_standard_output_and_writes_no_file_named_dash(
     source = write(tmp_path / "long.json", long_session(40))
     monkeypatch.chdir(tmp_path)
     assert main(["compact", str(source), "-o", "-", "--force"]) == EXIT_USAGE
-    _one_error_line(capsys, "-o: '-' is not supported", "never standard output")
+    one_error_line(capsys, "-o: '-' is not supported", "never standard output")
     assert _listing(tmp_path) == {"long.json": "file"}
 
 

@@ -20,28 +20,17 @@ from ctxbudget.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, main
 from ctxbudget.cli._files import document_path
 from ctxbudget.transcripts import load_transcript
 
-from .conftest import long_session, openai_messages, write
+from .conftest import long_session, one_error_line, openai_messages, write
 
 DATA = Path(__file__).parents[1] / "data" / "transcripts"
-
-
-def _one_error_line(capsys: pytest.CaptureFixture[str], *expected: str) -> str:
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    err = captured.err.strip()
-    assert err.startswith("ctxbudget: error: ")
-    assert len(err.splitlines()) == 1
-    for part in expected:
-        assert part in err
-    return err
 
 
 # -- bad input: exit 2, one line, nothing written ------------------------------------------------------------------
 def test_an_endless_device_is_refused_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", "/dev/zero", "--json"]) == EXIT_USAGE
-    _one_error_line(capsys, "/dev/zero", "invalid JSON")
+    one_error_line(capsys, "/dev/zero", "invalid JSON")
     assert main(["compact", "/dev/zero", "-o", str(tmp_path / "out.json")]) == EXIT_USAGE
-    _one_error_line(capsys, "invalid JSON")
+    one_error_line(capsys, "invalid JSON")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -65,7 +54,7 @@ def test_an_endless_valid_stream_stops_at_the_size_limit(tmp_path: Path, capsys:
         assert main(["inspect", str(fifo), "--json", "--max-bytes", "2M"]) == EXIT_USAGE
     finally:
         stop.set()
-    _one_error_line(capsys, "larger than 2,000,000 bytes", "--max-bytes")
+    one_error_line(capsys, "larger than 2,000,000 bytes", "--max-bytes")
     writer.join(timeout=30)
 
 
@@ -123,11 +112,11 @@ def test_bad_values_are_exit_2_and_nothing_is_written(
     source = tmp_path / name
     source.write_text(text, encoding="utf-8")
     assert main(["inspect", str(source), "--json"]) == EXIT_USAGE
-    _one_error_line(capsys, expected)
+    one_error_line(capsys, expected)
     out = tmp_path / "out"
     out.mkdir()
     assert main(["compact", str(source), "-o", str(out / "c.json"), "--force"]) == EXIT_USAGE
-    _one_error_line(capsys, expected)
+    one_error_line(capsys, expected)
     assert list(out.iterdir()) == []
 
 
@@ -138,7 +127,7 @@ def test_a_document_that_cannot_be_written_leaves_nothing_behind(
     out = tmp_path / "out.json"
     document_path(out).mkdir()  # the .ctxbudget.json beside the output cannot be a file
     assert main(["compact", str(source), "-o", str(out), "--max-tokens", "20000"]) == EXIT_USAGE
-    _one_error_line(capsys, "-o (its .ctxbudget.json document)", "is a directory")
+    one_error_line(capsys, "-o (its .ctxbudget.json document)", "is a directory")
     assert not out.exists()
 
 
@@ -340,6 +329,6 @@ def test_a_second_compact_of_a_provider_output_carries_its_archive(
     body[3] = {"role": "user", "content": "edited"}
     first.write_text(json.dumps(body), encoding="utf-8")
     assert main(["inspect", str(first), "--json"]) == EXIT_USAGE
-    _one_error_line(capsys, "was written for another version of it", "--ignore-sidecar")
+    one_error_line(capsys, "was written for another version of it", "--ignore-sidecar")
     assert main(["inspect", str(first), "--json", "--ignore-sidecar"]) == EXIT_OK
     capsys.readouterr()

@@ -29,6 +29,16 @@ SESSION_ID = "session-1"
 QUERY = "how are context budgets planned?"
 
 
+MANIFEST = {
+    "packageId": "acme/notes",
+    "packageVersion": "1.0.0",
+    "lifecycleGeneration": 3,
+    "surfaceId": "domain-knowledge",
+    "formatVersion": "0.2",
+}
+"""A package manifest's five keys, valid (tests vary one at a time)."""
+
+
 def make_binding(limits: BindingLimits | None = None, **overrides: Any) -> PackageBinding:
     return PackageBinding.create(**{**GOLDEN, **overrides}, limits=limits)
 

@@ -22,13 +22,7 @@ from ctxbudget.cognitive import (
 from ctxbudget.cognitive.folder import CONTENT_DIGEST_DOMAIN, GENERATION_DIGEST_DOMAIN, MANIFEST_NAME
 from ctxbudget.errors import BindingMismatchError, InvalidBinding, ProviderFailure
 
-MANIFEST = {
-    "packageId": "acme/notes",
-    "packageVersion": "1.0.0",
-    "lifecycleGeneration": 3,
-    "surfaceId": "domain-knowledge",
-    "formatVersion": "0.2",
-}
+from .helpers import MANIFEST
 
 
 def write_package(root: Path, files: dict[str, str], manifest: object = None) -> Path:

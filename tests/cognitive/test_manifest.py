@@ -15,13 +15,7 @@ from ctxbudget.cognitive import FolderKnowledgeProvider, PackageManifest
 from ctxbudget.cognitive.folder import MANIFEST_NAME
 from ctxbudget.errors import ProviderFailure
 
-MANIFEST = {
-    "packageId": "acme/notes",
-    "packageVersion": "1.0.0",
-    "lifecycleGeneration": 3,
-    "surfaceId": "domain-knowledge",
-    "formatVersion": "0.2",
-}
+from .helpers import MANIFEST
 
 
 def package(root: Path, manifest_text: str | None) -> Path:
