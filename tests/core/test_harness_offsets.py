@@ -32,3 +32,19 @@ def test_the_words_after_an_example_are_kept_whole(prefix: str, after: str) -> N
     kept = strip_examples(f"{prefix}\n<Example>a sample reply</EXAMPLE>\n{after}")
     assert kept.endswith(after)
     assert "sample reply" not in kept
+
+
+def test_a_subagents_usage_block_is_the_harness_and_its_id_is_the_report() -> None:
+    # Twenty-seventh held-out round (Claude Code, an Agent subagent): "Agent: tool_uses = 19" and
+    # "Agent: duration_ms = 138602</usage>" were Commands bullets, read as the call's figures.
+    report = (
+        "All changes are in place and uncommitted, as required.\n"
+        "agentId: a7368f2ec33ce56b5 (for resuming to continue this agent's work if needed)\n"
+        "<usage>total_tokens: 41234\ntool_uses: 19\nduration_ms: 138602</usage>"
+    )
+    kept = strip_harness(report)
+    assert "agentId: a7368f2ec33ce56b5" in kept
+    assert "duration_ms" not in kept
+    assert "tool_uses" not in kept
+    pasted = "The config has a block:\n<usage>quota: 5</usage>"  # an XML the work wrote or read stays
+    assert strip_harness(pasted) == pasted

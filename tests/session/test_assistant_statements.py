@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from ctxbudget.compaction.agent_statements import assistant_statements
+from ctxbudget.compaction.statements import Statement
 
 
 @pytest.mark.parametrize(
@@ -299,3 +300,13 @@ def test_a_figure_the_agent_quotes_in_a_few_words_is_a_finding() -> None:
     )
     findings = [st.text for st in assistant_statements(text) if st.kind == "finding"]
     assert findings == ["Total Cost: $239", "Total new cost: $469", "Price difference: $499 - $139 = $360 per person"]
+
+
+def test_a_heading_is_a_title_unless_it_says_what_was_found() -> None:
+    # Twenty-seventh held-out round (Claude Code, oh-my-posh): "### What changed since the issue was filed (March 2026)"
+    # was a decision ("the issue was" reads as a cause found); "## Root Cause: ..." headings state a finding.
+    assert assistant_statements("### What changed since the issue was filed (March 2026)\n\nIt is in `omp.zsh`.") == [
+        Statement("finding", "It is in `omp.zsh`.")
+    ]
+    (found,) = assistant_statements("## Root Cause: `gh auth setup-git` is never run before git push\n")
+    assert "`gh auth setup-git` is never run before git push" in found.text

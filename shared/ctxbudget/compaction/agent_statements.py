@@ -223,6 +223,8 @@ def assistant_statements(text: str) -> list[Statement]:
             or _ASKS_USER.match(body) is not None
         )
         row = sentence.lstrip()[:1] == "|" or (" | " in body and body.rstrip().endswith("|"))
+        # "### What changed since ...": a title; "## Root Cause: `gh auth` never runs" says what it found
+        row = row or (_HEADING_LINE.match(sentence.lstrip()) is not None and ": " not in sentence)
         if len(body.split()) < 4 or asks or not is_prose(body) or row:
             out.extend(_quoted_figure(sentence))  # "Total Cost: $239" says what it costs in three words
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
@@ -263,6 +265,9 @@ def assistant_statements(text: str) -> list[Statement]:
 
 
 _CODE_MARK = re.compile(r"[()\[\]{}=<>]")
+
+_HEADING_LINE = re.compile(r"#{1,6}\s")
+"""A Markdown heading: the title of what follows, not a statement (user statements skip them the same way)."""
 
 _HEADER = re.compile(r"^(?:async\s+)?(?:class|def)\s+\w+[^:]*:$")
 """A class's or function's first line alone, quoted in a message."""

@@ -58,6 +58,8 @@ def _opener(tags: tuple[str, ...]) -> re.Pattern[str]:
 
 
 _OPEN = _opener(_BLOCK_TAGS)
+_USAGE = re.compile(r"^<usage>(?:total_tokens|tool_uses|duration_ms):[^<]{0,300}</usage>[ \t]*$", re.MULTILINE)
+"""What a Claude Code subagent (``Task``, ``Agent``) cost, appended to its report: the harness's, not the work's."""
 _CLOSED_BEFORE = re.compile(rf"</(?:{'|'.join(re.escape(tag) for tag in _BLOCK_TAGS)})>\Z", re.IGNORECASE)
 """A harness block's closing tag right before a position (its next block starts on the same line)."""
 _MARKERS = re.compile(
@@ -127,6 +129,8 @@ def strip_harness(text: str) -> str:
     if "<" not in text and not marked:
         return text
     kept = _without_blocks(text, _OPEN) if "<" in text else text
+    if "<usage>" in kept:
+        kept = _USAGE.sub("", kept)
     if marked:
         kept = _MARKERS.sub("", kept)
     return kept.strip()
