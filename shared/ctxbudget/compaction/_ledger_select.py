@@ -143,11 +143,12 @@ class Selection:
         # field is shown in its call's bullet when that is kept (it costs the field alone), else under the tool's
         # name (``get_order: "tracking_id": "1Z66"``). Each pass goes through the items no pass took yet, best first.
         sections = [SECTION_OF[entry.item.kind] for entry in ranked]
-        # What the user pasted (a harness's instruction template, an issue) is not what they said, and a file a search
-        # or a listing only named is not one the work touched: they have no share of their own, they compete with
-        # every other section's items.
+        # What the user pasted (a harness's instruction template, an issue) is not what they said: it has no share of
+        # its own and competes with every other section's items. A file a search or a listing only named is not one
+        # the work touched: it takes only the room the first two passes leave (it can be found again by searching).
         from_paste = read_from_paste(entry.item for entry in ranked)
-        unshared = {i for i, entry in enumerate(ranked) if from_paste(entry.item) or _only_listed(entry.item)}
+        unshared = {i for i, entry in enumerate(ranked) if from_paste(entry.item)}
+        listed = {i for i, entry in enumerate(ranked) if _only_listed(entry.item)}
         kept = Kept()
         left = list(range(len(ranked)))
         for shares in (_SHARES, _HALF, None):
@@ -155,7 +156,7 @@ class Selection:
             for index in left:
                 entry, section = ranked[index], sections[index]
                 if (self.max_items is not None and kept.per_section[section] >= self.max_items) or (
-                    shares is _SHARES and index in unshared
+                    (shares is _SHARES and index in unshared) or (shares is not None and index in listed)
                 ):
                     passed.append(index)
                     continue
