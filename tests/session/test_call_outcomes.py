@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from ctxbudget import Message, SummaryRequest, ToolCall
+from ctxbudget.compaction.calls import reads_source
 from ctxbudget.compaction.outcomes import failure_line
 from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
@@ -236,3 +237,14 @@ def test_an_api_error_body_after_an_exit_code_is_the_failure_line() -> None:
     assert failure_line(failed) == "Field 'body' doesn't accept argument 'truncate' (Exit code 1)"
     listed = Message(role="tool", tool_call_id="g", content='{"errors": [], "data": {"message": "hi"}}\n2 more')
     assert failure_line(listed) is None  # no error in it, and no exit code
+
+
+def test_a_source_files_code_line_is_no_figure_and_its_prose_is() -> None:
+    # Twenty-seventh held-out round (oh-my-posh): Reads of omp.zsh and omp.ps1 gave "Read: printf -v ch '%%%02X'
+    # "'$ch"" (shell code without an operator) and "Read: 1113 $executingCommand = ..." (.ps1 was not a source file).
+    zsh = "   405\t    printf -v ch '%%%02X' \"'$ch\"\n   406\t    REPLY+=$ch\n"
+    assert output_items(zsh, "Read", file_read=True, source=True) == []
+    docstring = "    12\tThe parser takes 212 ms per file on the staging box.\n"
+    assert [item.kind for item in output_items(docstring, "Read", file_read=True, source=True)] == ["figure"]
+    ps1 = ToolCall(id="r", name="Read", args={"file_path": "D:\\oh-my-posh\\src\\shell\\scripts\\omp.ps1"})
+    assert reads_source(ps1)

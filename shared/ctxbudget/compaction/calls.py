@@ -198,7 +198,8 @@ _SOURCE_SUFFIXES = frozenset(
         "py", "pyi", "go", "rs", "ts", "tsx", "js", "jsx", "mjs", "cjs", "java", "kt", "kts", "scala", "c", "h", "cc",
         "cpp", "cxx", "hpp", "hh", "cs", "rb", "php", "swift", "m", "mm", "sh", "bash", "zsh", "lua", "r", "jl", "ex",
         "exs", "erl", "hs", "ml", "clj", "dart", "vue", "svelte", "sql", "pl", "proto", "toml", "yaml", "yml", "json",
-        "ini", "cfg", "conf", "env", "properties", "xml", "gradle", "tf", "hcl", "lock", "mod", "sum",
+        "ini", "cfg", "conf", "env", "properties", "xml", "gradle", "tf", "hcl", "lock", "mod", "sum", "ps1", "psm1",
+        "psd1", "fish", "nu", "elv", "xsh", "bat", "cmd", "css", "scss", "less", "groovy", "zig", "nim",
     )
 )  # fmt: skip
 """What a source or configuration file is named (``fields.py``, ``settings.toml``): what it holds is code and values."""

@@ -26,6 +26,7 @@ from typing import Literal
 from ._edges import carried
 from ._figure_lines import FIGURE_WORDS, figure_lines
 from ._json_fields import fields_line, record_fields
+from ._prose import is_prose
 from ._test_runs import own_tests, run_lines, run_tally
 from .outcomes import SCAN_CHARS
 from .textscan import MAX_HITS, clip, may_occur, word_lines
@@ -190,8 +191,8 @@ def _add_file_lines(
             found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
     for position, shown in figure_lines(head, lower, present):
         line = _GUTTER.sub("", shown) if source else shown  # Claude Code's Read and ``cat -n`` number their lines
-        if source and _CODE.search(line):
-            continue  # a line of the code or configuration itself: "bytes := make([]byte, 6) // 6 bytes"
+        if source and (_CODE.search(line) or not is_prose(line)):
+            continue  # the code or configuration itself: "bytes := make([]byte, 6) // 6 bytes", "printf '%02X' $c"
         if (search and _HIT.match(line)) or _CODE_OR_LISTING.match(line) or carried(line):
             continue  # a hit's or a script's figure is the file's ("a.py:12: TIMEOUT = 30 s", "# $1 is the remote")
         found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
