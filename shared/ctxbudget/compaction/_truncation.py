@@ -6,6 +6,8 @@ the newest message), and its originals are folded into the summary by the offlin
 
 from __future__ import annotations
 
+from ..messages.message import Message
+from ..providers._common import PRIVATE_BLOCKS
 from ._markers import handle_for
 from ._summary_tier import user_texts
 from ._working import WorkingHistory
@@ -22,7 +24,10 @@ def truncate(work: WorkingHistory, summary_limit: int, *, goal: str | None, offl
     covered before that, the largest safe prefix goes; when even that would leave the request over the hard stop
     (a window too small for the newest turn beside the summary), the whole history goes, in one fold: one summary
     of all of it, sized to the room the empty tail leaves (folding the prefix first would size its summary to the
-    room beside a turn that then goes too). The truncated messages' originals are folded into the summary
+    room beside a turn that then goes too). Not when that turn holds an image (or audio, a file): no summary can
+    stand for it, so it stays and the request is over the hard stop, which the session reports as
+    :class:`~ctxbudget.errors.ContextOverflowError` rather than sending a turn without what it shows. The truncated
+    messages' originals are folded into the summary
     (offline ledger, sized to what the window leaves), so they are covered too. ``summary_limit`` is the
     policy's largest summary; each fold is sized to the room it leaves, within it.
     """
@@ -45,12 +50,23 @@ def truncate(work: WorkingHistory, summary_limit: int, *, goal: str | None, offl
     while cut > 0 and not safe[cut]:  # the limit splits a call from its result: keep the pair
         cut -= 1
     frame = work.summary_tokens("", work.goal_live)
-    if work.fixed + frame + sum(work.sizes[cut:]) > work.hard_stop_tokens:
+    media = _holds_media(history[limit:])  # no summary stands for an image: that turn stays, and the request errs
+    if work.fixed + frame + sum(work.sizes[cut:]) > work.hard_stop_tokens and not media:
         cut = len(history)  # what would stay is over the hard stop alone: fold it all at once, into one summary
     if cut > 0:
         _fold(work, cut, summary_limit, goal=goal, offline=offline)
-    if work.total() > work.hard_stop_tokens and work.out.history:  # the window holds no less: the newest turn goes too
+    if work.total() > work.hard_stop_tokens and work.out.history and not media:  # the newest turn goes too
         _fold(work, len(work.out.history), summary_limit, goal=goal, offline=offline)
+
+
+def _holds_media(messages: list[Message]) -> bool:
+    """Whether ``messages`` carry a block no summary can stand for (an image, audio, a file), reasoning aside."""
+    return any(
+        block.text is None and block.type not in PRIVATE_BLOCKS
+        for message in messages
+        if not isinstance(message.content, str)
+        for block in message.content
+    )
 
 
 def _fold(
