@@ -82,6 +82,8 @@ def test_an_earlier_terse_order_is_listed_and_a_polite_ask_it_answered_is_not() 
         Message(role="assistant", content="Done: the reservation was cancelled as `ZFA04Y`."),
         Message(role="user", content="commit this"),
         Message(role="assistant", content="Done: committed as `0b03276` on `main`."),
+        Message(role="user", content="can you revert this change?"),
+        Message(role="assistant", content="Done: `internal/gitproto/hashes.go` is back to its committed state."),
         Message(role="user", content="commit, push and pr it"),
         Message(role="assistant", content="Done: pull request #106 opened from `fix/release-please-ci-trigger`."),
         Message(role="user", content="Please rename the plugin to entire-skills in the manifest."),
@@ -89,6 +91,7 @@ def test_an_earlier_terse_order_is_listed_and_a_polite_ask_it_answered_is_not() 
     assert "- Earlier: please research and verify" in summary
     assert "- Earlier: commit this" in summary  # one content word, but an order of a step of the work's own
     assert "- Earlier: commit, push and pr it" in summary
+    assert "- Earlier: can you revert this change?" in summary  # asked politely, still an order (28th round)
     assert "discuss" not in summary
     assert "better way" not in summary  # a question of two words says nothing without what it asks about
 

@@ -55,11 +55,13 @@ _ASK_WORDS = 3
 _TERSE_WORDS = 4
 """The most words of a terse order, which is listed with two content words ("do the proper fix")."""
 _ORDER = re.compile(
-    r"^(?:(?:ok(?:ay)?|now|then|please|great|thanks)[,!.]?\s+)*(?:commit|push|merge|rebase|deploy|release|publish|"
-    r"revert|undo|amend|squash|ship|tag|open a pr|create a pr|make a pr|pr)\b[^?]{0,40}$",
+    r"^(?:(?:ok(?:ay)?|now|then|please|great|thanks)[,!.]?\s+)*(?:(?:can|could|would|will) you\s+(?:please\s+)?)?"
+    r"(?:commit|push|merge|rebase|deploy|release|publish|revert|undo|amend|squash|ship|tag|open a pr|create a pr|"
+    r"make a pr|pr)\b[^?]{0,40}\??$",
     re.IGNORECASE,
 )
-"""A terse order to do a step of the work's own ("commit this", "commit, push and pr it"): it steered the work."""
+"""A terse order to do a step of the work's own ("commit this", "commit, push and pr it", "can you revert this change?"):
+it steered the work."""
 _REPORTED = frozenset({"finding", "decision", "open"})
 """What an assistant's reply reports (the items a short request after it refers to)."""
 """How the task shows the question a bare yes answers."""
