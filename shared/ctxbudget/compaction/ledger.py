@@ -60,8 +60,8 @@ _ORDER = re.compile(
     r"make a pr|pr)\b[^?]{0,40}\??$",
     re.IGNORECASE,
 )
-"""A terse order to do a step of the work's own ("commit this", "commit, push and pr it", "can you revert this change?"):
-it steered the work."""
+"""A terse order to do a step of the work's own ("commit this", "commit, push and pr it", "can you revert this
+change?"): it steered the work."""
 _REPORTED = frozenset({"finding", "decision", "open"})
 """What an assistant's reply reports (the items a short request after it refers to)."""
 """How the task shows the question a bare yes answers."""
