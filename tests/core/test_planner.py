@@ -79,6 +79,36 @@ class TestDedupe:
         result = plan_context(same, PlannerConfig())
         assert [(i.source, i.content) for i in result.items] == [("docs", "v2"), ("other", "v3")]
 
+    @pytest.mark.parametrize(
+        ("first", "second"),
+        [
+            (("a", "b\x00c"), ("a\x00b", "c")),
+            (("a\x00b\x00c", "d"), ("a", "b\x00c\x00d")),
+            (("s\x00", "i"), ("s", "\x00i")),
+        ],
+    )
+    def test_different_source_and_id_pairs_holding_nul_are_not_duplicates(
+        self, first: tuple[str, str], second: tuple[str, str]
+    ) -> None:
+        a = item(first[1], "first document", source=first[0])
+        b = item(second[1], "a different document", source=second[0])
+        assert a.dedupe_key != b.dedupe_key
+        result = plan_context([a, b], PlannerConfig())
+        assert sorted(i.content for i in result.items) == ["a different document", "first document"]
+        assert result.dropped == []
+
+    def test_the_same_pair_holding_nul_is_still_one_item(self) -> None:
+        result = plan_context([item("b\x00c", "v1", source="a"), item("b\x00c", "v2", source="a")], PlannerConfig())
+        assert [i.content for i in result.items] == ["v1"]
+        assert [(d.item.content, d.reason) for d in result.dropped] == [("v2", "duplicate_of")]
+
+    def test_a_source_key_spelled_source_nul_id_still_marks_a_copy_of_that_item(self) -> None:
+        original = item("doc-1", "rule 1", source="retriever", relevance=0.9)
+        copy = item("doc-1-copy", "rule 1 (mirror)", source="retriever", source_key="retriever\x00doc-1")
+        result = plan_context([original, copy], PlannerConfig())
+        assert ids(result.items) == ["doc-1"]
+        assert [(d.item.id, d.duplicate_of) for d in result.dropped] == [("doc-1-copy", "doc-1")]
+
     def test_a_required_item_beats_a_better_scored_duplicate(self) -> None:
         must = item("must", relevance=0.0, required=True, source_key="k")
         better = item("better", relevance=1.0, source_key="k")

@@ -119,6 +119,14 @@ class ContextItem(BaseModel):
                 raise to_usage_error(exc, InvalidFragmentError, subject_id(data, "context item")) from None
 
     @property
-    def dedupe_key(self) -> str:
-        """The key dedupe groups by: ``source_key`` when given, else ``source`` + ``id``."""
-        return self.source_key if self.source_key is not None else f"{self.source}\x00{self.id}"
+    def dedupe_key(self) -> str | tuple[str, str]:
+        r"""The key dedupe groups by: ``source_key`` when given, else one naming ``source`` and ``id``.
+
+        That is ``f"{source}\x00{id}"`` (a ``source_key`` spelled so marks an item a copy of that one), or the tuple
+        ``(source, id)`` when either holds a NUL, so two different ``(source, id)`` pairs never share a key.
+        """
+        if self.source_key is not None:
+            return self.source_key
+        if "\x00" in self.source or "\x00" in self.id:
+            return (self.source, self.id)
+        return f"{self.source}\x00{self.id}"

@@ -19,7 +19,7 @@ Token costs are of the *rendered* envelope plus its separator, so the budget hol
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -193,8 +193,10 @@ def _normalized(content: str) -> str:
     return " ".join(content.split())
 
 
-def _dedupe(ranked: Sequence[_Ranked], key: Callable[[ContextItem], str], dropped: list[DroppedItem]) -> list[_Ranked]:
-    winners: dict[str, _Ranked] = {}
+def _dedupe(
+    ranked: Sequence[_Ranked], key: Callable[[ContextItem], Hashable], dropped: list[DroppedItem]
+) -> list[_Ranked]:
+    winners: dict[Hashable, _Ranked] = {}
     for entry in ranked:
         k = key(entry.item)
         current = winners.get(k)

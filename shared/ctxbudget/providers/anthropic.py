@@ -1,8 +1,10 @@
 """Anthropic Messages, both ways: ``system`` apart, content blocks, tool results folded as Anthropic requires.
 
 Reading (:func:`messages_from_anthropic`): ``system`` becomes a system message; a user message's ``tool_result``
-blocks become one tool message each (``is_error`` and ``cache_control`` kept in the extras), its other blocks a user
-message; an assistant message's ``tool_use`` blocks become its tool calls, its ``text``, ``thinking``,
+blocks become one tool message each (``is_error`` and ``cache_control`` kept in the extras), its other blocks one user
+message after them: results first, wherever they stood in the message, so each call is answered by its result (a
+turn with text before its results, which Anthropic refuses, is read in the order Anthropic requires); an assistant
+message's ``tool_use`` blocks become its tool calls, its ``text``, ``thinking``,
 ``redacted_thinking`` and other blocks its content (thinking is kept, and counted, but is not text).
 
 Writing (:func:`messages_to_anthropic`, :func:`to_anthropic_request`): system messages wherever they stand go to
@@ -13,7 +15,8 @@ breakpoints: the end of the system prompt (which caches the tools before it), th
 pinned and planned context, and the last message.
 
 The round trip is exact: ``to_anthropic_request(messages_from_anthropic(ms, system=s)) == {"system": s,
-"messages": ms}``.
+"messages": ms}`` when each user message has its ``tool_result`` blocks first, as Anthropic requires; a user message
+with other blocks before a result comes back with its results first, nothing lost.
 """
 
 from __future__ import annotations
@@ -64,6 +67,9 @@ _TEXT_KEYS = ("cache_control", "citations")
 # -- reading ---------------------------------------------------------------------------------------------------
 def messages_from_anthropic(messages: Iterable[object], *, system: object = None) -> list[Message]:
     """Anthropic ``messages`` (dicts or SDK objects, a response ``Message`` too) and ``system`` as our messages.
+
+    A user message's ``tool_result`` blocks are read first, one tool message each, wherever they stand in it; its
+    other blocks follow as one user message.
 
     Raises:
         InvalidMessageError: not Anthropic messages (the message names the index and field).
@@ -123,21 +129,21 @@ def _mark(message: Message, extras: Mapping[str, Any]) -> Message:
 
 
 def _user_from(content: list[Any], path: str) -> list[Message]:
-    """Tool results one message each, runs of other blocks a user message each; later parts marked as joined."""
-    messages: list[Message] = []
-    run: list[ContentBlock] = []
+    """Tool results one message each, in order, then the other blocks (in order) one user message after them.
+
+    Results come first wherever they stand in ``content``, so a call is never separated from its result by the
+    turn's text; the messages after the first are marked as joined (written back into one user message).
+    """
+    results: list[Message] = []
+    others: list[ContentBlock] = []
     for index, part in enumerate(content):
         where = f"{path}.content[{index}]"
         block = as_dict(part, where)
-        if block.get("type") != "tool_result":
-            run.append(block_from_part(block, where))
-            continue
-        if run:
-            messages.append(Message(role="user", content=tuple(run)))
-            run = []
-        messages.append(_result_from(block, where))
-    if run or not messages:
-        messages.append(Message(role="user", content=tuple(run)))
+        if block.get("type") == "tool_result":
+            results.append(_result_from(block, where))
+        else:
+            others.append(block_from_part(block, where))
+    messages = [*results, Message(role="user", content=tuple(others))] if others or not results else results
     return [messages[0], *(_mark(m, {"joined": True}) for m in messages[1:])]
 
 
