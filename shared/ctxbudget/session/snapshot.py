@@ -155,11 +155,18 @@ class SessionSnapshot(BaseModel):
 
 def _check_digest(snapshot: SessionSnapshot, data: str | bytes) -> None:
     """Raise :class:`SnapshotIntegrityError` unless ``data`` (minus its digest) hashes to ``snapshot.digest``."""
-    document = json.loads(data)  # valid: pydantic just parsed it
-    stored = document.pop("digest")
-    actual = content_digest(document)
+    where = f"snapshot of session {snapshot.session_id!r}"
+    try:
+        document = json.loads(data)  # pydantic just parsed it
+        stored = document.pop("digest")
+        actual = content_digest(document)
+    except (ValueError, RecursionError) as exc:  # NaN, Infinity or 1e999: pydantic and json.loads accept them
+        raise SnapshotFormatError(
+            f"{where}: not valid JSON ({exc}): JSON has no NaN, Infinity or number out of float range; "
+            "refusing to restore it",
+            field="snapshot",
+        ) from None
     if actual != stored:
-        where = f"snapshot of session {snapshot.session_id!r}"
         raise SnapshotIntegrityError(
             f"{where}: content digest {actual} does not match the stored digest {stored}: the snapshot was "
             "edited or corrupted after it was written; refusing to restore it",

@@ -63,7 +63,11 @@ def decode_entry(handle: str, data: str, session_id: str) -> tuple[ArchiveEntry,
         got = body.get("schema") if isinstance(body, dict) else type(body).__name__
         raise SnapshotFormatError(f"{where}.schema: expected {ARCHIVE_RECORD_SCHEMA!r}, got {got!r}", field="schema")
     stored = body.pop("digest", None)
-    actual = content_digest(body)
+    try:
+        actual = content_digest(body)
+    except ValueError:  # NaN, Infinity or 1e999: json.loads accepts them, JSON (and the digest) does not
+        message = f"{where}: not valid JSON: it holds NaN, Infinity or a number out of float range; refusing to read it"
+        raise SnapshotFormatError(message, field="archive") from None
     if stored != actual:
         raise SnapshotIntegrityError(
             f"{where}: content digest {actual} does not match the stored digest {stored}: the entry was edited or "
@@ -96,15 +100,42 @@ class ArchiveCache:
         self.archive = Archive()  # entries in archive sequence order, searched incrementally
         self.positions: dict[str, int] = {}  # message id -> add position, of archived messages
         self.synced = 0
+        self.expected = 0  # the highest archive head a loaded snapshot recorded: entries 1..expected must exist
         self._fetched: dict[str, ArchiveEntry] = {}  # read by handle, ahead of the synced range
         self._lock = threading.Lock()
 
+    def expect(self, head: int) -> None:
+        """Note that a loaded snapshot recorded archive entries ``1..head`` (checked by the next :meth:`sync`)."""
+        with self._lock:
+            self.expected = max(self.expected, head)
+
     def sync(self) -> None:
-        """Read (by range) and keep every entry the store holds past :attr:`synced`."""
+        """Read (by range) and keep every entry the store holds past :attr:`synced`.
+
+        Raises:
+            SnapshotIntegrityError: an entry is missing: the sequence numbers have a gap, or the store holds fewer
+                entries than a loaded snapshot recorded (rows deleted, a table dropped or not restored).
+        """
         with self._lock:
             for seq, handle, data in self.store.read_archive(self.session_id, after=self.synced):
+                if seq != self.synced + 1:
+                    raise self._lost(f"entry {self.synced + 1}", f"entry {seq}", _span(self.synced + 1, seq - 1))
                 self._keep(*decode_entry(handle, data, self.session_id))
                 self.synced = seq
+            if self.synced < self.expected:
+                found = f"{self.synced} entries"
+                raise self._lost(f"{self.expected} entries", found, _span(self.synced + 1, self.expected))
+
+    def _lost(self, expected: str, actual: str, missing: str) -> SnapshotIntegrityError:
+        where = f"archive of session {self.session_id!r}"
+        return SnapshotIntegrityError(
+            f"{where}: {missing} missing (expected {expected}, found {actual}; the snapshot recorded "
+            f"{self.expected} entries): archive rows were deleted or lost after they were written; refusing to "
+            "return a partial archive",
+            where=where,
+            expected=expected,
+            actual=actual,
+        )
 
     def get(self, handle: str) -> ArchiveEntry | None:
         """The entry under ``handle``: cached, else fetched by handle (``None`` when the store has none)."""
@@ -131,6 +162,10 @@ class ArchiveCache:
         self._fetched.pop(entry.handle, None)
         if entry.message is not None and position is not None:
             self.positions.setdefault(entry.message.id, position)
+
+
+def _span(first: int, last: int) -> str:
+    return f"entry {first} is" if first == last else f"entries {first}..{last} are"
 
 
 class StoredArchive(Archive):

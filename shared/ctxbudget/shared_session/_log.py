@@ -101,10 +101,11 @@ def decode(seq: int, record: str) -> Message:
 def records_of(messages: tuple[Message, ...]) -> list[str]:
     """The log records of one add's messages; two with one id are an :class:`InvalidMessageError`."""
     records = [encode(message, index) for index, message in enumerate(messages)]
-    ids = [message.id for message in messages]
-    if len(set(ids)) != len(ids):
-        duplicate = next(i for i in ids if ids.count(i) > 1)
-        raise InvalidMessageError(f"messages.id: {duplicate!r} appears twice in one add", field="id")
+    seen: set[str] = set()
+    for message in messages:  # one pass: a set lookup per id, never a count over the batch
+        if message.id in seen:
+            raise InvalidMessageError(f"messages.id: {message.id!r} appears twice in one add", field="id")
+        seen.add(message.id)
     return records
 
 

@@ -96,6 +96,7 @@ def restore_from_store(
         order = snapshot.order
         session.origin = LoadOrigin(order, len(order), len(order), snapshot.log_seq, sources, snapshot.archive_head)
         return session
+    cache.expect(snapshot.archive_head)
     live = sorted(snapshot.order.items(), key=lambda item: item[1])
     ranks = {message_id: rank for rank, (message_id, _) in enumerate(live)}
     ranked = snapshot.model_copy(update={"order": ranks})

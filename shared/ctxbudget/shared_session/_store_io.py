@@ -17,14 +17,16 @@ from typing import Protocol, TypeVar, cast
 
 from ..compaction.summarize import AsyncSummarizer, Summarizer
 from ..errors import InvalidMessageError, SnapshotConflictError, SnapshotIntegrityError, SnapshotStoreError, UsageError
+from ..messages.message import Message
 from ..messages.registry import ModelRegistry
 from ..messages.tokens import TokenCounter
 from ..session.events import ContextCompacted
 from ..session.snapshot import SessionSnapshot
 from ..stores.base import SnapshotStore, StoredSnapshot
-from ._archive import ArchiveCache
+from ._archive import ArchiveCache, decode_entry
 from ._log import decoded
 from ._models import LoadedSession, SharedSessionStats
+from ._reuse import LogIds, archive_handles, digest_of, held_digests, refuse_reused
 from ._state import Fetched, StoreBackedSession, archive_records, restore_from_store, snapshot_json, stale, unknown_ids
 
 __all__ = ["SessionStoreIO", "SharedHandle"]
@@ -58,6 +60,8 @@ class SessionStoreIO:
     def __init__(self, handle: SharedHandle) -> None:
         self.handle = handle
         self.cache = ArchiveCache(handle.store, handle.session_id)
+        self.log_ids = LogIds()
+        self._held_at: tuple[int, int, bool, dict[str, str]] | None = None  # version, log_seq, in store, digests
         self._warned: set[int] = set()
         self._warned_lock = threading.Lock()
 
@@ -80,7 +84,8 @@ class SessionStoreIO:
 
         Raises:
             UsageError: the store has no snapshot for this session.
-            SnapshotIntegrityError: the snapshot does not match its digest (the store and version named).
+            SnapshotIntegrityError: the snapshot does not match its digest, or it names another session (the store
+                and version named).
         """
         if stored is None:
             raise UsageError(
@@ -89,12 +94,23 @@ class SessionStoreIO:
                 field="session_id",
             )
         try:
-            return SessionSnapshot.from_json(stored.data), stored.version
+            snapshot = SessionSnapshot.from_json(stored.data)
         except SnapshotIntegrityError as exc:
             where = f"{exc.where} (version {stored.version} in {describe(self.handle.store)})"
             raise SnapshotIntegrityError(
                 str(exc).replace(exc.where, where, 1), where=where, expected=exc.expected, actual=exc.actual
             ) from None
+        if snapshot.session_id != self.handle.session_id:
+            where = f"snapshot stored for session {self.handle.session_id!r} (version {stored.version} in "
+            where += f"{describe(self.handle.store)})"
+            raise SnapshotIntegrityError(
+                f"{where}: it is the snapshot of session {snapshot.session_id!r}, filed under another session's "
+                "key (a misplaced copy or restore); refusing to load it as this session",
+                where=where,
+                expected=self.handle.session_id,
+                actual=snapshot.session_id,
+            )
+        return snapshot, stored.version
 
     def build(self, fetched: Fetched) -> LoadedSession:
         """Restore the snapshot and replay the log on top (CPU only: no store call)."""
@@ -164,6 +180,27 @@ class SessionStoreIO:
         """The stored snapshot's version (0: none)."""
         stored = self.handle.store.load(self.handle.session_id)
         return stored.version if stored is not None else 0
+
+    # -- adding ------------------------------------------------------------------------------------------------------
+    def refuse_reused(self, messages: tuple[Message, ...]) -> None:
+        """Raise :class:`InvalidMessageError` when one of ``messages`` reuses a held id with different content."""
+        store, session_id = self.handle.store, self.handle.session_id
+        stored = store.load(session_id)
+        version = stored.version if stored is not None else 0
+        held_at = self._held_at
+        if held_at is None or held_at[0] != version:  # a snapshot is read and digested once per version, not per add
+            snapshot = self.parse(stored)[0] if stored is not None else None
+            in_store = snapshot is not None and snapshot.archive_in_store
+            held_at = (version, snapshot.log_seq if snapshot is not None else 0, in_store, held_digests(snapshot, ()))
+            self._held_at = held_at
+        _, log_seq, in_store, held = held_at
+        self.log_ids.absorb(log_seq, store.read_log(session_id, after=self.log_ids.after(log_seq)))
+        ids = [message.id for message in messages]
+        archived = store.archived_ids(session_id, ids) if in_store else {}
+        found = store.get_archive(session_id, archive_handles(archived)) if archived else {}
+        originals = [decode_entry(key, data, session_id)[0].message for key, data in found.items()]
+        held = {**held, **{message.id: digest_of(message) for message in originals if message is not None}}
+        refuse_reused(messages, held, self.log_ids)
 
     # -- saving ------------------------------------------------------------------------------------------------------
     def save(self, loaded: LoadedSession) -> int:

@@ -62,7 +62,7 @@ from ..session.session import ContextSession
 from ..session.snapshot import SessionSnapshot
 from ..stores.base import SnapshotStore
 from ._archive import encode_entry
-from ._async import aload, astore, awith_retries
+from ._async import aload, arefuse_reused, astore, awith_retries
 from ._log import LOG_RECORD_SCHEMA, records_of
 from ._models import LoadedSession, SharedSessionStats
 from ._state import built_compaction, itself
@@ -169,19 +169,29 @@ class SharedSession:
     def add(self, *messages: Message) -> list[int]:
         """Append messages to the shared log (one atomic append); never conflicts with other writers.
 
-        Appending a message whose id the session already holds is harmless: loads skip it. So after an append
-        that raised :class:`SnapshotStoreError` the caller may simply append the same messages again.
+        Appending a message the session already holds (the same id and content) is harmless: loads skip it. So
+        after an append that raised :class:`SnapshotStoreError` the caller may simply append the same messages
+        again. A *different* message under an id the session holds is refused, as :meth:`ContextSession.add`
+        refuses it (a load keeps the first message of an id, so it would never be seen): the snapshot, the
+        archive entries of those ids and the log records past the snapshot (each read once per handle) are
+        checked before the append. Two writers adding different messages under one new id at the same moment
+        can both pass the check; the load keeps the first.
 
         Returns:
             The log sequence numbers of the records, in order.
 
         Raises:
-            InvalidMessageError: an argument is not a :class:`Message`, two of them share an id, or one holds
-                text that cannot be encoded as UTF-8 (a lone surrogate); nothing was appended.
+            InvalidMessageError: an argument is not a :class:`Message`, two of them share an id, one reuses an
+                id the session holds with different content, or one holds text that cannot be encoded as UTF-8
+                (a lone surrogate); nothing was appended.
+            SnapshotFormatError, SnapshotIntegrityError: the stored snapshot (or an archive entry of a reused
+                id) is malformed or corrupted; nothing was appended.
             SnapshotStoreError: the store failed; the messages may or may not have been appended (a commit can
                 land and its reply be lost). Re-appending the same messages is safe: loads skip duplicate ids.
         """
-        seqs = self.store.append(self.session_id, records_of(messages))
+        records = records_of(messages)
+        self._io.refuse_reused(messages)
+        seqs = self.store.append(self.session_id, records)
         self.stats.bump("appended", len(seqs))
         return seqs
 
@@ -253,7 +263,9 @@ class SharedSession:
     # -- async twins (store calls and an async summarizer are awaited, see ctxbudget.shared_session._async) ------------
     async def aadd(self, *messages: Message) -> list[int]:
         """Async :meth:`add`."""
-        seqs: list[int] = await astore(self.store, "append", self.session_id, records_of(messages))
+        records = records_of(messages)
+        await arefuse_reused(self._io, messages)
+        seqs: list[int] = await astore(self.store, "append", self.session_id, records)
         self.stats.bump("appended", len(seqs))
         return seqs
 

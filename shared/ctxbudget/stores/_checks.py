@@ -73,6 +73,9 @@ def check_data(data: object, field: str = "data") -> None:
     except RecursionError:
         message = f"{field}: JSON nested too deeply to parse (Python's recursion limit was reached)"
         raise SnapshotFormatError(message, field=field) from None
+    except ValueError as exc:  # an integer past sys.get_int_max_str_digits() (4,300 digits): no reader could parse it
+        message = f"{field}: not valid JSON for any reader here ({exc})"
+        raise SnapshotFormatError(message, field=field) from None
 
 
 def check_records(records: object) -> list[str]:

@@ -10,20 +10,23 @@ from __future__ import annotations
 __all__ = ["APPEND", "DELETE", "PAGE", "PUT_ARCHIVE", "READ_ARCHIVE", "SAVE"]
 
 # A stored version or counter that is not digits is returned as {-1, raw} instead of being compared or bumped.
+# Versions are compared as decimal strings (leading zeros dropped) and bumped by HINCRBY, never as Lua numbers:
+# a double stops telling versions apart at 2**53. ARGV[1] is the expected version as the client's decimal string.
 SAVE = """
 local raw = redis.call('HGET', KEYS[1], 'version')
 if raw and not string.match(raw, '^%d+$') then return {-1, raw} end
-local current = tonumber(raw or '0')
-if current ~= tonumber(ARGV[1]) then return {0, current} end
-redis.call('HSET', KEYS[1], 'version', current + 1, 'data', ARGV[2])
-return {1, current + 1}
+local current = string.match(raw or '0', '^0*(%d+)$')
+if current ~= ARGV[1] then return {0, current} end
+redis.call('HINCRBY', KEYS[1], 'version', 1)
+redis.call('HSET', KEYS[1], 'data', ARGV[2])
+return {1, redis.call('HGET', KEYS[1], 'version')}
 """
 
 DELETE = """
 local raw = redis.call('HGET', KEYS[1], 'version')
 if raw and not string.match(raw, '^%d+$') then return {-1, raw} end
-local current = tonumber(raw or '0')
-if current ~= tonumber(ARGV[1]) then return {0, current} end
+local current = string.match(raw or '0', '^0*(%d+)$')
+if current ~= ARGV[1] then return {0, current} end
 redis.call('DEL', unpack(KEYS))
 return {1, 0}
 """

@@ -24,6 +24,7 @@ write lock, nor reading data that was never committed.
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 import threading
@@ -33,48 +34,37 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from ctxbudget.errors import InvalidPolicyError, SnapshotStoreError
+from ctxbudget.errors import InvalidPolicyError
+from ctxbudget.stores._sqlite_schema import (
+    SCHEMA_VERSION,
+    TABLES,
+    check_schema_version,
+    create_or_migrate,
+    schema_version,
+)
 from ctxbudget.stores._stored import stored_int, stored_utf8
 from ctxbudget.stores.base import ArchiveRecord, BaseSnapshotStore
 
 __all__ = ["SCHEMA_VERSION", "SQLiteSnapshotStore"]
-
-SCHEMA_VERSION = 2
-"""The schema this module writes; a database with a newer one is refused, an older one is migrated."""
-
-_TABLES = frozenset(
-    {
-        "ctxbudget_schema",
-        "ctxbudget_snapshots",
-        "ctxbudget_log_heads",
-        "ctxbudget_log",
-        "ctxbudget_archive",
-        "ctxbudget_archive_heads",
-    }
-)
-
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS ctxbudget_schema (version INTEGER NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS ctxbudget_snapshots ("
-    " session_id TEXT PRIMARY KEY, version INTEGER NOT NULL, data TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS ctxbudget_log_heads (session_id TEXT PRIMARY KEY, head INTEGER NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS ctxbudget_log ("
-    " session_id TEXT NOT NULL, seq INTEGER NOT NULL, record TEXT NOT NULL,"
-    " PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
-    "CREATE TABLE IF NOT EXISTS ctxbudget_archive ("
-    " session_id TEXT NOT NULL, seq INTEGER NOT NULL, handle TEXT NOT NULL, message_id TEXT,"
-    " log_seq INTEGER NOT NULL, record TEXT NOT NULL,"
-    " PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
-    "CREATE UNIQUE INDEX IF NOT EXISTS ctxbudget_archive_handle ON ctxbudget_archive (session_id, handle)",
-    "CREATE INDEX IF NOT EXISTS ctxbudget_archive_message ON ctxbudget_archive (session_id, message_id)",
-    "CREATE TABLE IF NOT EXISTS ctxbudget_archive_heads (session_id TEXT PRIMARY KEY, head INTEGER NOT NULL)",
-)
 
 Synchronous = Literal["FULL", "NORMAL", "OFF"]
 
 _SEQ = "a sequence number (an integer >= 1)"
 _CHUNK = 500  # ids per IN (...) query: well under SQLite's bound-parameter limit
 _HEAD = "a log head (an integer >= 0)"
+_MAX_SEQ = 2**63 - 1  # SQLite's largest integer: a larger watermark or limit cannot be bound
+
+
+def _checked_path(path: object) -> str:
+    """``path`` as the str sqlite3 opens; anything but a str or path-like naming a file is an InvalidPolicyError."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        message = f"path: must be a str or os.PathLike (a file, or ':memory:'), got {type(path).__name__}"
+        raise InvalidPolicyError(message, field="path")
+    if "\x00" in path:
+        raise InvalidPolicyError(f"path: must not contain NUL, got {path!r}", field="path")
+    return path
 
 
 class SQLiteSnapshotStore(BaseSnapshotStore):
@@ -85,6 +75,10 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
         timeout: seconds a writer waits for another process's write lock before failing.
         synchronous: SQLite's ``PRAGMA synchronous``. ``"FULL"`` survives power loss; ``"NORMAL"`` (safe from
             corruption in WAL mode, may lose the last commits on power loss) is much faster on slow disks.
+
+    Raises:
+        InvalidPolicyError: ``path`` is not a str or path-like, or holds NUL; ``timeout`` is not a finite number
+            of seconds >= 0; ``synchronous`` is not one of the three modes (each naming the parameter).
     """
 
     backend_name: ClassVar[str] = "sqlite"
@@ -93,13 +87,15 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
     def __init__(
         self, path: str | Path = ":memory:", *, timeout: float = 30.0, synchronous: Synchronous = "FULL"
     ) -> None:
+        self.path = _checked_path(path)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout):
+            raise InvalidPolicyError(f"timeout: must be a finite number of seconds, got {timeout!r}", field="timeout")
         if timeout < 0:
             raise InvalidPolicyError(f"timeout: must be >= 0 seconds, got {timeout}", field="timeout")
         if synchronous not in ("FULL", "NORMAL", "OFF"):
             message = f"synchronous: must be FULL, NORMAL or OFF, got {synchronous!r}"
             raise InvalidPolicyError(message, field="synchronous")
-        self.path = str(path)
-        self._timeout = timeout
+        self._timeout = float(timeout)
         self._synchronous = synchronous
         self._lock = threading.RLock()
         self._connection: sqlite3.Connection | None = None
@@ -128,11 +124,11 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
         try:
             _enable_wal(conn, self._timeout)
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
-            found = _schema_version(conn)
+            found = schema_version(conn)
             if found is None or found < SCHEMA_VERSION:  # fresh or older: only then take the write lock
                 with _immediate(conn):
-                    found = _create_or_migrate(conn)
-            _check_schema_version(found, self.path)
+                    found = create_or_migrate(conn, self.path)
+            check_schema_version(found, self.path)
         except BaseException:
             conn.close()
             raise
@@ -189,7 +185,7 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
             version = self._version(conn, session_id)
             if version != expected:
                 return False, version
-            for table in sorted(_TABLES - {"ctxbudget_schema"}):
+            for table in sorted(TABLES - {"ctxbudget_schema"}):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             return True, 0
 
@@ -206,6 +202,8 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
             return first
 
     def _read_log(self, session_id: str, after: int) -> list[tuple[int, str]]:
+        if after >= _MAX_SEQ:
+            return []  # no sequence number is past SQLite's largest integer (which cannot bind a larger one)
         with self._conn() as conn:
             query = "SELECT seq, record FROM ctxbudget_log WHERE session_id = ? AND seq > ? ORDER BY seq"
             rows = conn.execute(query, (session_id, after)).fetchall()
@@ -269,6 +267,9 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
         return found
 
     def _read_archive(self, session_id: str, after: int, limit: int | None) -> list[tuple[int, str, str]]:
+        if after >= _MAX_SEQ:
+            return []
+        limit = None if limit is None or limit >= _MAX_SEQ else limit  # past any row count: no limit
         with self._conn() as conn:
             query = (
                 "SELECT seq, handle, record FROM ctxbudget_archive"
@@ -308,25 +309,6 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
                         seq, where, minimum=0, expected=_HEAD
                     )
         return found
-
-
-def _create_or_migrate(conn: sqlite3.Connection) -> int:
-    """Under the write lock: create missing tables, then record (or raise to) this module's schema version.
-
-    Run again under the lock because another process may have created or migrated the file meanwhile. A newer
-    version found here is returned as it is (and refused by the caller).
-    """
-    for statement in _SCHEMA:
-        conn.execute(statement)
-    found = _schema_version(conn)
-    if found is None:
-        conn.execute("DELETE FROM ctxbudget_schema")
-        conn.execute("INSERT INTO ctxbudget_schema (version) VALUES (?)", (SCHEMA_VERSION,))
-        return SCHEMA_VERSION
-    if found < SCHEMA_VERSION:
-        conn.execute("UPDATE ctxbudget_schema SET version = ?", (SCHEMA_VERSION,))
-        return SCHEMA_VERSION
-    return found
 
 
 def _version(value: object) -> int:
@@ -376,21 +358,3 @@ def _enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
             delay = min(delay * 2, 0.05)
         else:
             return
-
-
-def _schema_version(conn: sqlite3.Connection) -> int | None:
-    """The stored schema version, or ``None`` when any table or the version row is missing (a read, no lock)."""
-    query = "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ctxbudget%'"
-    names = {str(row[0]) for row in conn.execute(query).fetchall()}
-    if not names >= _TABLES:
-        return None
-    row = conn.execute("SELECT MAX(version) FROM ctxbudget_schema").fetchone()
-    if not row or row[0] is None:
-        return None
-    return stored_int(row[0], "ctxbudget_schema.version", minimum=1, expected="a schema version (an integer >= 1)")
-
-
-def _check_schema_version(found: int, path: str) -> None:
-    if found > SCHEMA_VERSION:
-        message = f"sqlite: {path} has schema version {found}, this ctxbudget reads up to {SCHEMA_VERSION}"
-        raise SnapshotStoreError(message)
