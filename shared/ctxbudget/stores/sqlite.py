@@ -299,8 +299,10 @@ class SQLiteSnapshotStore(BaseSnapshotStore):
             for start in range(0, len(message_ids), _CHUNK):
                 chunk = message_ids[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
+                # By the message index, named: without ANALYZE statistics SQLite picks the primary key and reads
+                # every archived row of the session (12 ms at 50,000 entries, where the index takes microseconds).
                 query = (
-                    "SELECT message_id, MIN(log_seq) FROM ctxbudget_archive"
+                    "SELECT message_id, MIN(log_seq) FROM ctxbudget_archive INDEXED BY ctxbudget_archive_message"
                     f" WHERE session_id = ? AND message_id IN ({marks}) GROUP BY message_id"
                 )
                 for message_id, seq in conn.execute(query, (session_id, *chunk)).fetchall():
