@@ -12,8 +12,7 @@
 from __future__ import annotations
 
 from ..context.evidence import excerpt
-from ..messages.message import Message
-from ..providers._common import PRIVATE_BLOCKS
+from ..messages.message import REASONING_BLOCKS, Message
 from ._markers import CLEARED_META, MARKER_KEY_LINES, cleared_marker, handle_for
 from ._working import WorkingHistory
 from .summarize import ExtractiveSummarizer
@@ -121,7 +120,7 @@ def _clear_reasoning(work: WorkingHistory) -> bool:
         message = history[index]
         if message.role != "assistant" or isinstance(message.content, str) or message.id in work.pinned_ids:
             continue
-        kept = [block for block in message.content if block.type not in PRIVATE_BLOCKS]
+        kept = [block for block in message.content if block.type not in REASONING_BLOCKS]
         if len(kept) == len(message.content) or not (kept or message.tool_calls):
             continue
         handle = work.archived_handle(message)

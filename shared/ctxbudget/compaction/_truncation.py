@@ -6,8 +6,7 @@ the newest message), and its originals are folded into the summary by the offlin
 
 from __future__ import annotations
 
-from ..messages.message import Message
-from ..providers._common import PRIVATE_BLOCKS
+from ..messages.message import REASONING_BLOCKS, Message
 from ._markers import handle_for
 from ._summary_tier import user_texts
 from ._working import WorkingHistory
@@ -62,7 +61,7 @@ def truncate(work: WorkingHistory, summary_limit: int, *, goal: str | None, offl
 def _holds_media(messages: list[Message]) -> bool:
     """Whether ``messages`` carry a block no summary can stand for (an image, audio, a file), reasoning aside."""
     return any(
-        block.text is None and block.type not in PRIVATE_BLOCKS
+        block.text is None and block.type not in REASONING_BLOCKS
         for message in messages
         if not isinstance(message.content, str)
         for block in message.content

@@ -20,6 +20,7 @@ from ._foreign import foreign_problem
 from ._validation import JsonValueError, check_json, check_utf8, short_repr, subject_id, to_usage_error
 
 __all__ = [
+    "REASONING_BLOCKS",
     "ContentBlock",
     "Message",
     "MessageRole",
@@ -131,6 +132,11 @@ class ToolCall(_Checked):
     def args_json(self) -> str:
         """Return the arguments as compact JSON, the form providers bill for."""
         return _ARGS_JSON.encode(self.args)
+
+
+REASONING_BLOCKS = frozenset({"thinking", "redacted_thinking", "reasoning"})
+"""Content block types that hold a model's reasoning: only the provider that produced them accepts them back, and only
+the newest assistant message's are needed again (compaction clears the older ones first)."""
 
 
 class ContentBlock(_Checked):

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import InvalidMessageError
 from ..messages._foreign import foreign_problem
 from ..messages._validation import JsonValueError, NotJsonError, parse_json, short_repr
-from ..messages.message import ContentBlock, Message, ToolSchema
+from ..messages.message import REASONING_BLOCKS, ContentBlock, Message, ToolSchema
 
 __all__ = [
     "PRIVATE_BLOCKS",
@@ -190,7 +190,7 @@ def arguments_text(args: Mapping[str, Any], raw: object) -> str:
     return json.dumps(dict(args), ensure_ascii=False, separators=(",", ":"))
 
 
-PRIVATE_BLOCKS = frozenset({"thinking", "redacted_thinking", "reasoning"})
+PRIVATE_BLOCKS = REASONING_BLOCKS
 """Reasoning blocks only the provider that produced them accepts back: another format's converter drops them."""
 
 
