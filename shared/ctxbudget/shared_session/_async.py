@@ -17,10 +17,9 @@ from ..errors import SnapshotConflictError, SnapshotStoreError
 from ..messages.message import Message
 from ..session.events import ContextCompacted
 from ..stores.base import SnapshotStore
-from ._archive import decode_entry
 from ._log import decoded
 from ._models import LoadedSession
-from ._reuse import archive_handles, held_digests, refuse_reused
+from ._reuse import archive_handles
 from ._state import Fetched, StoreBackedSession, archive_records, snapshot_json, stale, unknown_ids
 from ._store_io import SessionStoreIO
 
@@ -54,17 +53,12 @@ async def afetch(io: SessionStoreIO) -> Fetched | None:
 async def arefuse_reused(io: SessionStoreIO, messages: tuple[Message, ...]) -> None:
     """Async :meth:`~ctxbudget.shared_session._store_io.SessionStoreIO.refuse_reused`."""
     store, session_id = io.handle.store, io.handle.session_id
-    stored = await astore(store, "load", session_id)
-    snapshot = io.parse(stored)[0] if stored is not None else None
-    log_seq = snapshot.log_seq if snapshot is not None else 0
+    log_seq, in_store, held = io.held(await astore(store, "load", session_id))
     io.log_ids.absorb(log_seq, await astore(store, "read_log", session_id, after=io.log_ids.after(log_seq)))
     ids = [message.id for message in messages]
-    in_store = snapshot is not None and snapshot.archive_in_store
     archived = await astore(store, "archived_ids", session_id, ids) if in_store else {}
     found = await astore(store, "get_archive", session_id, archive_handles(archived)) if archived else {}
-    originals = [decode_entry(key, data, session_id)[0].message for key, data in found.items()]
-    held = held_digests(snapshot, (message for message in originals if message is not None))
-    refuse_reused(messages, held, io.log_ids)
+    io.refuse(messages, held, found)
 
 
 async def aload(io: SessionStoreIO) -> LoadedSession:

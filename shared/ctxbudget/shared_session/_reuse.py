@@ -80,13 +80,11 @@ def archive_handles(message_ids: Iterable[str]) -> list[str]:
     return [f"ctx://archive/{message_id}.{reason}" for message_id in message_ids for reason in get_args(ArchiveReason)]
 
 
-def held_digests(snapshot: SessionSnapshot | None, archived: Iterable[Message]) -> dict[str, str]:
-    """Digests of the messages the snapshot holds: archived originals first, then live messages."""
+def held_digests(snapshot: SessionSnapshot | None) -> dict[str, str]:
+    """Digests of the messages the snapshot holds: its inline archive's originals first, then live messages."""
     held: dict[str, str] = {}
     if snapshot is None:
         return held
-    for message in archived:
-        held.setdefault(message.id, digest_of(message))
     for entry in snapshot.archive:  # a whole-history snapshot keeps its archive inside
         if entry.message is not None:
             held.setdefault(entry.message.id, digest_of(entry.message))

@@ -185,19 +185,29 @@ class SessionStoreIO:
     def refuse_reused(self, messages: tuple[Message, ...]) -> None:
         """Raise :class:`InvalidMessageError` when one of ``messages`` reuses a held id with different content."""
         store, session_id = self.handle.store, self.handle.session_id
-        stored = store.load(session_id)
+        log_seq, in_store, held = self.held(store.load(session_id))
+        self.log_ids.absorb(log_seq, store.read_log(session_id, after=self.log_ids.after(log_seq)))
+        archived = store.archived_ids(session_id, [message.id for message in messages]) if in_store else {}
+        found = store.get_archive(session_id, archive_handles(archived)) if archived else {}
+        self.refuse(messages, held, found)
+
+    def held(self, stored: StoredSnapshot | None) -> tuple[int, bool, dict[str, str]]:
+        """The snapshot's log seq, whether its archive is in the store, and its messages' digests.
+
+        Parsed and digested once per snapshot version, not once per add.
+        """
         version = stored.version if stored is not None else 0
         held_at = self._held_at
-        if held_at is None or held_at[0] != version:  # a snapshot is read and digested once per version, not per add
+        if held_at is None or held_at[0] != version:
             snapshot = self.parse(stored)[0] if stored is not None else None
             in_store = snapshot is not None and snapshot.archive_in_store
-            held_at = (version, snapshot.log_seq if snapshot is not None else 0, in_store, held_digests(snapshot, ()))
+            held_at = (version, snapshot.log_seq if snapshot is not None else 0, in_store, held_digests(snapshot))
             self._held_at = held_at
-        _, log_seq, in_store, held = held_at
-        self.log_ids.absorb(log_seq, store.read_log(session_id, after=self.log_ids.after(log_seq)))
-        ids = [message.id for message in messages]
-        archived = store.archived_ids(session_id, ids) if in_store else {}
-        found = store.get_archive(session_id, archive_handles(archived)) if archived else {}
+        return held_at[1:]
+
+    def refuse(self, messages: tuple[Message, ...], held: dict[str, str], found: dict[str, str]) -> None:
+        """:func:`refuse_reused` against ``held`` and the archive entries ``found`` of the added ids (read first)."""
+        session_id = self.handle.session_id
         originals = [decode_entry(key, data, session_id)[0].message for key, data in found.items()]
         held = {**held, **{message.id: digest_of(message) for message in originals if message is not None}}
         refuse_reused(messages, held, self.log_ids)
