@@ -15,7 +15,7 @@ import re
 
 from ._prose import FENCE, LIST_MARKER, SCAN_HEAD, SCAN_TAIL, ends, is_prose, unbold, word_count
 from .harness import strip_harness
-from .statements import Statement, label_of, statement_body
+from .statements import HEADING, Statement, label_of, statement_body
 from .textscan import bounded, clip, content_words, sentences
 
 __all__ = ["assistant_statements"]
@@ -224,7 +224,7 @@ def assistant_statements(text: str) -> list[Statement]:
         )
         row = sentence.lstrip()[:1] == "|" or (" | " in body and body.rstrip().endswith("|"))
         # "### What changed since ...": a title; "## Root Cause: `gh auth` never runs" says what it found
-        row = row or (_HEADING_LINE.match(sentence.lstrip()) is not None and ": " not in sentence)
+        row = row or (HEADING.match(sentence.lstrip()) is not None and ": " not in sentence)
         if len(body.split()) < 4 or asks or not is_prose(body) or row:
             out.extend(_quoted_figure(sentence))  # "Total Cost: $239" says what it costs in three words
             continue  # a table's row ("| `explain.go` | Modify ... |") says nothing without its header and rows
@@ -265,9 +265,6 @@ def assistant_statements(text: str) -> list[Statement]:
 
 
 _CODE_MARK = re.compile(r"[()\[\]{}=<>]")
-
-_HEADING_LINE = re.compile(r"#{1,6}\s")
-"""A Markdown heading: the title of what follows, not a statement (user statements skip them the same way)."""
 
 _HEADER = re.compile(r"^(?:async\s+)?(?:class|def)\s+\w+[^:]*:$")
 """A class's or function's first line alone, quoted in a message."""

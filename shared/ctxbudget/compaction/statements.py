@@ -31,6 +31,7 @@ from .harness import strip_comments, strip_harness
 from .textscan import bounded, clip, content_words, sentences
 
 __all__ = [
+    "HEADING",
     "Statement",
     "StatementKind",
     "classify",
@@ -165,7 +166,8 @@ _CHOICE = re.compile(
     re.IGNORECASE,
 )
 """A reply choosing among what was offered: the user's decision, not a fact ("I'll go with Option 1.")."""
-_HEADING = re.compile(r"^#{1,6}\s")
+HEADING = re.compile(r"^#{1,6}\s")
+"""A Markdown heading's marker: the line is the title of what follows, not a statement."""
 _HAS_VALUE = re.compile(r"\d|[A-Z][a-z]+ [A-Z][a-z]+|\b[\w-]+[./@][\w./-]+|\b[A-Z]{2,}\b|\w+_\w+")
 
 
@@ -204,7 +206,7 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
     """The kind of one user sentence, or ``None`` for chit-chat, markers and fragments."""
     body = " ".join(statement_body(sentence).split())[:_CLASSIFY_CHARS]
     words = body.split()
-    if not body or _ONLY_MARKER.match(body) or _CHITCHAT.match(body) or _HEADING.match(sentence.strip()):
+    if not body or _ONLY_MARKER.match(body) or _CHITCHAT.match(body) or HEADING.match(sentence.strip()):
         return None
     if (thanks := _THANKS.match(body)) and _says_little(body[thanks.end() :]):
         return None  # "Thanks for your help!", "Thank you for making these changes."
