@@ -22,8 +22,10 @@ Behaviour beyond that (a search result's size, a summary's trusted sections) bel
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import inspect
+import shutil
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
@@ -104,7 +106,8 @@ def _memory() -> BudgetedMemory:
 
 
 _FILES = Path(tempfile.mkdtemp(prefix="ctxbudget-fuzz-"))
-"""Where examples of path parameters point (the paths themselves are never fuzzed: see NOT_FUZZED)."""
+"""Where examples of path parameters point (the paths themselves are never fuzzed: see NOT_FUZZED); removed at exit."""
+atexit.register(shutil.rmtree, _FILES, ignore_errors=True)
 
 
 def _transcript_file() -> Path:

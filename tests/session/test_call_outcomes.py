@@ -248,3 +248,11 @@ def test_a_source_files_code_line_is_no_figure_and_its_prose_is() -> None:
     assert [item.kind for item in output_items(docstring, "Read", file_read=True, source=True)] == ["figure"]
     ps1 = ToolCall(id="r", name="Read", args={"file_path": "D:\\oh-my-posh\\src\\shell\\scripts\\omp.ps1"})
     assert reads_source(ps1)
+
+
+def test_a_globs_tail_is_no_file_the_output_listed() -> None:
+    # Held-out (entireio/git-sync): "go: cannot run *_test.go files" put "_test.go (listed by Bash)" among the files.
+    items = output_items("go: cannot run *_test.go files (see go help test)\n", "Bash", command=True)
+    assert not any("_test.go" in item.text for item in items)
+    items = output_items("wrote **src/app_main.py** and ./build/out.json\n", "Bash", command=True)
+    assert {item.key for item in items if item.kind == "artifact"} >= {"src/app_main.py"}

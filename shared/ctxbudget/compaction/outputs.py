@@ -48,7 +48,7 @@ _WRITE = re.compile(
 _PATH = re.compile(
     # Where a run starts and its first "." or "/" (a Windows path's backslash, or its drive: D:\) comes before any
     # other joiner (every path's does): a word is given up at its end, without trying both forms of a path inside it.
-    r"(?<![\w/.-])(?=~?[\w-]*[./\\]|[A-Za-z]:[\\/])"
+    r"(?<![\w/.-])(?!(?<=\*)[_-])(?=~?[\w-]*[./\\]|[A-Za-z]:[\\/])"  # not a glob's tail: ``*_test.go``
     r"(?:(?:[A-Za-z]:[\\/]|~?/|\.[/\\])?(?:[\w.-]{1,80}[/\\]){1,12}[\w.-]{0,80}\w\.[A-Za-z]\w{0,7}\b"
     r"(?:[/\\][\w.-]{1,80}){0,12}"  # on past a dotted directory: ``Sourcetree.app/Contents/MacOS/Sourcetree``
     r"|[\w-]{1,80}\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|c|h|cc|cpp|hpp|md|rst|json|ya?ml|"
