@@ -139,3 +139,15 @@ def test_a_sentence_saying_only_that_the_conversation_went_wrong_is_no_fact() ->
         "There is a problem with my card ending 1234.",
     ):
         assert [s.text for s in user_statements(specific)] == [specific]
+
+
+def test_a_numbered_items_marker_stays_with_its_item() -> None:
+    """Held-out (entireio/git-sync): a pasted review finding "*2. (Medium) On failure, the cleanup defer deletes ...*"
+    put "*2." in the summary as a statement of its own, and the finding without its number after it."""
+    assert sentences("*2. (Medium) On failure, the defer deletes the target.*") == [
+        "*2. (Medium) On failure, the defer deletes the target.*"
+    ]
+    assert sentences("2. Run it again. Then stop.") == ["2. Run it again.", "Then stop."]
+    assert sentences("We shipped version 3. Then it broke.") == ["We shipped version 3.", "Then it broke."]
+    said = [s.text for s in user_statements("**3.** Keep the staging db on port 5434.")]
+    assert said == ["**3.** Keep the staging db on port 5434."]

@@ -63,6 +63,8 @@ _SENTENCE_END = re.compile(
 with no space at all, between a word's stop and a word a sentence opens with (``a static message.Next, I'll``: an
 agent's paragraphs run together), never inside a name (``fields.DateTime``, ``web.chal.csaw.io``)."""
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|mr|mrs|ms|dr|no|cf|approx|fig)\.|\b[A-Z]\.)$", re.IGNORECASE)
+_LIST_NUMBER = re.compile(r"[*_]{0,3}\d{1,3}\.[*_]{0,3}")
+"""A numbered list's marker (``2.``, ``*2.``, ``**3.**``): the sentence after it is the item, not one of its own."""
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,8 @@ def sentences(text: str) -> list[str]:
 
     A closing quote or bracket after the stop (``“ordered by mistake.” Please ...``) ends the sentence with it.
 
-    Abbreviations (``e.g.``, ``vs.``, an initial) do not end a sentence. Linear in the text's length.
+    Abbreviations (``e.g.``, ``vs.``, an initial) and a numbered list's marker (``2.``) do not end a sentence. Linear
+    in the text's length.
     """
     out: list[str] = []
     for raw in bounded(text).splitlines():
@@ -230,7 +233,7 @@ def sentences(text: str) -> list[str]:
         start = 0
         for match in _SENTENCE_END.finditer(line):
             piece = line[start : match.end(1)].strip()  # a closing quote or bracket stays with its sentence
-            if piece and _ABBREVIATION.search(piece[-8:]):
+            if piece and (_ABBREVIATION.search(piece[-8:]) or _LIST_NUMBER.fullmatch(piece)):
                 continue
             if piece:
                 out.append(piece)
