@@ -21,6 +21,7 @@ from ._ledger_errors import TIMES, repeated, rerun, resolve_errors, same_failure
 from ._ledger_text import SECTION_OF, STATEMENTS, SUPERSEDED
 from ._plans import PLAN_KEY, merge_task, task_key
 from ._records import field_parts, record_field
+from ._reverts import mark_reverted
 from ._salient import Salient
 from .supersession import PREFIX as _VALUE_PREFIX
 from .supersession import Subject, SupersessionIndex, bare_kinds
@@ -73,7 +74,7 @@ def merge(items: list[Salient], tail: Sequence[Salient], reader: SubjectReader) 
     statement's subject.
     """
     items = _dedupe(sorted(items, key=lambda i: i.order))
-    items = _supersede(items, tail, reader)
+    items = mark_reverted(_supersede(items, tail, reader))
     items = _keyed(items)
     items = _latest_open(items)
     return same_failures(resolve_errors(items))

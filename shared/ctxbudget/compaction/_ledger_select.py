@@ -21,6 +21,7 @@ from ._artifacts import ONLY_LISTED
 from ._kept import Kept, Scored
 from ._ledger_text import RESOLVED, SECTION_OF, STATEMENTS, SUPERSEDED, read_from_paste, render_ledger
 from ._records import record_field, tool_name, word_field
+from ._reverts import REVERTED
 from ._salient import USER_CHOSE, SalienceKind, Salient
 from .calls import is_read_command
 from .textscan import clip, scan
@@ -190,7 +191,7 @@ class Selection:
         item = given
         rare, recency = rarity
         value = _WEIGHT[item.kind] * (0.35 + rare + self.bonus(item)) + 0.4 * recency
-        if (item.kind == "error" and item.text.endswith(RESOLVED)) or item.text.startswith(SUPERSEDED):
+        if (item.kind == "error" and item.text.endswith(RESOLVED)) or item.text.startswith((SUPERSEDED, REVERTED)):
             value *= 0.5
         elif item.kind in ("command", "call") and " -> FAILED" in item.text:
             value *= 1.3
