@@ -97,6 +97,22 @@ def test_different_calls_that_failed_the_same_way_are_one_bullet_naming_each() -
     assert second.startswith("- bash: python -c ")
 
 
+def test_calls_of_one_tool_failing_the_same_way_are_one_bullet_each_later_call_by_what_it_changes() -> None:
+    # Twenty-ninth held-out round (tau-bench retail, task 28): three returns failed with "non-delivered order cannot
+    # be returned"; their calls (over 70 characters of JSON each) were three bullets, and at 10% none was kept.
+    error = "Error: non-delivered order cannot be returned"
+    messages: list[Message] = []
+    for n, (order, items) in enumerate((("#W379", ["4293"]), ("#W718", ["5753", "9851"]), ("#W556", ["9570"]))):
+        args = {"order_id": order, "item_ids": items, "payment_method_id": "paypal_3024827"}
+        messages += _called(ToolCall(id=f"r{n}", name="return_delivered_order_items", args=args), error)
+    summary = ExtractiveSummarizer(TiktokenCounter()).summarize(SummaryRequest(messages=tuple(messages)))
+    (bullet,) = _errors(summary)
+    assert bullet == (
+        '- return_delivered_order_items {"order_id":"#W379","item_ids":["4293"],"payment_method_id":"paypal_3024827"}; '
+        '{"order_id":"#W718","item_ids":["5753","9851"]}; {"order_id":"#W556","item_ids":["9570"]} -> ' + error
+    )
+
+
 def test_a_ledger_with_no_room_says_nothing_is_listed_not_that_nothing_is_open() -> None:
     # Held-out round 13 (pylint): a newest turn that filled the window left the ledger no room, and it read
     # "## Open items - (none)", which says the work has nothing open.

@@ -277,3 +277,24 @@ def test_output_blocks_are_read_as_the_pattern_says(text: str) -> None:
     # Hostile-input review 2: the pattern itself retried from every tag never closed ("<bash-stdout>" * k after a
     # "<bash-input>" turn: 15 s at 200 kB); the reading now finds each closing tag once.
     assert _outputs(text) == [body for _, body in _OUTPUT_BLOCK.findall(text)]
+
+
+def test_a_slash_command_whose_prompt_follows_it_is_no_call_waiting_for_a_result() -> None:
+    # Twenty-ninth held-out round (cipher-box): "/gsd:progress" expands into a prompt the agent works from; the summary
+    # read "Command (user): /gsd:progress -> no result" and, under Open items, "... has no result yet".
+    typed = Message(
+        role="user",
+        content="<command-message>gsd:progress</command-message>\n<command-name>/gsd:progress</command-name>",
+        id="p",
+        metadata={"isMeta": True},
+    )
+    prompt = Message(role="user", content="<objective>Check project progress.</objective>", metadata={"isMeta": True})
+    messages = (
+        Message(role="user", content="Where are we with the roadmap for the file versioning phase?"),
+        typed,
+        prompt,
+        Message(role="assistant", content="Phase 13 is complete: 5 plans and 5 summaries."),
+    )
+    summary = ExtractiveSummarizer(counter_for_model("gpt-4o")).summarize(SummaryRequest(messages=messages))
+    assert "- Command (user): /gsd:progress\n" in summary
+    assert "no result" not in summary

@@ -13,6 +13,7 @@ reproduce.py -> ok: Method in send: 'GET' (first: Method in send: "B'GET'")``).
 
 from __future__ import annotations
 
+import json
 import re
 
 from ._ledger_text import RESOLVED
@@ -136,7 +137,10 @@ def same_failures(items: list[Salient]) -> list[Salient]:
         if len(indices) < 2:  # one call: nothing shared
             continue
         calls = list(dict.fromkeys(items[i].text.partition(" -> ")[0] for i in indices))
-        if any(len(call) > _CALL_CHARS for call in calls):
+        changed = _changed_fields(calls)
+        if changed is not None:
+            calls = changed
+        elif any(len(call) > _CALL_CHARS for call in calls):
             continue  # a script given inline is its own bullet: cut, it would say less than the call it names
         tools = {call.partition(": ")[0] for call in calls}
         if len(tools) == 1 and all(": " in call for call in calls):  # "bash: a; b", the tool named once
@@ -152,3 +156,31 @@ def same_failures(items: list[Salient]) -> list[Salient]:
         return items
     kept = (merged.get(index, item) for index, item in enumerate(items))  # None: merged into a later bullet
     return [item for item in kept if item is not None]
+
+
+def _changed_fields(calls: list[str]) -> list[str] | None:
+    """Calls of one tool with JSON arguments, the first whole and each later one by the fields it changes.
+
+    ``return_delivered_order_items {"order_id":"#W3792453","item_ids":[...],"payment_method_id":"paypal_3024827"}``
+    failing three times the same way is one failure of three orders: the later calls differ in their order and items,
+    not in their payment method. ``None`` unless every call is ``tool {...}`` of the same tool, its arguments whole.
+    """
+    parts = [call.partition(" ") for call in calls]
+    if len({tool for tool, _, _ in parts}) != 1 or not all(rest.startswith("{") for _, _, rest in parts):
+        return None
+    try:
+        arguments = [json.loads(rest) for _, _, rest in parts]
+    except ValueError:
+        return None  # clipped (or no JSON): each call stays as it was shown
+    if not all(isinstance(given, dict) for given in arguments):
+        return None
+    first = arguments[0]
+    later = (
+        json.dumps(
+            {key: value for key, value in given.items() if key not in first or first[key] != value},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        for given in arguments[1:]
+    )
+    return [calls[0], *later]

@@ -16,6 +16,7 @@ from ..messages.message import Message, ToolCall
 from ._plans import is_plan_call, plan_item
 from ._salient import RECORD_CALL, SHOWN_BY_CALL, USER_CHOSE, Salient
 from ._salient import item as _item
+from ._terminal import USER_SLASH_TOOL
 from .calls import (
     call_kind,
     call_label,
@@ -49,14 +50,9 @@ def call_items(
     call: ToolCall, result: Message | None, order: int, failure: Callable[[Message], str | None]
 ) -> Iterator[Salient]:
     """The items of one tool call answered by ``result``: its file, its command or call with its outcome."""
-    if is_plan_call(call) and (planned := plan_item(call, result)) is not None:
-        yield _item(*planned, order)  # the agent's own task list: what is done and next, not a call
-        return
-    answered = result is not None and _ANSWERED.match(result.text[:200]) is not None
-    answers = _ANSWERS.findall(result.text[:4_000]) if result is not None and answered else []
-    if answers:  # the user answered the agent's questions through a tool (Claude Code's AskUserQuestion): choices
-        for question, answer in answers:
-            yield _item("decision", clip(f"{USER_CHOSE}{answer} (to: {question})", 280), None, order)
+    other = _not_work(call, result, order)
+    if other is not None:
+        yield from other
         return
     label = call_label(call)
     shown, failed = outcome(result, failure, call)
@@ -86,6 +82,29 @@ def call_items(
         yield _item("open", clip(f"{label} has no result yet", 240), None, order)
 
 
+def _not_work(call: ToolCall, result: Message | None, order: int) -> list[Salient] | None:
+    """The items of a call that is no work of the agent's on the project (``None`` for every other call).
+
+    The agent's own task list (what is done and next), the user's answers through a question tool (Claude Code's
+    AskUserQuestion: their choices), and a slash command the user ran (``/gsd:progress``): that has no tool result,
+    what follows it is its result (its prompt, the agent's work), so "-> no result" and "has no result yet" would read
+    as a command still to run.
+    """
+    if is_plan_call(call) and (planned := plan_item(call, result)) is not None:
+        return [_item(*planned, order)]
+    answered = result is not None and _ANSWERED.match(result.text[:200]) is not None
+    answers = _ANSWERS.findall(result.text[:4_000]) if result is not None and answered else []
+    if answers:
+        return [
+            _item("decision", clip(f"{USER_CHOSE}{answer} (to: {question})", 280), None, order)
+            for question, answer in answers
+        ]
+    if call.name == USER_SLASH_TOOL and result is None:
+        label = call_label(call)
+        return [_item("call", clip(label, _CALL_CHARS), label.lower(), order)]
+    return None
+
+
 def _told_by_its_files(call: ToolCall, shown: str) -> bool:
     """The call only wrote files, silently: ``cat > t.py << 'EOF' ... -> ok`` says no more than ``t.py: wrote``."""
     return shown == "ok" and only_writes(shell_command(call) or "")
@@ -108,6 +127,8 @@ def tool_items(
         return  # the command went on in the background: its call's bullet says so, and the output file is the harness's
     tool = message.name or (call.name if call is not None else "tool")
     read = is_file_read(call)
+    if read and operation is not None:  # "Read STATE.md: Total plans completed: 121": which file said it
+        tool = f"{tool} {operation.path.replace(chr(92), '/').rsplit('/', 1)[-1]}"
     search = call is not None and is_search(call)
     text = strip_harness(message.text)
     in_call = call is not None and failed is None  # the call's bullet shows a JSON record's fields

@@ -88,6 +88,7 @@ _NUMBERS = re.compile(r"\d+(?:[.,:]\d+)*")
 """The numbers of a line, which a series of lines like it changes (``0.137 total``, ``0.135 total``)."""
 _DIFF_BODY = re.compile(r"^[+-](?![+-]{2} )")
 """A unified diff's added or removed line (its ``+++``/``---`` headers name files, and are read as such)."""
+_BULLET = re.compile(r"^[-*•]\s+")
 _GUTTER = re.compile(r"^\s*\d+(?:→|\t)")
 """The line number a file viewer shows a line behind (Claude Code's ``    43→``, ``cat -n``'s tab)."""
 _CODE = re.compile(r"[()\[\]{}=;]|//|->")
@@ -190,12 +191,15 @@ def _add_file_lines(
         if path and _prose(line, path.start()) and not _REFERENCE.search(line) and not (search and _HIT.match(line)):
             found.add(3, position, OutputItem("artifact", clip(line.strip(), 240), path.group(0).lower()))
     for position, shown in figure_lines(head, lower, present):
-        line = _GUTTER.sub("", shown) if source else shown  # Claude Code's Read and ``cat -n`` number their lines
+        line = shown if search else _GUTTER.sub("", shown)  # Claude Code's Read and ``cat -n`` number their lines
         if source and (_CODE.search(line) or not is_prose(line)):
             continue  # the code or configuration itself: "bytes := make([]byte, 6) // 6 bytes", "printf '%02X' $c"
         if (search and _HIT.match(line)) or _CODE_OR_LISTING.match(line) or carried(line):
             continue  # a hit's or a script's figure is the file's ("a.py:12: TIMEOUT = 30 s", "# $1 is the remote")
-        found.add(1, position, OutputItem("figure", f"{tool}: {clip(line.strip(), 180)}", None))
+        line = _BULLET.sub("", line.strip(), count=1)  # a list's "- ": the figure's bullet is the summary's own
+        if line.startswith("|"):
+            continue  # a table's row says what its values are in a header it does not hold
+        found.add(1, position, OutputItem("figure", f"{tool}: {clip(line, 180)}", None))
 
 
 def _listed(head: str) -> list[str]:
