@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from ctxbudget import Message, SummaryRequest, ToolCall
-from ctxbudget.compaction.calls import reads_source
+from ctxbudget.compaction.calls import reads_document, reads_source
 from ctxbudget.compaction.outcomes import failure_line
 from ctxbudget.compaction.outputs import output_items
 from ctxbudget.compaction.summarize import ExtractiveSummarizer
@@ -256,3 +256,18 @@ def test_a_globs_tail_is_no_file_the_output_listed() -> None:
     assert not any("_test.go" in item.text for item in items)
     items = output_items("wrote **src/app_main.py** and ./build/out.json\n", "Bash", command=True)
     assert {item.key for item in items if item.kind == "artifact"} >= {"src/app_main.py"}
+
+
+def test_a_document_saying_a_path_was_updated_or_generated_is_no_file_the_work_wrote() -> None:
+    # Twenty-ninth held-out round (cipher-box): a Read of .planning/STATE.md gave "Files and artifacts" the bullets
+    # "5→See: .planning/PROJECT.md (updated 2026-02-11)" and "171→- `...-any-warnings.md` -- Fix ... generated API
+    # client", weighted above every other item of the read.
+    state = (
+        "     5→See: .planning/PROJECT.md (updated 2026-02-11)\n"
+        "   171→- `2026-02-14-fix-orval-any-warnings.md` -- Fix warnings in generated API client (area: tooling)\n"
+    )
+    assert output_items(state, "Read STATE.md", file_read=True, document=True) == []
+    read = ToolCall(id="r", name="Read", args={"file_path": "/repo/.planning/STATE.md"})
+    assert reads_document(read)
+    assert not reads_document(ToolCall(id="l", name="Read", args={"file_path": "/repo/build.log"}))
+    assert reads_document(ToolCall(id="c", name="bash", args={"command": "cat README.md docs/usage.rst"}))

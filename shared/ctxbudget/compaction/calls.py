@@ -29,6 +29,7 @@ __all__ = [
     "is_search",
     "is_thought",
     "only_writes",
+    "reads_document",
     "reads_source",
     "shell_command",
     "shell_reads",
@@ -203,6 +204,8 @@ _SOURCE_SUFFIXES = frozenset(
     )
 )  # fmt: skip
 """What a source or configuration file is named (``fields.py``, ``settings.toml``): what it holds is code and values."""
+_DOCUMENT_SUFFIXES = frozenset(("md", "mdx", "markdown", "rst", "adoc", "asciidoc", "org"))
+"""What a document is named: what it says was written or updated is what it says, not what the work did."""
 
 
 def reads_source(call: ToolCall | None) -> bool:
@@ -211,15 +214,29 @@ def reads_source(call: ToolCall | None) -> bool:
     A log or a report that was read (``app.log``, ``results.txt``) can hold the work's measurements; code and
     configuration only hold what the file says (``bytes := make([]byte, 6)``, ``TIMEOUT = 30``).
     """
+    return _reads(call, _SOURCE_SUFFIXES)
+
+
+def reads_document(call: ToolCall | None) -> bool:
+    """The call reads a document (``README.md``, ``STATE.md``).
+
+    A path it says was "updated" or "generated" is its text ("See: PROJECT.md (updated 2026-02-11)", "the generated
+    API client"), not a file the work wrote.
+    """
+    return _reads(call, _DOCUMENT_SUFFIXES)
+
+
+def _reads(call: ToolCall | None, suffixes: frozenset[str]) -> bool:
+    """The call reads files, and every file it shows is named with one of ``suffixes``."""
     if call is None or not is_file_read(call) or is_search(call):
         return False
     command = shell_command(call)
     if command is None:
         operation = file_op(call)
-        return operation is not None and _is_source(operation.path)
+        return operation is not None and _suffix(operation.path) in suffixes
     first = COMMAND_SEPARATOR.split(unquoted(command, lambda _quoted: ""), 1)[0]  # what the first command shows
     paths = [word for word in first.split() if _FILE_LIKE.match(word)]
-    return bool(paths) and all(map(_is_source, paths))
+    return bool(paths) and all(_suffix(path) in suffixes for path in paths)
 
 
 def edited_line(call: ToolCall) -> str | None:
@@ -242,9 +259,9 @@ def edited_line(call: ToolCall) -> str | None:
     return None
 
 
-def _is_source(path: str) -> bool:
+def _suffix(path: str) -> str:
     name = path.rstrip("/").rsplit("/", 1)[-1]
-    return "." in name and name.rsplit(".", 1)[1].lower() in _SOURCE_SUFFIXES
+    return name.rsplit(".", 1)[1].lower() if "." in name else ""
 
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_]\w*)\1")

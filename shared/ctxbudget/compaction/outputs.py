@@ -117,6 +117,7 @@ def output_items(
     *,
     file_read: bool = False,
     source: bool = False,
+    document: bool = False,
     command: bool = False,
     search: bool = False,
     in_call: bool = False,
@@ -129,7 +130,8 @@ def output_items(
     a short output, the paths it lists (and, for a lookup, its ``field: value`` lines). A JSON output is one item,
     its fields in a line (:func:`~ctxbudget.compaction._json_fields.fields_line`), or, ``in_call`` (its call is
     known), one item per field (``"key": value``), which the ledger shows in the call's bullet. A read of a ``source``
-    or configuration file reports a figure only from a line of prose, not of code (``bytes := make([]byte, 6)``).
+    or configuration file reports a figure only from a line of prose, not of code (``bytes := make([]byte, 6)``); of a
+    ``document`` (``STATE.md``), no path it says was written or updated.
     An ``install`` command's output (``pip install``: ``Downloading pytest-9.0.3-py3-none-any.whl (375 kB)``) is the
     installer's progress: it reports nothing of the work (the call's outcome says whether it installed, and a
     failure is read as one).
@@ -144,7 +146,7 @@ def output_items(
     present = may_occur(lower, _WORDS) if len(lower) == len(head) else None
     found = _Found()
     diff = "\n@@ -" in head or head.startswith("@@ -")  # a diff's + and - lines are the files' text, not events
-    _add_written(found, head, lower, present, search=search, diff=diff, source=source)
+    _add_written(found, head, lower, present, search=search, diff=diff, source=source, document=document)
     if not search and "diff --git " in head:
         _add_diffed(found, head)
     short = head.count("\n") < _SHORT_OUTPUT_LINES
@@ -285,13 +287,16 @@ def _add_written(
     search: bool = False,
     diff: bool = False,
     source: bool = False,
+    document: bool = False,
 ) -> None:
-    """The lines of ``head`` saying a path was written (weighted above every other item).
+    """The lines of ``head`` saying a path was written (weighted above every other item); none of a ``document``'s.
 
     A search's hit lines (``a.go-303- // CreatedAt is when it was created``), a diff's added and removed lines
     (``+Logs are written to `.entire/logs/entire.log` ...``) and a source file's string literals are the files'
     text: not read.
     """
+    if document:
+        return
     for position, line in word_lines(head, _WRITE_WORDS, lower, present):
         if (search and _HIT.match(line)) or (diff and _DIFF_BODY.match(line)):
             continue
