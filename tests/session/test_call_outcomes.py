@@ -271,3 +271,14 @@ def test_a_document_saying_a_path_was_updated_or_generated_is_no_file_the_work_w
     assert reads_document(read)
     assert not reads_document(ToolCall(id="l", name="Read", args={"file_path": "/repo/build.log"}))
     assert reads_document(ToolCall(id="c", name="bash", args={"command": "cat README.md docs/usage.rst"}))
+
+
+def test_a_progress_counter_is_no_figure_of_the_work() -> None:
+    # Thirtieth held-out round (sphinx): "bash: reading sources... [100%] index" and "bash: writing output... [100%]
+    # index" were figures of the build, beside the one line that said how it ended.
+    build = (
+        "Running Sphinx v3.3.0\nreading sources... [100%] index\nwriting output... [ 50%] index\n"
+        "[ 45%] Building CXX object took 12 ms\nbuild finished with problems, 1 warning.\n"
+    )
+    figures = [item.text for item in output_items(build, "bash", command=True) if item.kind == "figure"]
+    assert figures == ["bash: [ 45%] Building CXX object took 12 ms", "bash: build finished with problems, 1 warning."]

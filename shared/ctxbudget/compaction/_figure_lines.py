@@ -32,6 +32,7 @@ _AMOUNT = re.compile(r"[$€£]\s?\d[\d,]*(?:\.\d+)?(?![\d\"'}])")
 _QUANTITY = re.compile(r"\d(?<!\w\d)[\d,]*+(?:\.\d+)?+(?:%|\s?(?:" + _UNITS + r")\b)")
 _MEASURE = re.compile(r"\b(?:p\d{2}|latency|throughput|coverage|total|count|duration|accuracy|score)\b[^\n\d]{0,24}\d")
 _P_DIGITS = re.compile(r"p\d\d")
+_PROGRESS = re.compile(r"\[\s{0,3}\d{1,3}%\]")
 _MEASURES = ("total", "count", "latency", "score", "duration", "coverage", "throughput", "accuracy")
 """The three branches of :data:`_FIGURE_LOWER`, searched one by one (a line matches one when it matches the whole).
 
@@ -56,7 +57,8 @@ def figure_lines(text: str, lower: str | None = None, present: frozenset[str] | 
     """
     lower = text.lower() if lower is None else lower
     if len(lower) != len(text):
-        return [(p, ln) for p, ln in hit_lines(bounded(text), _FIGURE) if len(ln) < 200]
+        found = hit_lines(bounded(text), _FIGURE)
+        return [(p, ln) for p, ln in found if len(ln) < 200 and _FIGURE.search(_PROGRESS.sub(" ", ln)) is not None]
     # Lines are matched lazily: while the lines visited are fewer than the cap on lines taken, the cap cannot bind,
     # and the lines found are the first of them that match (only those are matched). Past it, the lines visited so
     # far are matched in the order first visited and every later one at once, as the cap then decides which are
@@ -120,7 +122,13 @@ def _take_figure(text: str, lower: str, line: tuple[int, int], *, taken: dict[in
 
 
 def _figure_at(lower: str, start: int, stop: int) -> bool:
-    """The line ``lower[start:stop]`` reports a figure: ``_FIGURE_LOWER.search(lower, start, stop)``, sooner."""
+    """The line ``lower[start:stop]`` reports a figure: ``_FIGURE_LOWER.search(lower, start, stop)``, sooner.
+
+    A progress counter (``reading sources... [100%] index``, ``[ 45%] Building CXX object``) is no figure of the
+    work: a line reports one only past it.
+    """
+    if "%]" in lower[start:stop] and _PROGRESS.search(lower, start, stop):
+        return _FIGURE_LOWER.search(_PROGRESS.sub(" ", lower[start:stop])) is not None
     if _QUANTITY.search(lower, start, stop):
         return True
     line = lower[start:stop]
