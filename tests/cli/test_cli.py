@@ -176,6 +176,20 @@ def test_compact_into_a_missing_directory_is_a_usage_error(tmp_path: Path, capsy
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("output", ["", ".", "/"])
+def test_compact_into_a_path_with_no_file_name_is_a_usage_error(
+    output: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Hostile review 5: "-o ''", "-o ." and "-o /" exited 1 with a ValueError traceback (no name for the document).
+    monkeypatch.chdir(tmp_path)
+    source = write(tmp_path / "t.json", openai_messages())
+    assert main(["compact", str(source), "-o", output, "--force"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "is a directory, not a file to write" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+
+
 @pytest.mark.parametrize(
     "argv", [[], ["inspect"], ["compact", "t.json"], ["demo", "--turns", "0"], ["demo", "--turns", "x"], ["nope"]]
 )

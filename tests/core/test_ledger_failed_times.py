@@ -123,3 +123,33 @@ def test_a_ledger_with_no_room_says_nothing_is_listed_not_that_nothing_is_open()
     )
     assert NOTHING_LISTED not in again  # read back, the line is nothing: it is not carried as a note
     assert ERROR in again
+
+
+def test_a_later_call_that_drops_or_retypes_an_argument_is_shown_whole() -> None:
+    # Hostile review 5: {"qty": true} (confirm dropped) and {"qty": 1.0} after {"confirm": true, "qty": 1} read "{}".
+    error = "Error: non-delivered order cannot be returned"
+    calls = (
+        {"order_id": "#W1", "confirm": True, "qty": 1},
+        {"order_id": "#W1", "qty": True},
+        {"order_id": "#W1", "confirm": True, "qty": 1.0},
+    )
+    messages: list[Message] = []
+    for n, args in enumerate(calls):
+        messages += _called(ToolCall(id=f"q{n}", name="return_items", args=args), error)
+    summary = ExtractiveSummarizer(TiktokenCounter()).summarize(SummaryRequest(messages=tuple(messages)))
+    (bullet,) = _errors(summary)
+    assert bullet == (
+        '- return_items {"order_id":"#W1","confirm":true,"qty":1}; {"order_id":"#W1","qty":true}; {"qty":1.0} -> '
+        + error
+    )
+
+
+def test_a_summary_whose_calls_nest_past_what_json_reads_is_read_back_as_it_stands() -> None:
+    # Hostile review 5: two same-tool errors in a previous summary, one nested 5,000 deep, raised RecursionError on
+    # every later compaction.
+    deep = "[" * 5_000 + "]" * 5_000
+    previous = f'## Errors\n- lookup {{"a":{deep}}} -> Error: not found\n- lookup {{"a":1}} -> Error: not found\n'
+    summary = ExtractiveSummarizer(TiktokenCounter()).summarize(
+        SummaryRequest(messages=_attempt(1), previous_summary=previous, max_tokens=4_000)
+    )
+    assert "lookup" in summary

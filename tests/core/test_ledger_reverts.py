@@ -23,6 +23,11 @@ from ctxbudget.messages import TiktokenCounter
         ("could you please back out the `cache_ttl` change?", ("cache_ttl",)),
         ("I do not want you to revert it", None),  # no order to revert
         ("Keep the revert script in tools/", None),
+        # hostile review 5: a sentence about undo is no order to undo
+        ("Undo doesn't work anymore, please fix it.", None),
+        ("Rollback is broken on staging", None),
+        ("Undo/redo is broken", None),
+        ("Please revert the config changes.", ()),
     ],
 )
 def test_an_order_to_revert_and_what_it_names(text: str, named: tuple[str, ...] | None) -> None:
@@ -81,3 +86,14 @@ def test_the_summary_shows_the_reverted_decision_as_reverted() -> None:
     )
     summary = ExtractiveSummarizer(TiktokenCounter()).summarize(SummaryRequest(messages=messages))
     assert f"- {REVERTED}Made `TestCrossBranch` robust" in summary
+
+
+def test_a_name_is_matched_as_a_whole_word() -> None:
+    # Hostile review 5: "can you revert a.py?" marked the decision about data.py as reverted.
+    items = [
+        _item("request", "Speed up the loader and add retries to the client.", 0),
+        _item("decision", "I decided to cache parsed rows in data.py instead of parsing twice.", 1),
+        _item("decision", "I decided to add retries in a.py instead of failing at once.", 2),
+        _item("request", "can you revert a.py?", 3),
+    ]
+    assert [item.text.startswith(REVERTED) for item in mark_reverted(items)] == [False, False, True, False]

@@ -81,6 +81,8 @@ def run_compact(args: argparse.Namespace, policy: CompactionPolicy | None, progr
     Returns what to print (rich markup).
     """
     output: Path = args.output
+    if not output.name:  # "", "." or "/": a directory, and no name for the document written beside a file
+        raise UsageError(f"-o: {str(output)!r} is a directory, not a file to write", field="output")
     target = target_of(output)
     if not target.parent.is_dir():
         raise UsageError(f"-o: directory {str(target.parent)!r} does not exist", field="output")

@@ -120,6 +120,8 @@ _SHOWN_CALLS = 4
 """Most calls one bullet of a shared failure names (the rest are counted)."""
 _CALL_CHARS = 70
 """Longest call one bullet of a shared failure names (a longer one, a script given inline, keeps its own bullet)."""
+_JSON_CALL_CHARS = 2_000
+"""Longest JSON arguments read to show a later call of a shared failure by the fields it changes."""
 
 
 def same_failures(items: list[Salient]) -> list[Salient]:
@@ -163,24 +165,31 @@ def _changed_fields(calls: list[str]) -> list[str] | None:
 
     ``return_delivered_order_items {"order_id":"#W3792453","item_ids":[...],"payment_method_id":"paypal_3024827"}``
     failing three times the same way is one failure of three orders: the later calls differ in their order and items,
-    not in their payment method. ``None`` unless every call is ``tool {...}`` of the same tool, its arguments whole.
+    not in their payment method. A later call that drops an argument, or changes none as JSON reads it (``1`` and
+    ``1.0`` are two values here, as they were two texts), is shown whole. ``None`` unless every call is ``tool {...}``
+    of the same tool, its arguments whole JSON of at most :data:`_JSON_CALL_CHARS` (read back from a summary a model
+    wrote, a call can be anything).
     """
     parts = [call.partition(" ") for call in calls]
-    if len({tool for tool, _, _ in parts}) != 1 or not all(rest.startswith("{") for _, _, rest in parts):
+    if len({tool for tool, _, _ in parts}) != 1:
+        return None
+    if not all(rest.startswith("{") and len(rest) <= _JSON_CALL_CHARS for _, _, rest in parts):
         return None
     try:
         arguments = [json.loads(rest) for _, _, rest in parts]
-    except ValueError:
-        return None  # clipped (or no JSON): each call stays as it was shown
-    if not all(isinstance(given, dict) for given in arguments):
-        return None
-    first = arguments[0]
-    later = (
-        json.dumps(
-            {key: value for key, value in given.items() if key not in first or first[key] != value},
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
-        for given in arguments[1:]
-    )
-    return [calls[0], *later]
+        if not all(isinstance(given, dict) for given in arguments):
+            return None
+        first = {key: _canonical(value) for key, value in arguments[0].items()}
+        shown = [calls[0]]
+        for (_, _, rest), given in zip(parts[1:], arguments[1:], strict=True):
+            changed = {key: value for key, value in given.items() if first.get(key) != _canonical(value)}
+            whole = not changed or any(key not in given for key in first)
+            shown.append(rest if whole else json.dumps(changed, ensure_ascii=False, separators=(",", ":")))
+    except (ValueError, RecursionError):
+        return None  # clipped, no JSON, or nested past what the parser reads: each call stays as it was shown
+    return shown
+
+
+def _canonical(value: object) -> str:
+    """``value`` as JSON text, keys sorted: ``true``, ``1`` and ``1.0`` stay three values (Python's ``==`` says one)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -8,7 +8,7 @@ superseded statement does.
 
 Which decisions: the agent's own (not the user's choices) after the user's previous request and before the order.
 An order that names what to revert (a path, an identifier in backticks, a name with ``_`` or ``.``) reverts the
-decisions that name it too; one that says "this", "that", "it" or "the change" reverts them all.
+decisions that name it, as a whole word, too; one that says "this", "that", "it" or "the change" reverts them all.
 """
 
 from __future__ import annotations
@@ -25,9 +25,14 @@ REVERTED = "(reverted) "
 
 _LEAD = r"(?:(?:ok(?:ay)?|yes|no|hmm+|actually|then|so|alright|right|please|pls|let'?s|go ahead and|just)[,.!]?\s+)*"
 _ASK = r"(?:(?:can|could|would|will) you\s+(?:please\s+)?|i(?:'d| would)? (?:like|want) you to\s+|please\s+)?"
-_ORDER = re.compile(
-    rf"^{_LEAD}{_ASK}(?:revert|undo|roll\s?back|back\s+out)\b\s*(?P<rest>.*)", re.IGNORECASE | re.DOTALL
+_VERB = r"(?:revert|undo|roll\s?back|back\s+out)(?=\s|[.!?,:]|$)"
+_NOT_ORDER = (
+    r"(?:is|are|was|were|isn't|aren't|wasn't|does|doesn't|do|don't|did|didn't|has|have|had|should|would|could|"
+    r"can|can't|cannot|will|won't|seems|still|never|also|not|fails|failed|failing|works|worked|working|breaks|broke|"
+    r"broken|button|feature|support|history|stack)\b"
 )
+"""What follows the verb of a sentence about undo, not an order to undo: "Undo doesn't work anymore, please fix it"."""
+_ORDER = re.compile(rf"^{_LEAD}{_ASK}{_VERB}(?!\s*{_NOT_ORDER})\s*(?P<rest>.*)", re.IGNORECASE | re.DOTALL)
 _NAMED = re.compile(r"`([^`\n]{2,80})`|(?<![\w/.-])([\w-]*[./_][\w./-]*\w)")
 """What a revert order names: a span in backticks, or a word holding ``.``, ``/`` or ``_`` (a path, an identifier)."""
 _KINDS_ASKED = frozenset({"request", "task"})
@@ -66,4 +71,9 @@ def mark_reverted(items: list[Salient]) -> list[Salient]:
 def _undone(item: Salient, named: tuple[str, ...]) -> bool:
     if item.kind != "decision" or item.text.startswith((USER_CHOSE, REVERTED, SUPERSEDED)):
         return False
-    return not named or any(name.lower() in item.text.lower() for name in named)
+    return not named or any(_names(item.text, name) for name in named)
+
+
+def _names(text: str, name: str) -> bool:
+    """``text`` names ``name`` as a whole (``a.py`` is not named by ``data.py`` nor by ``a.pyc``)."""
+    return re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w/-])", text, re.IGNORECASE) is not None

@@ -64,6 +64,8 @@ with no space at all, between a word's stop and a word a sentence opens with (``
 agent's paragraphs run together), never inside a name (``fields.DateTime``, ``web.chal.csaw.io``)."""
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|mr|mrs|ms|dr|no|cf|approx|fig)\.|\b[A-Z]\.)$", re.IGNORECASE)
 _LIST_NUMBER = re.compile(r"[*_]{0,3}\d{1,3}\.[*_]{0,3}")
+_MARKER_CHARS = 16
+"""Longest piece (spaces included) tested for a list's marker."""
 """A numbered list's marker (``2.``, ``*2.``, ``**3.**``): the sentence after it is the item, not one of its own."""
 
 
@@ -232,9 +234,14 @@ def sentences(text: str) -> list[str]:
             continue
         start = 0
         for match in _SENTENCE_END.finditer(line):
-            piece = line[start : match.end(1)].strip()  # a closing quote or bracket stays with its sentence
-            if piece and (_ABBREVIATION.search(piece[-8:]) or _LIST_NUMBER.fullmatch(piece)):
+            end = match.end(1)  # a closing quote or bracket stays with its sentence
+            # Only the piece's last characters tell an abbreviation, and a list's marker is short: neither test reads
+            # the piece from ``start`` again, which stays put past every stop they skip ("Mr. A Mr. A ...").
+            if _ABBREVIATION.search(line, max(start, end - 8), end) or (
+                end - start <= _MARKER_CHARS and _LIST_NUMBER.fullmatch(line[start:end].strip())
+            ):
                 continue
+            piece = line[start:end].strip()
             if piece:
                 out.append(piece)
             start = match.end()
