@@ -216,6 +216,23 @@ def test_a_goal_too_long_with_a_harness_s_instructions_is_its_task_and_their_rul
     assert archive.read(shown.split("archived with it at ", 1)[1].split(")", 1)[0]) == goal  # nothing lost
 
 
+def test_swe_agents_instructions_heading_ends_the_task_as_a_block_does() -> None:
+    # Thirty-first held-out round (SWE-agent, pydicom): the issue and SWE-agent's "INSTRUCTIONS:" rules were shortened
+    # to head and tail; at 10% the tail was the template's last rules, and the issue's reproduction was cut.
+    counter = counter_for_model("gpt-4o")
+    issue = "We're currently solving the following issue within our repository. Here's the issue text:\nISSUE:\n" + (
+        "Pixel Representation attribute should be optional for pixel data handler. " * 4
+    )
+    rules = "\n".join(f"{n}. Always check the code after you issue an edit, rule {n}." for n in range(80))
+    goal = f"{issue}\n\n\nINSTRUCTIONS:\nNow, you're going to solve this issue on your own.\n{rules}"
+    shown = shown_goal(goal, counter=counter, max_tokens=8_000, archive=Archive())
+    assert shown.startswith("(the instructions that followed it are archived with it at ")
+    assert issue.strip() in shown
+    assert "INSTRUCTIONS:" not in shown
+    inline = f"{issue} Follow the INSTRUCTIONS: below.\n{rules}"  # a word in a sentence is no heading
+    assert shown_goal(inline, counter=counter, max_tokens=8_000, archive=Archive()).startswith("(shortened; ")
+
+
 def test_a_goal_that_fits_is_shown_whole_instructions_and_all() -> None:
     counter = counter_for_model("gpt-4o")
     goal = f"{_TASK}\n\n{_INSTRUCTIONS}"

@@ -209,20 +209,27 @@ def strip_comments(text: str) -> str:
 _INSTRUCTIONS = _opener(("instructions",))
 INSTRUCTIONS_ARCHIVED = "(the instructions that followed it are archived with it at "
 """How a pinned goal shown as its task (:func:`task_of`) opens: the instructions' rules follow the task."""
+_INSTRUCTIONS_HEADING = re.compile(r"^INSTRUCTIONS:[ \t]*\r?$", re.MULTILINE)
+"""SWE-agent's heading of the rules its task message ends with, on a line of its own."""
 _TASK_AT_LEAST = 200
 """Characters a task message must hold outside its instructions for them to be told apart from it."""
 
 
 def task_of(text: str) -> tuple[str, str] | None:
-    """A harness's task message as its task and the ``<instructions>`` block on how to work that follows it.
+    """A harness's task message as its task and the instructions on how to work that follow it.
 
     mini-swe-agent sends ``<pr_description>`` (the task) and then ``<instructions>`` (its workflow, its command
-    format, its rules, its submission steps: 4,000 characters, the same for every task). ``(task, instructions)``
-    when the text holds such a block (opened at the start of a line and closed, as :func:`strip_harness` reads
-    blocks) and a task of its own beside it (:data:`_TASK_AT_LEAST` characters); otherwise ``None``.
+    format, its rules, its submission steps: 4,000 characters, the same for every task); SWE-agent the issue and then
+    a line ``INSTRUCTIONS:`` and its rules to the end. ``(task, instructions)`` when the text holds such a block
+    (opened at the start of a line and closed, as :func:`strip_harness` reads blocks) or such a heading, and a task
+    of its own before it (:data:`_TASK_AT_LEAST` characters); otherwise ``None``.
     """
     if "<instructions" not in text.lower():
-        return None
+        heading = _INSTRUCTIONS_HEADING.search(text) if "INSTRUCTIONS:" in text else None
+        if heading is None:
+            return None
+        task, instructions = text[: heading.start()].strip(), text[heading.end() :].strip()
+        return (task, instructions) if len(task) >= _TASK_AT_LEAST and instructions else None
     task = _without_blocks(text, _INSTRUCTIONS).strip()
     if len(task) < _TASK_AT_LEAST or len(task) >= len(text.strip()):
         return None
