@@ -151,3 +151,11 @@ def test_a_numbered_items_marker_stays_with_its_item() -> None:
     assert sentences("We shipped version 3. Then it broke.") == ["We shipped version 3.", "Then it broke."]
     said = [s.text for s in user_statements("**3.** Keep the staging db on port 5434.")]
     assert said == ["**3.** Keep the staging db on port 5434."]
+
+
+def test_what_you_can_only_do_is_a_constraint() -> None:
+    """SWE-agent (thirty-first held-out round): "Remember, YOU CAN ONLY ENTER ONE COMMAND AT A TIME." was a fact,
+    and the goal's list of the harness's rules left it out."""
+    said = [(s.kind, s.text) for s in user_statements("Remember, YOU CAN ONLY ENTER ONE COMMAND AT A TIME.")]
+    assert said == [("constraint", "Remember, YOU CAN ONLY ENTER ONE COMMAND AT A TIME.")]
+    assert [s.kind for s in user_statements("I can only find two config files in the repo.")] == ["fact"]

@@ -134,6 +134,7 @@ _STANDING = re.compile(
 _CONSTRAINT = re.compile(
     r"\b(?:never|always|must|mustn'?t|do not|don'?t|dont|cannot|can'?t|may not|avoid|make sure|ensure|"
     r"only (?:use|run|call|allow|deploy|push|write|read|touch|edit|change|accept|support|ship|target)|use only|"
+    r"(?:you|we) (?:can|may) only|"
     r"required?|requirement|at most|at least|no more than|not allowed|forbidden|prohibited|under no circumstances|"
     r"without (?:\w+ ){0,2}(?:approval|consent|permission|review|asking)|until|no later than|no external|"
     r"shouldn'?t|should not)\b",
