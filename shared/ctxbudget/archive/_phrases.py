@@ -19,7 +19,16 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ._text import analyze
 
-__all__ = ["MAX_ABBREVIATION_WORDS", "Abbreviation", "Abbreviations", "abbreviations", "add_best_forms", "code_phrases"]
+__all__ = [
+    "MAX_ABBREVIATION_WORDS",
+    "Abbreviation",
+    "Abbreviations",
+    "abbreviations",
+    "add_best_forms",
+    "code_pattern",
+    "code_phrases",
+    "code_spans",
+]
 
 Abbreviation = tuple[tuple[str, ...], str]
 """A long form's index terms and its short form's term: ``(("los", "angel"), "lax")``."""
@@ -34,6 +43,7 @@ _CODE_WORD = r"\w+(?:[./\-]\w+)*"
 _CODE_RUN = re.compile(f"{_CODE_WORD}(?:{_CODE_GAP}{_CODE_WORD})+")
 _BACKTICKS = re.compile(r"`([^`\n]{3,120})`")
 _WORDY = re.compile(r"\w")
+_CHUNK = re.compile(r"\w+|[^\w\s]+")
 _EDGE_BEFORE = r"(?<![^\W_])"
 _EDGE_AFTER = r"(?![^\W_])"
 _DEFINED = re.compile(rf"(?<![\w'.-])((?:[A-Z][\w'.-]*[ /]){{1,{MAX_ABBREVIATION_WORDS}}})\(([A-Z][A-Z0-9]{{1,5}})\)\Z")
@@ -45,26 +55,32 @@ _LOOKBACK = 160
 
 
 def code_phrases(query: str) -> list[tuple[str, re.Pattern[str]]]:
-    """The query's code phrases: each span's text, and a pattern that finds it in lower-cased text.
+    """The query's code phrases: each span's text (:func:`code_spans`), and its :func:`code_pattern`."""
+    return [(span, code_pattern(span)) for span in code_spans(query)]
+
+
+def code_spans(query: str) -> list[str]:
+    """The query's code phrases, lower-cased, distinct, in order: the spans :func:`code_pattern` finds.
 
     A span is a run of words joined by operators or brackets (``_separable = True``), or a backtick-quoted span of
-    two words or more. The pattern matches the span's words and symbols in order, whitespace between them optional
-    (between two words required), bounded by non-word characters on both sides (``x = 1`` does not match ``x == 1``
-    or ``max = 10``).
+    two words or more. Nothing is compiled here: a search picks the spans it scans for first.
     """
     spans = [match.group(0) for match in _CODE_RUN.finditer(query)]
     spans += [quoted for quoted in _BACKTICKS.findall(query) if len(quoted.split()) >= 2]
-    phrases: dict[str, re.Pattern[str]] = {}
-    for span in spans:
-        chunks = re.findall(r"\w+|[^\w\s]+", span.lower())
-        if span.lower() in phrases or len(chunks) < 2:
-            continue
-        gaps = [r"\s+" if _WORDY.match(a[-1]) and _WORDY.match(b[0]) else r"\s*" for a, b in itertools.pairwise(chunks)]
-        body = re.escape(chunks[0]) + "".join(
-            gap + re.escape(chunk) for gap, chunk in zip(gaps, chunks[1:], strict=True)
-        )
-        phrases[span.lower()] = re.compile(_EDGE_BEFORE + body + _EDGE_AFTER)
-    return list(phrases.items())
+    lowered = dict.fromkeys(span.lower() for span in spans)
+    return [span for span in lowered if len(_CHUNK.findall(span)) >= 2]
+
+
+def code_pattern(span: str) -> re.Pattern[str]:
+    """A pattern that finds a code phrase (a span of :func:`code_spans`) in lower-cased text.
+
+    It matches the span's words and symbols in order, whitespace between them optional (between two words
+    required), bounded by non-word characters on both sides (``x = 1`` does not match ``x == 1`` or ``max = 10``).
+    """
+    chunks = _CHUNK.findall(span.lower())
+    gaps = [r"\s+" if _WORDY.match(a[-1]) and _WORDY.match(b[0]) else r"\s*" for a, b in itertools.pairwise(chunks)]
+    body = re.escape(chunks[0]) + "".join(gap + re.escape(chunk) for gap, chunk in zip(gaps, chunks[1:], strict=True))
+    return re.compile(_EDGE_BEFORE + body + _EDGE_AFTER)
 
 
 def abbreviations(text: str) -> list[tuple[str, str]]:

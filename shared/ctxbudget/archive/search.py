@@ -26,17 +26,19 @@ How it ranks:
   phrase earns a bonus (the summed weight of its words). A question about a failure ("why did django.setup fail")
   moves most of its failure words' weight to the failed outcome: the word ``FAIL`` in a script that ran cleanly is
   not the failure asked about.
-* **Links** (:mod:`ctxbudget.archive._phrases`, :mod:`ctxbudget.archive._fixes`): a run of query words joined by
-  operators or quoted in backticks (``_separable = True``) earns the summed weight of its terms where it occurs as
-  written. A long form an archived text defined an abbreviation for (``Dallas/Fort Worth (DFW)``) also asks for the
-  short form, and a unit scores the better of the two forms, not both. A question about a fix ("what was installed
-  to fix django.setup") credits each call that fixed a failure (between the failed call and a re-run that got past
-  it) with the failure's score. A question about order ("why did the script *first* fail", "what does it report
-  *now*") gives the best score among the runs of one command to the earliest or latest like run
+* **Links** (:mod:`ctxbudget.archive._phrases`, :mod:`ctxbudget.archive._bonus`, :mod:`ctxbudget.archive._fixes`): a
+  run of query words joined by operators or quoted in backticks (``_separable = True``) earns the summed weight of its
+  terms where it occurs as written. A long form an archived text defined an abbreviation for (``Dallas/Fort Worth
+  (DFW)``) also asks for the short form, and a unit scores the better of the two forms, not both. A question about a
+  fix ("what was installed to fix django.setup") credits each call that fixed a failure (between the failed call and
+  a re-run that got past it) with the failure's score. A question about order ("why did the script *first* fail",
+  "what does it report *now*") gives the best score among the runs of one command to the earliest or latest like run
   (:mod:`ctxbudget.archive._order`).
 * **Cost.** :meth:`ArchiveIndex.add` tokenizes one entry once and touches no other; :meth:`ArchiveIndex.search`
   reads at most :data:`~ctxbudget.archive._text.MAX_QUERY_CHARS` of the query and
-  :data:`~ctxbudget.archive._text.MAX_QUERY_TERMS` terms and scans a text once per term or phrase.
+  :data:`~ctxbudget.archive._text.MAX_QUERY_TERMS` terms, scans a text that can still rank once for the query as a
+  phrase, and scans only the best few units for at most :data:`~ctxbudget.archive._bonus.MAX_CODE_PHRASES` code
+  phrases (:mod:`ctxbudget.archive._bonus`).
 
 Why this is written out here rather than taken from a library: ``benchmarks/bench_search.py`` (results in
 ``benchmarks/results/search.md``) asks 108 natural questions about something compacted out of view in 12 sessions (45
@@ -59,9 +61,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from ._bonus import PhraseBonus, scanned
 from ._hits import EXCERPT_CHARS, MAX_K, QUERY_ECHO_CHARS, ArchiveHit, check_search_args, excerpt, fit_text, render_hits
 from ._order import order_asked, order_runs
-from ._phrases import Abbreviation, Abbreviations, add_best_forms, code_phrases
+from ._phrases import Abbreviation, Abbreviations, add_best_forms
 from ._text import (
     CALL_TERM,
     FAILURE_TERM,
@@ -69,16 +72,11 @@ from ._text import (
     FIX_WORDS,
     MAX_QUERY_TERMS,
     ROLE_TERMS,
-    STOPWORDS,
     Tokenizer,
-    analyze,
-    cap_query,
     failed,
     negation,
-    phrase_pattern,
     query_terms,
     split_status,
-    stem,
     term_counts,
     tokenize,
 )
@@ -128,7 +126,9 @@ class ArchiveIndex:
     """An incremental BM25 index over archive entries, one hit per unit (a message, or a tool call with its result).
 
     :meth:`add` tokenizes one entry, once (O(its text)), and touches no other entry; :meth:`search` costs the
-    postings of at most 32 query terms plus an excerpt per returned hit. Not thread-safe on its own;
+    postings of at most 32 query terms, a scan of each text that can still rank for the query as a phrase, at most
+    :data:`~ctxbudget.archive._bonus.MAX_CODE_PHRASES` scans of each of the best few texts for code phrases, plus an
+    excerpt per returned hit. Not thread-safe on its own;
     :class:`~ctxbudget.archive.store.Archive` serializes access.
 
     Args:
@@ -317,24 +317,21 @@ class ArchiveIndex:
         return scores
 
     def _rank(self, scores: dict[int, float], query: str, weights: dict[str, float], k: int) -> list[tuple[float, int]]:
-        """The ``k`` best units after the phrase bonus (the summed weight of the phrase's words, added once).
+        """The ``k`` best units after the phrase bonus (:class:`~ctxbudget.archive._bonus.PhraseBonus`).
 
         Units are visited best-first; the visit stops once even the bonus could not lift a unit into the top ``k``,
-        so only texts that can still rank are scanned for the phrase (one scan per part).
+        so only texts that can still rank are scanned for the query's phrase (one scan per part), and only the best
+        :func:`~ctxbudget.archive._bonus.scanned` of them for its code phrases (one scan per part and phrase).
         """
-        phrase = phrase_pattern(query)
-        bonus = 0.0
-        if phrase is not None:
-            bonus = sum(weights.get(stem(word), 0.0) for word in phrase[0] if word not in STOPWORDS)
-        codes = [(self._phrase_weight(span, weights), pattern) for span, pattern in code_phrases(cap_query(query))]
-        codes = [(weight, pattern) for weight, pattern in codes if weight > 0]
-        most = bonus + sum(weight for weight, _ in codes)
+        bonus = PhraseBonus(query, weights, self._tokenizer)
+        scan = scanned(k)
         ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
         ranked: list[tuple[float, int]] = []
         floor: list[float] = []  # min-heap of the k best final scores so far
         shown: set[object] = set()  # handles, texts and (text, call) pairs already ranked
         for found, score in ordered:
-            if len(floor) == k and score + most < floor[0]:
+            codes = len(ranked) < scan
+            if len(floor) == k and score + bonus.most(codes) < floor[0]:
                 break
             unit = self._ran(found)
             primary = self._units[unit].primary(weights)
@@ -344,19 +341,11 @@ class ArchiveIndex:
             if shown & (seen | ({primary.digest} if primary.entry.message is None else set())):
                 continue
             shown.update((*seen, primary.digest))
-            final = score
-            texts = [part.text.lower() for part in self._parts(unit)] if most else []
-            if bonus and phrase is not None and any(phrase[1].search(text) for text in texts):
-                final += bonus
-            final += sum(weight for weight, pattern in codes if any(pattern.search(text) for text in texts))
+            final = bonus.lift(score, (part.text for part in self._parts(unit)), codes)
             ranked.append((final, unit))
             (heapq.heappushpop if len(floor) == k else heapq.heappush)(floor, final)
         ranked.sort(key=lambda pair: (-pair[0], pair[1]))
         return ranked[:k]
-
-    def _phrase_weight(self, span: str, weights: dict[str, float]) -> float:
-        """A code phrase's bonus: the summed weight of its distinct terms (``_separable = True``: both words')."""
-        return sum(weights.get(term, 0.0) for term in dict.fromkeys(analyze(self._tokenizer(span))))
 
     def _ran(self, unit_id: int) -> int:
         """The unit whose call ran in place of ``unit_id``'s (itself, unless its call never ran and was re-run)."""
