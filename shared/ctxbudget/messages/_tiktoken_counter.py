@@ -38,7 +38,7 @@ from ._counter_inputs import (
     tool_calls_key,
     utf8_bytes,
 )
-from ._token_chunks import CHUNK_CHARS, count_tokens, head_tokens, tail_tokens
+from ._token_chunks import CHUNK_CHARS, count_tokens, encode_text, head_tokens, tail_tokens
 from .encodings import get_encoding
 from .message import Message, MessageRole, ToolSchema
 
@@ -111,7 +111,7 @@ class TiktokenCounter:
                 return last[1]
             tokens: list[int] = last[1].cast("B").cast("I").tolist()  # counted by _length: its buffer, as a list
         else:
-            tokens = self._encoding.encode_ordinary(text)
+            tokens = encode_text(self._encoding, text)  # a huge text a part at a time: never a panic
         if 4096 < len(text) <= _CHUNKED_OVER:
             self._last = (text, tokens)
         return tokens
@@ -229,7 +229,7 @@ class TiktokenCounter:
             # The tokens' bytes are a byte prefix (suffix) of the text's UTF-8: "ignore" drops only the character
             # cut in two at the edge, so the decoded string is an exact prefix (suffix) of the text.
             piece = self._encoding.decode_bytes(part).decode("utf-8", errors="ignore")
-            count = len(self._encoding.encode_ordinary(piece))
+            count = count_tokens(self._encoding, piece)
             if count <= budget:
                 if len(piece) > 64:  # remembered: the excerpt joined around it is counted from it (count_joined)
                     self._texts.put(self._key(piece), count)
@@ -286,7 +286,7 @@ class TiktokenCounter:
             total = self._text_message(message.role, content, known)
         else:
             total = TOKENS_PER_MESSAGE + self._role_tokens(message.role)
-            total += len(self._encoding.encode_ordinary(message.text)) + block_tokens(message)
+            total += count_tokens(self._encoding, message.text) + block_tokens(message)
         total += self._beside_content(message.name, calls, message.tool_call_id)
         self._messages.put(key, total)
         return total

@@ -10,11 +10,14 @@ apostrophe (a space, a newline, a digit, ``"``, ``,``, ``}``...), and right afte
 character that is not a digit. In both bundled patterns (``o200k_base``, ``cl100k_base``; pinned in the tests) a
 pre-token that holds a letter continues only with letters, combining marks or an apostrophe contraction, and one
 that holds a numeral only with numerals (``\p{N}{1,3}``). No alternative looks behind, and the only look-ahead
-(``\s+(?!\S)``) and end anchor (``\s++$``) follow whitespace, which never ends a part. The character after the
-cut is ASCII so that Unicode-version differences between Python's tables and tiktoken's cannot move the boundary.
+(``\s+(?!\S)``) and end anchor (``\s++$``) follow whitespace, which never ends a part cut there. The character after
+the cut is ASCII so that Unicode-version differences between Python's tables and tiktoken's cannot move the boundary.
 
-Text with no such place (a megabyte of one symbol, or of CJK letters without ASCII punctuation) is encoded whole,
-as before.
+Given the encoding, a text is also cut inside long whitespace runs (:mod:`._space_runs`): tiktoken's regex panics on
+999,999 characters of whitespace before a non-space, so without those cuts such a text could not be counted at all.
+Text with no place to cut (a megabyte of one symbol, or of CJK letters without ASCII punctuation) is encoded whole,
+as before: tiktoken encodes those (its regex only fails on whitespace). Should tiktoken still fail (with a
+``pyo3_runtime.PanicException``, not an ``Exception``), the failure is an :class:`~ctxbudget.errors.EncodingDataError`.
 """
 
 from __future__ import annotations
@@ -26,7 +29,18 @@ from collections.abc import Iterator
 
 import tiktoken
 
-__all__ = ["CHUNK_CHARS", "count_tokens", "cut_points", "head_tokens", "tail_tokens", "text_digest"]
+from ..errors import EncodingDataError
+from ._space_runs import ENDS_WHOLE, SpaceCuts
+
+__all__ = [
+    "CHUNK_CHARS",
+    "count_tokens",
+    "cut_points",
+    "encode_text",
+    "head_tokens",
+    "tail_tokens",
+    "text_digest",
+]
 
 CHUNK_CHARS = 256 * 1024
 """About how many characters each part holds (a part's token list is a few MB at most)."""
@@ -58,44 +72,75 @@ def _cut_after(text: str, start: int, stop: int) -> int | None:
     return None
 
 
-def cut_points(text: str, chunk: int = CHUNK_CHARS) -> Iterator[int]:
-    """Indices, in order, where ``text`` may be cut into parts of about ``chunk`` characters (never 0 or the end)."""
+def cut_points(text: str, chunk: int = CHUNK_CHARS, encoding: str | None = None) -> Iterator[int]:
+    """Indices, in order, where ``text`` may be cut into parts of about ``chunk`` characters (never 0 or the end).
+
+    With ``encoding`` (a name in :data:`~._space_runs.ENDS_WHOLE`), also inside long whitespace runs (for that
+    encoding only: ``cl100k_base`` keeps a run that ends the text whole); a part then never holds whitespace that
+    tiktoken's regex fails on.
+    """
+    spaces = SpaceCuts(text, ENDS_WHOLE[encoding]) if encoding in ENDS_WHOLE else None
     position = 0
     while len(text) - position > chunk:
         window = position + chunk
         cut = None
         while cut is None and window < len(text):
-            cut = _cut_after(text, window, window + _SEARCH)
-            window += _SEARCH
+            stop = min(window + _SEARCH, len(text))
+            cut = _cut_after(text, window, stop)
+            if spaces is not None:
+                before = spaces.first(position, window, stop if cut is None else cut)
+                cut = cut if before is None else before
+            window = stop
         if cut is None:
             return
         yield cut
         position = cut
 
 
-def _parts(text: str, chunk: int) -> Iterator[str]:
+def _parts(encoding: tiktoken.Encoding, text: str, chunk: int) -> Iterator[str]:
     start = 0
-    for cut in cut_points(text, chunk):
+    for cut in cut_points(text, chunk, encoding.name):
         yield text[start:cut]
         start = cut
     yield text[start:]
 
 
+def _encode(encoding: tiktoken.Encoding, part: str) -> list[int]:
+    """``encoding.encode_ordinary(part)``; a panic of tiktoken's (a ``BaseException``) is an ``EncodingDataError``."""
+    try:
+        return encoding.encode_ordinary(part)
+    except (Exception, KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # pyo3_runtime.PanicException, which no ``except Exception`` would see
+        raise EncodingDataError(
+            f"encoding {encoding.name!r}: tiktoken failed on a text of {len(part):,} characters: "
+            f"{type(exc).__name__}: {str(exc)[:200]}"
+        ) from exc
+
+
+def encode_text(encoding: tiktoken.Encoding, text: str, chunk: int = CHUNK_CHARS) -> list[int]:
+    """``encoding.encode_ordinary(text)``: the same tokens, a huge text's encoded a part at a time."""
+    if len(text) <= chunk:
+        return _encode(encoding, text)
+    tokens: list[int] = []
+    for part in _parts(encoding, text, chunk):
+        tokens += _encode(encoding, part)
+    return tokens
+
+
 def count_tokens(encoding: tiktoken.Encoding, text: str, chunk: int = CHUNK_CHARS) -> int:
     """``len(encoding.encode_ordinary(text))``, holding one part's tokens at a time."""
-    return sum(len(encoding.encode_ordinary(part)) for part in _parts(text, chunk))
+    return sum(len(_encode(encoding, part)) for part in _parts(encoding, text, chunk))
 
 
 def head_tokens(encoding: tiktoken.Encoding, text: str, at_least: int, chunk: int = CHUNK_CHARS) -> list[int]:
     """The first tokens of ``text``: at least ``at_least`` of them (all, when it has fewer), from a prefix."""
     tokens: list[int] = []
-    start = 0
-    for cut in cut_points(text, chunk):
-        tokens += encoding.encode_ordinary(text[start:cut])
-        start = cut
+    for part in _parts(encoding, text, chunk):
+        tokens += _encode(encoding, part)
         if len(tokens) >= at_least:
-            return tokens
-    return tokens + encoding.encode_ordinary(text[start:])
+            break
+    return tokens
 
 
 def tail_tokens(encoding: tiktoken.Encoding, text: str, at_least: int, chunk: int = CHUNK_CHARS) -> list[int]:
@@ -103,15 +148,14 @@ def tail_tokens(encoding: tiktoken.Encoding, text: str, at_least: int, chunk: in
 
     The suffix starts at a cut point, so its tokens are exactly the last tokens of the whole text's.
     """
-    span = chunk
-    while span < len(text):
-        begin = _cut_after(text, len(text) - span, len(text))
-        if begin is not None:
-            tokens = encoding.encode_ordinary(text[begin:])
-            if len(tokens) >= at_least:
-                return tokens
-        span *= 2
-    return encoding.encode_ordinary(text)
+    end = len(text)
+    tokens: list[int] = []
+    for start in reversed([0, *cut_points(text, chunk, encoding.name)]):
+        tokens[:0] = _encode(encoding, text[start:end])
+        end = start
+        if len(tokens) >= at_least:
+            break
+    return tokens
 
 
 def text_digest(text: str, chunk: int = CHUNK_CHARS) -> bytes:
