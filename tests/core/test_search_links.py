@@ -9,7 +9,7 @@ from __future__ import annotations
 from ctxbudget import Archive
 from ctxbudget.archive import ArchiveIndex
 from ctxbudget.archive._fixes import failure_signature
-from ctxbudget.archive._phrases import abbreviations, code_phrases
+from ctxbudget.archive._phrases import abbreviations, code_pattern, code_spans
 from ctxbudget.messages import Message, ToolCall
 
 
@@ -49,14 +49,14 @@ def test_a_code_phrase_in_a_question_is_matched_as_written() -> None:
 
 
 def test_code_phrases_are_runs_joined_by_operators_or_backtick_spans() -> None:
-    assert [span for span, _ in code_phrases("which class sets _separable = True")] == ["_separable = true"]
-    assert [span for span, _ in code_phrases("why is retries >= 3 and `git status --short` here")] == [
+    assert code_spans("which class sets _separable = True") == ["_separable = true"]
+    assert code_spans("why is retries >= 3 and `git status --short` here") == [
         "retries >= 3",
         "git status --short",
     ]
-    assert code_phrases("why did django.setup fail") == []  # one identifier: matched as a term already
-    assert code_phrases("what is `cls._separable`") == []
-    (_, pattern), *_ = code_phrases("is x = 1 set")
+    assert code_spans("why did django.setup fail") == []  # one identifier: matched as a term already
+    assert code_spans("what is `cls._separable`") == []
+    pattern = code_pattern(code_spans("is x = 1 set")[0])
     assert pattern.search("then x=1 and")
     assert not pattern.search("x == 1")
     assert not pattern.search("max = 10")

@@ -26,7 +26,6 @@ __all__ = [
     "abbreviations",
     "add_best_forms",
     "code_pattern",
-    "code_phrases",
     "code_spans",
 ]
 
@@ -52,11 +51,6 @@ end of the text searched (the look-back before one code)."""
 _CODE = re.compile(r"\([A-Z][A-Z0-9]{1,5}\)")
 _LOOKBACK = 160
 """Characters before a code in parentheses searched for its long form."""
-
-
-def code_phrases(query: str) -> list[tuple[str, re.Pattern[str]]]:
-    """The query's code phrases: each span's text (:func:`code_spans`), and its :func:`code_pattern`."""
-    return [(span, code_pattern(span)) for span in code_spans(query)]
 
 
 def code_spans(query: str) -> list[str]:
