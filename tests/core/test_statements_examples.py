@@ -159,3 +159,16 @@ def test_what_you_can_only_do_is_a_constraint() -> None:
     said = [(s.kind, s.text) for s in user_statements("Remember, YOU CAN ONLY ENTER ONE COMMAND AT A TIME.")]
     assert said == [("constraint", "Remember, YOU CAN ONLY ENTER ONE COMMAND AT A TIME.")]
     assert [s.kind for s in user_statements("I can only find two config files in the repo.")] == ["fact"]
+
+
+def test_a_stop_inside_inline_code_ends_no_sentence() -> None:
+    """Held-out (a Claude Code session fixing a README generator): the agent's "the `%%. Use *` split point, so after
+    the split ..." became bullets starting "Use` split point" and "Use *}`: ...", cut at the ". " inside backticks."""
+    text = "It splits at the `${desc%%. Use *}` point. Then `foo.` + `.` = `foo..`. Next we fix it."
+    assert sentences(text) == [
+        "It splits at the `${desc%%. Use *}` point.",
+        "Then `foo.` + `.` = `foo..`.",
+        "Next we fix it.",
+    ]
+    # an unpaired backtick opens no span: the sentences after it still split
+    assert sentences("Run `make. Then stop. Done.") == ["Run `make.", "Then stop.", "Done."]

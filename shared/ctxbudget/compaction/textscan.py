@@ -16,8 +16,10 @@ The pieces live beside this module and are re-exported here: bounding and clippi
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ._bounds import MAX_RUN, bounded, bounded_line, clip
@@ -224,8 +226,8 @@ def sentences(text: str) -> list[str]:
 
     A closing quote or bracket after the stop (``“ordered by mistake.” Please ...``) ends the sentence with it.
 
-    Abbreviations (``e.g.``, ``vs.``, an initial) and a numbered list's marker (``2.``) do not end a sentence. Linear
-    in the text's length.
+    Abbreviations (``e.g.``, ``vs.``, an initial), a numbered list's marker (``2.``) and a stop inside inline code
+    (`` `${desc%%. Use *}` ``) do not end a sentence. Linear in the text's length.
     """
     out: list[str] = []
     for raw in bounded(text).splitlines():
@@ -233,8 +235,11 @@ def sentences(text: str) -> list[str]:
         if not line:
             continue
         start = 0
+        inside = _code_spans(line)
         for match in _SENTENCE_END.finditer(line):
             end = match.end(1)  # a closing quote or bracket stays with its sentence
+            if inside is not None and inside(end):
+                continue
             # Only the piece's last characters tell an abbreviation, and a list's marker is short: neither test reads
             # the piece from ``start`` again, which stays put past every stop they skip ("Mr. A Mr. A ...").
             if _ABBREVIATION.search(line, max(start, end - 8), end) or (
@@ -249,6 +254,22 @@ def sentences(text: str) -> list[str]:
         if rest:
             out.append(rest)
     return out
+
+
+def _code_spans(line: str) -> Callable[[int], bool] | None:
+    """Whether a position of ``line`` lies inside an inline code span (between paired backticks); ``None``: none.
+
+    Backticks pair in order (a run of them counts as one delimiter); an unpaired last one opens nothing.
+    """
+    if line.count("`") < 2:
+        return None
+    bounds = [m.start() for m in _BACKTICKS.finditer(line)]
+    if len(bounds) % 2:
+        bounds.pop()
+    return lambda at: bisect.bisect_right(bounds, at - 1) % 2 == 1
+
+
+_BACKTICKS = re.compile(r"`+")
 
 
 def word_lines(
