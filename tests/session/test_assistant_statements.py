@@ -310,3 +310,33 @@ def test_a_heading_is_a_title_unless_it_says_what_was_found() -> None:
     ]
     (found,) = assistant_statements("## Root Cause: `gh auth setup-git` is never run before git push\n")
     assert "`gh auth setup-git` is never run before git push" in found.text
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # Held-out tau-bench tasks (thirty-second round and earlier): what the agent said cannot be done, which the
+        # rest of the conversation keeps to, carried no value and was dropped as narration
+        "Unfortunately, I'm not able to remove just one passenger from an existing reservation.",
+        "It is not possible to exchange a bookshelf for a camera.",
+        "I\u2019m unable to make exceptions to the exchange policy.",
+        "Exchanges can only be made for orders that have already been delivered.",
+        "Our system only allows modifying passenger information but not removing passengers entirely.",
+        "I cannot run the tests here because pytest is missing.",
+    ],
+)
+def test_what_the_agent_says_cannot_be_done_is_a_finding(sentence: str) -> None:
+    assert assistant_statements(sentence) == [Statement("finding", sentence)]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I can't find the config file anywhere.",  # a search that came back empty, not a limit
+        "If the order is delivered, it cannot be cancelled anymore.",  # a case reasoned about
+        "Maybe we cannot change it after all.",
+        "I cannot do that.",  # says nothing without the sentence before it
+    ],
+)
+def test_a_search_a_case_or_a_bare_refusal_is_no_limit(sentence: str) -> None:
+    assert assistant_statements(sentence) == []

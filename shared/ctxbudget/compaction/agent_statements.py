@@ -127,6 +127,20 @@ agent reports an error politely: a finding.)"""
 
 _THINK = re.compile(r"^i think (?:that )?", re.IGNORECASE)
 
+_LIMIT = re.compile(
+    r"\b(?:(?:i|we)(?:['\u2019]m| am|['\u2019]re| are) (?:not able|unable) to"
+    r"|(?:i|we) (?:can['\u2019]t|cannot|can not|won['\u2019]t be able to)"
+    r"|(?:it|this|that)(?:['\u2019]s| is) not possible|(?:is|are) not (?:possible|allowed|permitted|eligible)"
+    r"|(?:cannot|can['\u2019]t|can only) be|only (?:allows?|supports?|permits?|lets?)"
+    r"|(?:does not|doesn['\u2019]t) (?:allow|permit))"
+    r"\b(?! (?:find|see|tell|locate|seem|say|wait|help)\b)",
+    re.IGNORECASE,
+)
+"""What the agent says cannot be done, or only one way ("I'm not able to remove just one passenger from an existing
+reservation", "It is not possible to exchange a bookshelf for a camera", "Exchanges can only be made for delivered
+orders"): a limit the rest of the work must keep to, a finding without any value in it. Not "I can't find ...",
+which reports a search."""
+
 _ANAPHOR = re.compile(r"^(?:this|that|these|those|it|they)\b(?!-)", re.IGNORECASE)
 """How a sentence opens that says more of what the sentence before it named ("This order is ...", "It fails ...")."""
 
@@ -169,6 +183,12 @@ def _commits(body: str) -> bool:
 def _names_what(rest: str) -> bool:
     """What follows a decision's or a commitment's phrase says what: something specific, or three content words."""
     return _SPECIFIC.search(rest) is not None or len(content_words(rest)) >= 3
+
+
+def _limits(body: str) -> bool:
+    """``body`` says what cannot be done, or only one way, and what (:data:`_LIMIT`, two content words after it)."""
+    limit = _LIMIT.search(body)
+    return limit is not None and len(content_words(body[limit.end() :])) >= 2
 
 
 def _checked(body: str) -> bool:
@@ -251,7 +271,11 @@ def assistant_statements(text: str) -> list[Statement]:
             not narration
             and _HYPOTHESIS.match(body) is None
             and _HEDGED.match(body) is None
-            and (_SPECIFIC.search(body) or (_RESULT.search(body) and (_REASON.search(body) or _checked(body))))
+            and (
+                _SPECIFIC.search(body)
+                or (_RESULT.search(body) and (_REASON.search(body) or _checked(body)))
+                or _limits(body)
+            )
         ):
             # A list item's label is part of what it found ("Too long: `a1b2c3d4e5f6789` → returns found=false")
             full = unbold(LIST_MARKER.sub("", sentence.strip(), count=1)).strip()
