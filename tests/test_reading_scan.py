@@ -83,7 +83,7 @@ def test_edge_lines_are_the_bounded_texts_first_and_last_lines(text: str, copies
 
 
 _PREFILTERED = (
-    (outcomes_module._EXIT, outcomes_module._EXIT_WORDS),
+    (outcomes_module.EXIT_STATUS, outcomes_module._EXIT_WORDS),
     (outcomes_module._EDGE_ERROR, outcomes_module._EDGE_ERROR_WORDS),
     (outcomes_module._HTTP_FIELD, outcomes_module._HTTP_WORDS),
     (outcomes_module._TEST_FAIL, outcomes_module._TEST_FAIL_WORDS),

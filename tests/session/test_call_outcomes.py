@@ -282,3 +282,24 @@ def test_a_progress_counter_is_no_figure_of_the_work() -> None:
     )
     figures = [item.text for item in output_items(build, "bash", command=True) if item.kind == "figure"]
     assert figures == ["bash: [ 45%] Building CXX object took 12 ms", "bash: build finished with problems, 1 warning."]
+
+
+def test_a_traceback_inside_a_file_that_was_read_is_the_files_text_not_a_failure() -> None:
+    """Held-out (a mini-swe-agent run on pytest): ``cat testing/test_collection.py`` exited 0, and the summary filed
+    it under Errors as ``Traceback (most recent call last):",``, a line of a test's expected output."""
+    expected_output = 'result.stdout.fnmatch_lines(\n    [\n        "Traceback (most recent call last):",\n'
+    expected_output += '        "AssertionError: assert 0",\n    ]\n)\n'
+    sections = summary_of(
+        (bash("a", "cat testing/test_collection.py"), expected_output, False),
+        (
+            bash("b", "python -m pytest testing/test_collection.py"),
+            "Traceback (most recent call last):\n"
+            '  File "x.py", line 3, in <module>\nAssertionError: assert 0\nExit code 1',
+            True,
+        ),
+    )
+    assert "cat testing" not in sections["Errors"]
+    assert "pytest testing/test_collection.py -> AssertionError: assert 0" in sections["Errors"]
+    # no flag at all (a log that records none): the text is all there is to go on
+    unflagged = Message(role="tool", tool_call_id="c", content="Traceback (most recent call last):\nKeyError: 'a'")
+    assert failure_line(unflagged) is not None

@@ -1,6 +1,6 @@
 """What a tool call and its result say: the call's bullet with its outcome, its file, and what the output reports.
 
-A call yields a command, a file operation or another call with its outcome (:mod:`ctxbudget.compaction.outcomes`),
+A call yields a command, a file operation or another call with its outcome (:mod:`ctxbudget.compaction.call_outcomes`),
 and a file operation also an artifact keyed by its path; the agent's own task list is its plan
 (:mod:`~ctxbudget.compaction._plans`). A result yields an error item when its structure says it failed, and the
 paths, result lines, figures and record fields it reports (:mod:`ctxbudget.compaction.outputs`); a file that was
@@ -13,10 +13,12 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 
 from ..messages.message import Message, ToolCall
+from ..messages.toolpairs import not_run
 from ._plans import is_plan_call, plan_item
 from ._salient import RECORD_CALL, SHOWN_BY_CALL, USER_CHOSE, Salient
 from ._salient import item as _item
 from ._terminal import USER_SLASH_TOOL
+from .call_outcomes import background, call_failure, outcome
 from .calls import (
     call_kind,
     call_label,
@@ -33,7 +35,7 @@ from .calls import (
     shell_writes,
 )
 from .harness import strip_harness
-from .outcomes import background, call_failure, not_run, outcome, rejected
+from .outcomes import rejected
 from .outputs import output_items
 from .textscan import clip, informative_tokens
 

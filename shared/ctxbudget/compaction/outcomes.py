@@ -5,8 +5,8 @@ An outcome comes from the result's structure, never from words inside file conte
 final exception line (with the frame it was raised in), a leading ``Error:`` line, a non-zero exit code or a shell
 error at the output's edges, a test summary with failures. So ``raise RuntimeError`` inside a file that was read is
 not an error, and ``{"status": "error", "code": "PAYMENT_METHOD_INACTIVE"}`` is. Two results that look failed are
-not: a call the harness never ran (Claude Code's "Sibling tool call errored"), and a search command (``grep``,
-``rg``, ``git config <key>``) whose exit status 1 says it matched nothing.
+not: a call the harness never ran (Claude Code's "Sibling tool call errored"), and, weighed against its call
+(:mod:`~ctxbudget.compaction.call_outcomes`), a search that matched nothing or a file read the harness marked ok.
 
 Every scan is linear in the output: patterns are searched by the regex engine over the text (C speed), and Python
 looks only at the few lines they find, at the output's first and last lines, and at the JSON body's top level.
@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from ..messages.message import Message, ToolCall
+from ..messages.message import Message
 from ..messages.toolpairs import not_run
-from ._edges import HEADED_ERROR, WRAPPER, carried, content, edge_lines, json_error
+from ._edges import HEADED_ERROR, WRAPPER, edge_lines, json_error
 from ._test_runs import failed_tests
-from .calls import COMMAND_SEPARATOR, call_kind, is_search, shell_command, unquoted
-from .harness import persisted_output
 from .textscan import bounded, clip
 
-__all__ = ["background", "call_failure", "failure_key", "failure_line", "not_run", "outcome", "rejected"]
+__all__ = ["EXIT_STATUS", "SCAN_CHARS", "failure_key", "failure_line", "json_body", "rejected"]
 
 SCAN_CHARS = 400_000
 """Characters of an output whose structure is read (its head; the tail is read separately)."""
@@ -42,32 +40,24 @@ _LEADING_ERROR = re.compile(
 _REPORTED_ERROR = re.compile(r"^(?:E {2,})?\W{0,3}(?:[A-Z]\d{3,4}\s+)?[\w.]*(?:Error|Exception):\s")
 """An exception reported on a line of its own; ``E   `` is pytest's gutter before the line that failed."""
 _GUTTER = re.compile(r"^E {2,}")
-_EXIT = re.compile(  # a status report ("Exit code 2", "exited with 1"), never a script's own "|| exit 1"
+EXIT_STATUS = re.compile(  # a status report ("Exit code 2", "exited with 1"), never a script's own "|| exit 1"
     r"\b(?:exited(?: with)?(?: code| status)?|exit(?: with)?(?: code| status)|exit with|return ?code|returncode|"
     r"exit_code|status code)\s*[:=>]?\s*([1-9]\d{0,2})\b",
     re.IGNORECASE,
 )
 _EXIT_WORDS = ("exit", "return", "status code")
-"""What every match of :data:`_EXIT` holds (lower-cased)."""
+"""What every match of :data:`EXIT_STATUS` holds (lower-cased)."""
 _CLI_ERROR = re.compile(r"^\s*(?:ERROR|FATAL|fatal|error|Error|npm ERR!)(?:\[[\w-]+\])?:?\s+\S")
 """The error prefix of command-line tools (pip, git, gcc, cargo, npm): ``ERROR: No matching distribution``."""
 _DIAGNOSTIC = re.compile(r"^\s*[\w./-]+\.\w{1,8}:\d+(?::\d+)?:\s*(?:error:\s*)?[A-Za-z]")
 """A compiler's or linter's diagnostic: ``strategy/manual_commit_test.go:755:53: not enough arguments in call``."""
-_NOT_RUN_SHOWN = "not run (a parallel call failed first)"
 _REJECTED = re.compile(
     r"^\s*(?:<tool_use_error>)?\s*(?:Error: )?The user doesn't want to (?:proceed with this tool use|take this action)"
 )
 """Claude Code's result for a call the user rejected (its "STOP what you are doing and wait ..." was for the model
 then, not an instruction that still stands): the call never ran."""
-_REJECTED_SHOWN = "not run (the user rejected it)"
-_MATCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "pgrep"})
 """Commands whose exit status 1 means they ran and matched nothing (2 and above are their errors)."""
 _WRAPPER_TAG = re.compile(r"</?(?:tool_use_error|error|stderr|stdout|output)>")
-_NOT_FOUND = re.compile(
-    r"^(?:no\b[^.:\n]{1,100}\b(?:found|exists?)\b|(?:could not|cannot|can't|unable to) find\b"
-    r"|[^.:\n]{1,80} not found\b)",
-    re.IGNORECASE,
-)
 _HTTP = re.compile(
     r"^\s*(?:HTTP/\d(?:\.\d)?\s+)?([45]\d\d)\s+[A-Z][A-Za-z ]{2,40}$|^\s*HTTP/\d(?:\.\d)?\s+([45]\d\d)\b"
 )
@@ -119,6 +109,11 @@ def _flagged(metadata: Mapping[str, Any]) -> bool:
     return False
 
 
+def rejected(result: Message) -> bool:
+    """The result says the user rejected its call (Claude Code's "The user doesn't want to proceed ..."): not run."""
+    return _REJECTED.match(result.text[:200]) is not None
+
+
 def failure_key(message: Message) -> tuple[object, ...]:
     """What :func:`failure_line` of ``message`` depends on: its id, its text (hashed) and its error flags."""
     metadata = message.metadata if isinstance(message.metadata, Mapping) else {}
@@ -145,61 +140,6 @@ def failure_line(message: Message) -> str | None:
     return clip(found, 240)
 
 
-_BACKGROUND = re.compile(r"\A\s*Command running in background with ID: ([\w-]{1,40})\.")
-
-
-def background(text: str) -> str | None:
-    """What a result that only says its command went on in the background says (Claude Code's), else ``None``."""
-    started = _BACKGROUND.match(text[:200])
-    return None if started is None else f"running in the background (ID {started.group(1)})"
-
-
-def rejected(result: Message) -> bool:
-    """The result says the user rejected its call (Claude Code's "The user doesn't want to proceed ..."): not run."""
-    return _REJECTED.match(result.text[:200]) is not None
-
-
-def _matched_nothing(call: ToolCall, result: Message) -> bool:
-    """A search command (the last stage of its pipeline is grep, rg, pgrep...) that exited 1 with no output."""
-    command = shell_command(call)
-    if command is None or len(result.text) > 200:
-        return False
-    lines = [ln for ln in result.text.splitlines() if any(ch.isalnum() for ch in ln) and not WRAPPER.match(ln)]
-    status = _EXIT.fullmatch(lines[0].strip()) if len(lines) == 1 else None  # echoed separators ("---") aside
-    if status is None or status.group(1) != "1":
-        return False
-    plain = unquoted(command, lambda _quoted: '""')  # a "|" inside a pattern ("a|b") separates nothing
-    # the exit status of a command line is its last command's
-    words = [word for word in COMMAND_SEPARATOR.split(plain)[-1].split() if "=" not in word]
-    if words[:1] == ["git"]:  # git [-C dir] grep ... / git config <key>: 1 is "no match" / "no such key"
-        rest = words[1:]
-        while rest[:1] in (["-C"], ["-c"]) and len(rest) > 1:
-            rest = rest[2:]
-        return rest[:1] == ["grep"] or (rest[:1] == ["config"] and not any(w.startswith("--list") for w in rest))
-    return bool(words) and words[0].rsplit("/", 1)[-1] in _MATCHERS
-
-
-def call_failure(
-    call: ToolCall | None, result: Message, failure: Callable[[Message], str | None] = failure_line
-) -> str | None:
-    """The failure line of ``call``'s ``result``: ``failure(result)``, except for a search that matched nothing."""
-    failed = failure(result)
-    if failed is not None and call is not None and _matched_nothing(call, result):
-        return None
-    return failed if failed is not None or call is None else _not_found(call, result)
-
-
-def _not_found(call: ToolCall, result: Message) -> str | None:
-    """A call (not a command, a file operation or a search) answered only "No trip recommendation found with ID 11".
-
-    An action or a lookup that finds nothing to act on failed; a search that finds nothing did not (it answered).
-    """
-    text = result.text.strip()
-    if len(text) > 200 or "\n" in text or not _NOT_FOUND.match(text) or is_search(call) or call_kind(call) != "call":
-        return None
-    return text
-
-
 def _may_hold(line: str, words: tuple[str, ...]) -> bool:
     """``line`` may match a case-insensitive pattern that needs one of ``words`` (lower-case): a quick test first.
 
@@ -212,7 +152,7 @@ def _may_hold(line: str, words: tuple[str, ...]) -> bool:
 
 
 def _exit_status(line: str) -> re.Match[str] | None:
-    return _EXIT.search(line) if _may_hold(line, _EXIT_WORDS) else None
+    return EXIT_STATUS.search(line) if _may_hold(line, _EXIT_WORDS) else None
 
 
 def _edge_failure(text: str) -> str | None:
@@ -294,7 +234,7 @@ def _traceback_failure(text: str) -> str | None:
 
 def _json_failure(text: str) -> str | None:
     """A JSON body whose ``status``, ``success``, ``ok`` or ``error`` field says it failed, shown by those fields."""
-    body = _json_body(text)
+    body = json_body(text)
     if not isinstance(body, dict):
         return None
     status = body.get("status")
@@ -319,14 +259,8 @@ def _json_failure(text: str) -> str | None:
     return "JSON " + ", ".join(parts) if parts else "JSON body reports failure"
 
 
-def _json_said(body: object) -> str | None:
-    """What a JSON result says beside its fields (items of their own): how many results a list holds, or none."""
-    if isinstance(body, list):
-        return f"{len(body)} result{'s' if len(body) != 1 else ''}" if body else "no results"
-    return None if body else "empty"
-
-
-def _json_body(text: str) -> Any:
+def json_body(text: str) -> Any:
+    """The JSON value ``text`` holds whole (an object or a list, under :data:`SCAN_CHARS`), else ``None``."""
     stripped = text.strip()
     if not stripped or stripped[0] not in "{[" or stripped[-1] not in "}]" or len(stripped) >= SCAN_CHARS:
         return None
@@ -334,67 +268,3 @@ def _json_body(text: str) -> Any:
         return json.loads(stripped)
     except (ValueError, RecursionError):
         return None
-
-
-# -- outcome ----------------------------------------------------------------------------------------------------
-_SUMMARY_LINE = re.compile(
-    r"\b\d[\d,.]*\s?(?:passed|failed|errors?|tests?|skipped|ms|s|seconds?|rows?|items?|files?|%)\b"
-    r"|\b(?:done|success(?:ful(?:ly)?)?|succeeded|completed?|created|wrote|updated|saved|ok)\b",
-    re.IGNORECASE,
-)
-
-
-_SHORT_RESULT = 360
-"""A result this short (wrapper lines aside) is its own outcome: "ok: gitdir: /path", "ok: Match: True"."""
-
-
-def outcome(
-    result: Message | None, failure: Callable[[Message], str | None] = failure_line, call: ToolCall | None = None
-) -> tuple[str, str | None]:
-    """A short outcome of ``call``'s result, and its failure line.
-
-    ``FAILED: <failure line>``; for a short result, ``ok:`` and the result itself (its lines joined); otherwise
-    ``ok:`` and its header and summary line (counts, timings, "done") or its last line; ``ok`` for an empty result
-    or a JSON body (its record's fields are items of their own: :mod:`~ctxbudget.compaction._json_fields`);
-    ``ok: no match`` for a search command that exited 1 with no output; ``not run`` when a harness cancelled the
-    call. ``failure`` reads the failure line
-    (:func:`failure_line`, or a caller's remembered one).
-    """
-    if result is None:
-        return "no result", None
-    if not_run(result):
-        return _NOT_RUN_SHOWN, None
-    if rejected(result):
-        return _REJECTED_SHOWN, None
-    failed = failure(result)
-    if failed is not None and call is not None and _matched_nothing(call, result):
-        return "ok: no match (exit code 1)", None
-    if failed is None and call is not None:
-        failed = _not_found(call, result)
-    if failed is not None:
-        return f"FAILED: {clip(failed, 200)}", failed
-    said = background(result.text) or _success(result.text)  # where a background command's output goes: the harness's
-    return f"ok: {said}" if said else "ok", None
-
-
-def _success(text: str) -> str | None:
-    """What a successful result says in a line: all of a short one, else its header and its summary line."""
-    first, last = edge_lines(text)
-    if not first:
-        return None
-    persisted = persisted_output(text)
-    if persisted is not None:
-        return persisted[0]  # "output (20.5KB) saved to /path": where the whole output is
-    body = _json_body(text[: SCAN_CHARS - 1]) if text.lstrip()[:1] in ("{", "[") else None
-    if body is not None:
-        return _json_said(body)
-    short = bounded(text) if len(text) <= _SHORT_RESULT * 2 else ""
-    lines = [content(ln).strip() for ln in short.splitlines() if ln.strip() and not carried(ln)]
-    lines = [ln for ln in lines if ln]
-    if lines and sum(len(ln) + 3 for ln in lines) <= _SHORT_RESULT:
-        return " | ".join(lines)
-    summary = next((line for line in reversed(last) if _SUMMARY_LINE.search(line) and len(line) < 200), last[-1])
-    head = first[0].strip()
-    if head != summary.strip() and len(head) < 160:  # a header says what the output is: "[File: a.py (372 lines)]"
-        return f"{clip(head, 120)} … {clip(summary.strip(), 120)}"
-    return clip(summary.strip(), 160)
