@@ -19,6 +19,7 @@ with the same key replaces an earlier one; statements are matched by subject in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 from ..messages.message import Message, ToolCall
 from ._salient import (
@@ -102,9 +103,10 @@ def salient_items(
     """
     # a command written as a code block, its result sent back as a user turn; one the user ran in a terminal
     messages = as_tool_use(messages)
-    by_call = dict(results or {})
-    by_call.update({m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id})
-    calls = {**(calls or {}), **{call.id: call for m in messages for call in m.tool_calls}}
+    # The span's own results and calls over those from outside it, without copying those: a cleared output's key
+    # lines read a span of one message beside the whole history's calls, once per output cleared.
+    by_call = _over(results, {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id})
+    calls = _over(calls, {call.id: call for m in messages for call in m.tool_calls})
     items: list[Salient] = []
     asked: str | None = None  # the question the latest assistant reply ended on, until the user replies
     for order, message in enumerate(messages):
@@ -125,6 +127,33 @@ def salient_items(
             asked = _last_question(message)
         items.extend(found)
     return items
+
+
+_V = TypeVar("_V")
+
+
+class _Over(Mapping[str, _V]):
+    """``own``'s entries over ``outside``'s: a view, built in O(own) whatever the size of ``outside``."""
+
+    def __init__(self, own: Mapping[str, _V], outside: Mapping[str, _V]) -> None:
+        self._own, self._outside = own, outside
+
+    def __getitem__(self, key: str) -> _V:
+        return self._own[key] if key in self._own else self._outside[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._own
+        yield from (key for key in self._outside if key not in self._own)
+
+    def __len__(self) -> int:
+        return len(self._own) + sum(1 for key in self._outside if key not in self._own)
+
+
+def _over(outside: Mapping[str, _V] | None, own: dict[str, _V]) -> Mapping[str, _V]:
+    """``own`` over ``outside`` (either alone when the other is empty), without copying ``outside``."""
+    if not outside:
+        return own
+    return _Over(own, outside) if own else outside
 
 
 _ANSWER_WORDS = 12
