@@ -16,7 +16,8 @@ Two things reach a transcript from a terminal as they were printed:
 * **A terminal the user pasted.** "nope I don't see it. ~/Projects $ ls ~/.cursor/plugins\nentire  local": the
   prompt lines are commands the user ran and the lines under each are what it printed, not sentences the user
   wrote ("entire local" as a user fact). The prose before the first prompt stays the user's words; each command
-  is read as a ``Bash (user)`` call answered by its output, as a ``!`` command is.
+  is read as a ``Bash (user)`` call answered by its output, as a ``!`` command is (up to
+  :data:`MAX_PASTED_COMMANDS` of them in one turn: the rest stays the user's text).
 
 The history itself is unchanged (it is what the model was sent); only what compaction reads of it is.
 """
@@ -29,12 +30,26 @@ from collections.abc import Sequence
 from ..messages.message import Message, ToolCall
 from ._prose import FENCE
 
-__all__ = ["USER_COMMAND_TOOL", "USER_SLASH_TOOL", "read_terminal"]
+__all__ = ["MAX_PASTED_COMMANDS", "USER_COMMAND_TOOL", "USER_SLASH_TOOL", "read_terminal"]
 
 USER_SLASH_TOOL = "Command (user)"
 """The name a Claude Code slash command the user ran (``/rename kiki``, ``/model opus``) is read under."""
 USER_COMMAND_TOOL = "Bash (user)"
 """The name a command the user ran themselves is read under (its result is the tool message of that call)."""
+MAX_PASTED_COMMANDS = 64
+"""How many prompt lines of one pasted terminal are read as commands; past it, the first :data:`_PASTED_FIRST` and
+the last ones are.
+
+Each command read is a call and its tool message, and each goes through every per-call reader of compaction (what
+it ran, read, wrote, whether it failed), about 25 times what the same text costs read as the user's words: with no
+bound, a megabyte of pasted prompt lines (36,000 of them) took 12 s to compact, growing faster than its size. A
+pasted terminal holds a few commands (the real transcripts measured hold at most 7 in one turn, the tests 3): 64 is
+well above that and costs little. The commands between the first and the last ones are not dropped: their lines, as
+the user pasted them, stay one user message (id ``<id>.pasted``) between those calls, read as the user's words are.
+"""
+_PASTED_FIRST = 16
+"""How many of the first commands of a paste past the bound are read as calls: where it started (the directory, the
+setup). The other calls are the last commands (what happened last, what the user is asking about): they matter more."""
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)")
 """A terminal's escape sequence: a CSI sequence (colours, cursor moves) or an OSC one (a window title, a link)."""
@@ -165,7 +180,8 @@ def _pasted_terminal(message: Message) -> list[Message]:
     Returns ``[message]`` when no line is a prompt. Otherwise the prose before the first prompt (a user message,
     same id, when there is any), then per prompt line a ``Bash (user)`` call (id ``<id>.paste<n>``) and its tool
     message: the lines up to the next prompt (or to the fence that closes the paste; what follows that fence is a
-    user message again, id ``<id>.after``).
+    user message again, id ``<id>.after``). Past :data:`MAX_PASTED_COMMANDS` prompt lines, those between the first
+    and the last ones read are one user message of their lines as pasted (id ``<id>.pasted``), in their place.
     """
     lines = message.text.splitlines()
     commands: list[tuple[int, str]] = []  # (line index, command) of each prompt line
@@ -186,7 +202,7 @@ def _pasted_terminal(message: Message) -> list[Message]:
         return [message]
     ends = [index for index, _ in commands[1:]] + [len(lines)]
     runs = [_printed(lines[index + 1 : end]) for (index, _), end in zip(commands, ends, strict=True)]
-    printed, after = [text for text, _ in runs], "\n".join(rest for _, rest in runs if rest)
+    printed = [text for text, _ in runs]
     if len(commands) == 1 and not printed[0]:
         return [message]  # one command and nothing it printed: the user may be saying what to run, not pasting
     bare = all(_BARE_PROMPT.match(lines[index]) for index, _ in commands)
@@ -194,10 +210,28 @@ def _pasted_terminal(message: Message) -> list[Message]:
         return [message]  # "$ git clone ...", "$ cd ...", "$ make": steps to reproduce, as an issue writes them
     prose = [line for line in prose if not line.lstrip().startswith(FENCE)]  # the fence the paste opens with
     out = [message.model_copy(update={"content": "\n".join(prose)})] if "".join(prose).strip() else []
+    unread = _unread(len(commands))
+    after = "\n".join(rest for n, (_, rest) in enumerate(runs) if rest and n not in unread)  # unread: in their lines
     for n, (_, command) in enumerate(commands):
+        if n == unread.start < unread.stop:
+            pasted = "\n".join(lines[commands[n][0] : commands[unread.stop][0]])
+            out.append(message.model_copy(update={"content": pasted, "id": f"{message.id}.pasted"}))
+        if n in unread:
+            continue
         call = ToolCall(id=f"{message.id}.paste{n}", name=USER_COMMAND_TOOL, args={"command": command})
         out.append(Message(role="assistant", tool_calls=(call,), id=call.id, metadata=message.metadata))
         out.append(Message(role="tool", tool_call_id=call.id, content=printed[n], id=f"{message.id}.paste{n}.out"))
     if after:  # what the user wrote after the pasted block: their words again
         out.append(message.model_copy(update={"content": after, "id": f"{message.id}.after"}))
     return out
+
+
+def _unread(count: int) -> range:
+    """Which of a paste's ``count`` commands are not read as calls (their lines stay the user's text).
+
+    None up to :data:`MAX_PASTED_COMMANDS`; past it, all but the first :data:`_PASTED_FIRST` and the last
+    ``MAX_PASTED_COMMANDS - _PASTED_FIRST``.
+    """
+    if count <= MAX_PASTED_COMMANDS:
+        return range(0)
+    return range(_PASTED_FIRST, count - (MAX_PASTED_COMMANDS - _PASTED_FIRST))
