@@ -215,6 +215,8 @@ class FolderKnowledgeProvider:
         terms = query_terms(request.query)
         if not terms:
             raise ProviderFailure(f"provider {self._name!r}: the query has no searchable term")
+        # Every match is ranked, not just the best maxResults (heapq.nlargest): repeats of a citation are skipped
+        # and do not count toward maxResults, so no fixed prefix of the ranking is known to be enough.
         scored = [(section.score(terms), section) for section in self._sections]
         ranked = [s for score, s in sorted(scored, key=lambda pair: (-pair[0], pair[1].path, pair[1].index)) if score]
         if not ranked:
@@ -226,9 +228,20 @@ class FolderKnowledgeProvider:
         return self.query(request)
 
     def _answer(self, request: ContextRequest, ranked: list[Section], terms: frozenset[str]) -> ContextResponse:
+        """Cite the ranked sections in order, within the limits, each distinct citation once.
+
+        A citationDigest is the injective canonical digest of the binding's identity (fixed per request) and the
+        section's path, heading and sorted evidenceIds, so that triple is the duplicate key, checked *before* a
+        citation is built: only returned sections get one, never more than ``maxResults``. A section repeating the
+        path, heading and text of one already looked at is skipped before even its evidence is hashed (its text
+        fixes its paragraphs, hence its key). Building and then discarding a digest-checked citation per repeat
+        made a 1 MB package of one repeated heading take seconds per query. The limit checks still run first for
+        every section, in order, so ``truncated`` and where the answer stops are unchanged.
+        """
         limits = request.binding.limits
         documents: list[CitedDocument] = []
-        seen: set[str] = set()
+        seen: set[tuple[str, str, tuple[str, ...]]] = set()
+        looked_at: set[tuple[str, str, str]] = set()
         remaining = limits.max_total_bytes
         truncated = False
         for section in ranked:
@@ -240,15 +253,18 @@ class FolderKnowledgeProvider:
                 truncated = True
                 break
             truncated = truncated or content != section.text
-            citation = Citation.create(
-                request.binding,
-                document_path=section.path,
-                heading=section.heading,
-                evidence_ids=_evidence(section, terms),
-            )
-            if citation.citation_digest in seen:  # same path, heading and evidence: the same citation
+            shape = (section.path, section.heading, section.text)
+            if shape in looked_at:  # a repeat of a section already cited or skipped: the same citation again
                 continue
-            seen.add(citation.citation_digest)
+            looked_at.add(shape)
+            evidence = _evidence(section, terms)
+            key = (section.path, section.heading, tuple(evidence))
+            if key in seen:  # same path, heading and evidence: the same citationDigest, so the same citation
+                continue
+            seen.add(key)
+            citation = Citation.create(
+                request.binding, document_path=section.path, heading=section.heading, evidence_ids=evidence
+            )
             document = CitedDocument.create(citation, content)
             documents.append(document)
             remaining -= document.byte_count
