@@ -36,6 +36,9 @@ def test_assent_is_no_statement(sentence: str) -> None:
         "Could you proceed with changing my reservation to that flight?",
         # tau-bench retail (third held-out round): the task stayed the request this one replaced
         "In that case, please cancel that skateboard order for me, so I can reorder when it is available.",
+        # tau-bench airline (thirty-second held-out round): the change of plan after a refusal, asked after its reason
+        "Since I can't remove just Sophia, can we downgrade all passengers to economy instead?",
+        "If that's not possible, could you cancel the whole order?",
     ],
 )
 def test_a_polite_request_is_a_request_whatever_its_verb(sentence: str) -> None:
@@ -86,3 +89,11 @@ def test_a_title_between_paragraphs_is_no_statement_but_a_short_order_or_reply_i
     assert "Medium Severity" not in [statement.text for statement in user_statements(finding)]
     assert next(s.text for s in user_statements("Use PostgreSQL\n\nand keep the API stable.")) == "Use PostgreSQL"
     assert [statement.text for statement in user_statements("Mia Kim")] == ["Mia Kim"]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["By the way, what time does the flight leave?", "For the record, is the refund already processed?"],
+)
+def test_a_question_after_a_clause_is_still_a_question(sentence: str) -> None:
+    assert classify(sentence) == "question"

@@ -116,6 +116,9 @@ _POLITE_REQUEST = re.compile(
     r"^(?:please|pls|can you|could you|would you|will you|can we|could we|let'?s|lets)\b", re.I
 )
 _PLEASE = re.compile(r"\b(?:please|pls)\b", re.IGNORECASE)
+_CLAUSE_THEN_ASK = re.compile(r"^[^,?]{3,120},\s*(?:then\s+|so\s+)?(?:can|could|would|will) (?:you|we)\b", re.I)
+"""A polite request after the clause that says why or when ("Since I can't remove just Sophia, can we downgrade all
+passengers to economy instead?", "If that's not possible, could you cancel it?"): a request, not a question."""
 _IMPERATIVE = re.compile(
     r"^(?:add|analy[sz]e|apply|audit|benchmark|build|bump|change|check|clean|commit|compare|continue|convert|copy|"
     r"create|debug|delete|deploy|describe|document|do|download|drop|edit|ensure|explain|extract|find|finish|fix|"
@@ -224,7 +227,8 @@ def classify(sentence: str) -> StatementKind | None:  # noqa: PLR0911  # one ans
             return "request"  # "Implement this spec:" asks for what follows
         return None  # it introduces what follows ("Consider the following model:"), which is read on its own
     if body.endswith("?") or (_QUESTION_START.match(body) and len(words) < 30):
-        return "request" if _POLITE_REQUEST.match(_LEAD.sub("", body)) else "question"  # "Yes, can you cancel it?"
+        asks = _POLITE_REQUEST.match(_LEAD.sub("", body)) or _CLAUSE_THEN_ASK.match(body)  # "Yes, can you cancel it?"
+        return "request" if asks else "question"
     if _CHOICE.match(body) and len(words) <= 16:
         return "decision"  # the user picks what was offered: "ok, option 2, detail view only for now"
     if _STANDING.match(body) or _CONSTRAINT.search(body) or _CONDITIONAL.match(body):
