@@ -140,12 +140,13 @@ class Ledger:
             request = None  # the latest request is the current task: shown once, as the task
         elif task is not None and request is not None and request.order > task.order and self._asks(request):
             task = None  # a newer request ("can you document it?") is what is asked now: "Now:" would be stale
-        shown = {normal(s.text.split(_ANSWERS, 1)[0]) for s in (task, request) if s is not None}
+        # the task and the latest request are shown: a request of theirs (a sentence of the latest message) is not
+        shown = [f" {normal(s.text.split(_ANSWERS, 1)[0])} " for s in (task, request) if s is not None]
         asked = [
             i
             for i in items
             if i.kind in ("request", "question")
-            and normal(i.text) not in shown
+            and not any(f" {normal(i.text)} " in text for text in shown)  # whole words of it
             and not self._asked_in_goal(i)
             and (any(c.isdigit() for c in i.text) or self._says_enough(i))  # not "Could you help?"
         ]
