@@ -303,3 +303,19 @@ def test_a_traceback_inside_a_file_that_was_read_is_the_files_text_not_a_failure
     # no flag at all (a log that records none): the text is all there is to go on
     unflagged = Message(role="tool", tool_call_id="c", content="Traceback (most recent call last):\nKeyError: 'a'")
     assert failure_line(unflagged) is not None
+
+
+def test_a_short_failed_output_says_why_beside_its_exit_code() -> None:
+    """Held-out (Claude Code, entireio/git-sync): ``go run /tmp/re_test.go`` failed with "Exit code 1" and then
+    "go: cannot run *_test.go files (/tmp/re_test.go)"; the summary kept only "Exit code 1"."""
+    failed = Message(
+        role="tool",
+        tool_call_id="a",
+        content="Exit code 1\ngo: cannot run *_test.go files (/tmp/re_test.go)",
+        metadata={"is_error": True},
+    )
+    assert failure_line(failed) == "go: cannot run *_test.go files (/tmp/re_test.go) (Exit code 1)"
+    long_output = Message(
+        role="tool", tool_call_id="b", content="Exit code 1\n" + "step done\n" * 80, metadata={"is_error": True}
+    )
+    assert failure_line(long_output) == "Exit code 1"  # a long output's first line is not why it failed

@@ -181,7 +181,7 @@ def _edge_failure(text: str) -> str | None:
     if _LEADING_ERROR.match(first[0]) and not _exit_status(first[0]):
         said = said if said and said != first[0].strip() and len(errors) > 1 else first[0].strip()
     if code_line is not None and said is None:  # a test run that exited 1: the tests that failed say why
-        said = _failing_tests(first, last) or failed_tests(text[:SCAN_CHARS])
+        said = _failing_tests(first, last) or failed_tests(text[:SCAN_CHARS]) or _said_alone(text, code_line)
     if code_line is not None:
         return f"{said} ({code_line})" if said and said != code_line else code_line
     if said is not None:
@@ -190,6 +190,23 @@ def _edge_failure(text: str) -> str | None:
         if _HTTP.match(line) or (_may_hold(line, _HTTP_WORDS) and _HTTP_FIELD.search(line)):
             return line
     return _failing_tests(first, last)
+
+
+_SAID_ALONE_CHARS = 400
+_SAID_ALONE_LINES = 3
+
+
+def _said_alone(text: str, code_line: str) -> str | None:
+    """The first line of a short failed output beside its exit code: what the command said when it failed.
+
+    Claude Code writes "Exit code 1" first and the command's stderr after it ("go: cannot run *_test.go files"): in
+    a few lines, those words say why it failed, whatever tool wrote them.
+    """
+    if len(text) > _SAID_ALONE_CHARS:
+        return None
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and ln.strip() != code_line]
+    lines = [ln for ln in lines if not WRAPPER.match(ln)]
+    return lines[0] if 0 < len(lines) <= _SAID_ALONE_LINES else None
 
 
 def _failing_tests(first: list[str], last: list[str]) -> str | None:
