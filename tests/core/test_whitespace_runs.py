@@ -14,6 +14,7 @@ import pytest
 from ctxbudget import ContextSession, CtxBudgetError, Message, ToolCall
 from ctxbudget.errors import EncodingDataError
 from ctxbudget.messages import _token_chunks as chunks
+from ctxbudget.messages import _token_edges as edges
 from ctxbudget.messages._space_runs import MARGIN, PERIOD, REGEX_LIMIT, SPACES
 from ctxbudget.messages.encodings import get_encoding
 from ctxbudget.messages.message import ContentBlock
@@ -41,8 +42,8 @@ def _check_exact(encoding: str, text: str, chunk: int, at_least: int = 50) -> No
     whole = enc.encode_ordinary(text)
     assert chunks.count_tokens(enc, text, chunk) == len(whole)
     assert chunks.encode_text(enc, text, chunk) == whole
-    head = chunks.head_tokens(enc, text, at_least, chunk)
-    tail = chunks.tail_tokens(enc, text, at_least, chunk)
+    head = edges.head_tokens(enc, text, at_least, chunk)
+    tail = edges.tail_tokens(enc, text, at_least, chunk)
     assert head == whole[: len(head)]
     assert tail == whole[len(whole) - len(tail) :]
     assert min(len(head), len(tail)) >= min(at_least, len(whole))
@@ -169,7 +170,7 @@ def test_tiktoken_still_fails_from_the_limit_and_that_failure_is_typed() -> None
     enc = get_encoding("o200k_base")
     assert len(enc.encode_ordinary("x" + " " * (REGEX_LIMIT - 1) + "y")) > 0
     with pytest.raises(EncodingDataError, match="1,000,001 characters"):
-        chunks._encode(enc, "x" + " " * REGEX_LIMIT + "y")  # whole, as no caller does now
+        chunks.encode_piece(enc, "x" + " " * REGEX_LIMIT + "y")  # whole, as no caller does now
 
 
 class _Failing:

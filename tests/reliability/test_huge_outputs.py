@@ -20,6 +20,7 @@ import pytest
 from ctxbudget import ContextSession, Message, ToolCall
 from ctxbudget.context.evidence import excerpt
 from ctxbudget.messages import _token_chunks as chunks
+from ctxbudget.messages import _token_edges as edges
 from ctxbudget.messages.encodings import get_encoding
 from ctxbudget.messages.tokens import CharCounter, TiktokenCounter, TokenCounter
 from ctxbudget.providers.counting import counter_for_model
@@ -169,8 +170,8 @@ def test_parts_cut_where_pre_tokens_end_encode_to_the_whole(
         start = cut
     assert tokens + enc.encode_ordinary(text[start:]) == whole
     assert chunks.count_tokens(enc, text, chunk) == len(whole)
-    head = chunks.head_tokens(enc, text, at_least, chunk)
-    tail = chunks.tail_tokens(enc, text, at_least, chunk)
+    head = edges.head_tokens(enc, text, at_least, chunk)
+    tail = edges.tail_tokens(enc, text, at_least, chunk)
     assert head == whole[: len(head)]
     assert tail == whole[len(whole) - len(tail) :]
     assert min(len(head), len(tail)) >= min(at_least, len(whole))

@@ -1,6 +1,7 @@
 """Exact OpenAI counting with a bundled (offline) tiktoken encoding, in the chat format's framing, cached by content.
 
-A huge text is counted and cut a part at a time (:mod:`ctxbudget.messages._token_chunks`), never encoded whole.
+A huge text is counted and cut a part at a time (:mod:`ctxbudget.messages._token_chunks`), never encoded whole; its
+head and tail are encoded from parts about as long as they are (:mod:`ctxbudget.messages._token_edges`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from ._counter_inputs import (
     tool_calls_key,
     utf8_bytes,
 )
-from ._token_chunks import CHUNK_CHARS, count_tokens, encode_text, head_tokens, tail_tokens
+from ._token_chunks import CHUNK_CHARS, encode_text
+from ._token_edges import count_huge, cut_edge, head_tokens, tail_tokens
 from .encodings import get_encoding
 from .message import Message, MessageRole, ToolSchema
 
@@ -136,7 +138,7 @@ class TiktokenCounter:
     def _count(self, text: str) -> int:
         """Tokens in ``text``, uncached; a huge text is counted a part at a time (memory: one part's tokens)."""
         if len(text) > _CHUNKED_OVER:
-            return count_tokens(self._encoding, text)
+            return count_huge(self._encoding, text)
         return self._length(text)
 
     def _key(self, text: str) -> object:
@@ -223,19 +225,10 @@ class TiktokenCounter:
         return head, self._edge(tokens, min(budget - used, len(tokens) - head_budget), from_end=True)[0]
 
     def _edge(self, tokens: list[int], budget: int, *, from_end: bool) -> tuple[str, int]:
-        keep = budget
-        while keep > 0:
-            part = tokens[len(tokens) - keep :] if from_end else tokens[:keep]
-            # The tokens' bytes are a byte prefix (suffix) of the text's UTF-8: "ignore" drops only the character
-            # cut in two at the edge, so the decoded string is an exact prefix (suffix) of the text.
-            piece = self._encoding.decode_bytes(part).decode("utf-8", errors="ignore")
-            count = count_tokens(self._encoding, piece)
-            if count <= budget:
-                if len(piece) > 64:  # remembered: the excerpt joined around it is counted from it (count_joined)
-                    self._texts.put(self._key(piece), count)
-                return piece, count
-            keep -= 1
-        return "", 0
+        piece, count = cut_edge(self._encoding, tokens, budget, from_end=from_end)
+        if len(piece) > 64:  # remembered: the excerpt joined around it is counted from it (count_joined)
+            self._texts.put(self._key(piece), count)
+        return piece, count
 
     def count_joined(self, head: str, middle: str, tail: str) -> int:
         """:meth:`count_text` of ``head + middle + tail``, exactly, from the remembered counts of ``head`` and ``tail``.
@@ -286,7 +279,7 @@ class TiktokenCounter:
             total = self._text_message(message.role, content, known)
         else:
             total = TOKENS_PER_MESSAGE + self._role_tokens(message.role)
-            total += count_tokens(self._encoding, message.text) + block_tokens(message)
+            total += count_huge(self._encoding, message.text) + block_tokens(message)
         total += self._beside_content(message.name, calls, message.tool_call_id)
         self._messages.put(key, total)
         return total

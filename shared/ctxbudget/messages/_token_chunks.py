@@ -36,9 +36,12 @@ __all__ = [
     "CHUNK_CHARS",
     "count_tokens",
     "cut_points",
+    "encode_piece",
     "encode_text",
-    "head_tokens",
-    "tail_tokens",
+    "first_cut",
+    "last_cut",
+    "parts",
+    "space_cuts",
     "text_digest",
 ]
 
@@ -79,25 +82,55 @@ def cut_points(text: str, chunk: int = CHUNK_CHARS, encoding: str | None = None)
     encoding only: ``cl100k_base`` keeps a run that ends the text whole); a part then never holds whitespace that
     tiktoken's regex fails on.
     """
-    spaces = SpaceCuts(text, ENDS_WHOLE[encoding]) if encoding in ENDS_WHOLE else None
+    spaces = space_cuts(text, encoding)
     position = 0
     while len(text) - position > chunk:
-        window = position + chunk
-        cut = None
-        while cut is None and window < len(text):
-            stop = min(window + _SEARCH, len(text))
-            cut = _cut_after(text, window, stop)
-            if spaces is not None:
-                before = spaces.first(position, window, stop if cut is None else cut)
-                cut = cut if before is None else before
-            window = stop
+        cut = first_cut(text, position, position + chunk, len(text), spaces)
         if cut is None:
             return
         yield cut
         position = cut
 
 
-def _parts(encoding: tiktoken.Encoding, text: str, chunk: int) -> Iterator[str]:
+def space_cuts(text: str, encoding: str | None) -> SpaceCuts | None:
+    """The whitespace-run cuts of ``text`` for ``encoding`` (``None`` for an encoding they are not known for)."""
+    return SpaceCuts(text, ENDS_WHOLE[encoding]) if encoding in ENDS_WHOLE else None
+
+
+def first_cut(text: str, base: int, low: int, high: int, spaces: SpaceCuts | None) -> int | None:
+    """The first cut point from ``low`` on, looked for before ``high``, for a part that starts at ``base``.
+
+    ``spaces`` (:func:`space_cuts`) adds the cuts inside long whitespace runs; it is asked in increasing order.
+    The search costs the characters scanned: about ``high - low``, in windows of :data:`_SEARCH`.
+    """
+    window, high = low, min(high, len(text))
+    while window < high:
+        stop = min(window + _SEARCH, high)
+        cut = _cut_after(text, window, stop)
+        if spaces is not None:
+            before = spaces.first(base, window, stop if cut is None else cut)
+            cut = cut if before is None else before
+        if cut is not None:
+            return cut
+        window = stop
+    return None
+
+
+def last_cut(text: str, low: int, high: int) -> int | None:
+    """The last place in ``text[low:high]`` where a pre-token always ends, else ``None`` (whitespace runs: none).
+
+    Whether a pre-token ends there depends on the two characters around it alone (:func:`_is_cut`), so the
+    place is found scanning back from any point: it also cuts a text that starts or ends at another such place.
+    """
+    last = None
+    for found in _CANDIDATE.finditer(text, max(0, low - 1), min(high, len(text)) - 1):
+        if _is_cut(text, found.start()):
+            last = found.end()
+    return last
+
+
+def parts(encoding: tiktoken.Encoding, text: str, chunk: int = CHUNK_CHARS) -> Iterator[str]:
+    """``text`` cut at :func:`cut_points` (whitespace runs included, for ``encoding``): parts encoded apart."""
     start = 0
     for cut in cut_points(text, chunk, encoding.name):
         yield text[start:cut]
@@ -105,7 +138,7 @@ def _parts(encoding: tiktoken.Encoding, text: str, chunk: int) -> Iterator[str]:
     yield text[start:]
 
 
-def _encode(encoding: tiktoken.Encoding, part: str) -> list[int]:
+def encode_piece(encoding: tiktoken.Encoding, part: str) -> list[int]:
     """``encoding.encode_ordinary(part)``; a panic of tiktoken's (a ``BaseException``) is an ``EncodingDataError``."""
     try:
         return encoding.encode_ordinary(part)
@@ -121,41 +154,16 @@ def _encode(encoding: tiktoken.Encoding, part: str) -> list[int]:
 def encode_text(encoding: tiktoken.Encoding, text: str, chunk: int = CHUNK_CHARS) -> list[int]:
     """``encoding.encode_ordinary(text)``: the same tokens, a huge text's encoded a part at a time."""
     if len(text) <= chunk:
-        return _encode(encoding, text)
+        return encode_piece(encoding, text)
     tokens: list[int] = []
-    for part in _parts(encoding, text, chunk):
-        tokens += _encode(encoding, part)
+    for part in parts(encoding, text, chunk):
+        tokens += encode_piece(encoding, part)
     return tokens
 
 
 def count_tokens(encoding: tiktoken.Encoding, text: str, chunk: int = CHUNK_CHARS) -> int:
     """``len(encoding.encode_ordinary(text))``, holding one part's tokens at a time."""
-    return sum(len(_encode(encoding, part)) for part in _parts(encoding, text, chunk))
-
-
-def head_tokens(encoding: tiktoken.Encoding, text: str, at_least: int, chunk: int = CHUNK_CHARS) -> list[int]:
-    """The first tokens of ``text``: at least ``at_least`` of them (all, when it has fewer), from a prefix."""
-    tokens: list[int] = []
-    for part in _parts(encoding, text, chunk):
-        tokens += _encode(encoding, part)
-        if len(tokens) >= at_least:
-            break
-    return tokens
-
-
-def tail_tokens(encoding: tiktoken.Encoding, text: str, at_least: int, chunk: int = CHUNK_CHARS) -> list[int]:
-    """The last tokens of ``text``: at least ``at_least`` of them (all, when it has fewer), from a suffix.
-
-    The suffix starts at a cut point, so its tokens are exactly the last tokens of the whole text's.
-    """
-    end = len(text)
-    tokens: list[int] = []
-    for start in reversed([0, *cut_points(text, chunk, encoding.name)]):
-        tokens[:0] = _encode(encoding, text[start:end])
-        end = start
-        if len(tokens) >= at_least:
-            break
-    return tokens
+    return sum(len(encode_piece(encoding, part)) for part in parts(encoding, text, chunk))
 
 
 def text_digest(text: str, chunk: int = CHUNK_CHARS) -> bytes:
