@@ -9,12 +9,13 @@ the places a history may be cut without separating a call from its result (paral
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InvalidMessageError
+from ._own_ids import free_id
 from .message import Message
 
 __all__ = [
@@ -129,8 +130,9 @@ def repair_tool_pairs(messages: Sequence[Message]) -> list[Message]:
     """Return a copy of ``messages`` that every strict provider accepts.
 
     Orphaned and duplicate tool results are left out (the caller still holds them; a session archives them), and
-    every unanswered call gets a synthetic result saying so, placed right after its run of results. A valid
-    sequence comes back unchanged (same message objects).
+    every unanswered call gets a synthetic result saying so, placed right after its run of results (its id is
+    ``ctxbudget-missing-<call id>``, or that plus ``~2``... when another message has it). A valid sequence comes
+    back unchanged (same message objects).
 
     Raises:
         InvalidMessageError: ``messages`` is not a sequence of :class:`~ctxbudget.Message`.
@@ -145,6 +147,7 @@ def repair_tool_pairs(messages: Sequence[Message]) -> list[Message]:
             missing.setdefault(p.index, []).append(p.call_id)
     repaired: list[Message] = []
     pending: list[Message] = []
+    taken = {message.id for message in messages} if missing else set()
     for index, message in enumerate(messages):
         if index in drop:
             continue
@@ -152,7 +155,9 @@ def repair_tool_pairs(messages: Sequence[Message]) -> list[Message]:
             repaired.extend(pending)
             pending = []
         repaired.append(message)
-        pending.extend(missing_result(call_id) for call_id in missing.get(index, []))
+        for call_id in missing.get(index, []):
+            pending.append(own_result(call_id, taken.__contains__))
+            taken.add(pending[-1].id)
     repaired.extend(pending)
     return repaired
 
@@ -166,6 +171,16 @@ def missing_result(call_id: str) -> Message:
         id=f"ctxbudget-missing-{call_id}",
         metadata={"ctxbudget": "synthetic_result"},
     )
+
+
+def own_result(call_id: str, taken: Callable[[str], bool]) -> Message:
+    """:func:`missing_result` with an id no other message of its request has (``taken``: whether one has an id).
+
+    The caller then counts this id as taken: two unanswered calls with one id (reused turn after turn) get two.
+    """
+    result = missing_result(call_id)
+    message_id = free_id(result.id, taken)
+    return result if message_id == result.id else result.model_copy(update={"id": message_id})
 
 
 def safe_cut_points(messages: Sequence[Message]) -> list[bool]:

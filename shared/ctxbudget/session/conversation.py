@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable, MutableMapping, Sequence
 
 from ..archive.store import Archive, ArchiveEntry
 from ..compaction.tiers import ARCHIVE_META, CompactionOutcome
-from ..errors import InvalidMessageError
 from ..messages.message import Message, MessageSequence, ToolSchema
 from ..messages.tokens import TokenCounter, count_message_by_lines
 from ._goal import GOAL_HEADING, Goal, goal_block, is_request, shown_goal
+from ._message_ids import MessageIds
 from .live_history import LiveHistory, UnsentResult
 from .request import INTERRUPTED_NOTICE, SUMMARY_HEADER
 
@@ -59,10 +59,10 @@ class Conversation:
         self.max_tokens = max_tokens
         self.lock = threading.RLock()
         self.archive = Archive()
-        self.live = LiveHistory(counter.count_message)
+        self.ids = MessageIds(session_id)
+        self.live = LiveHistory(counter.count_message, self.ids.knows)
         self._system_prompt = system_prompt
         self._tools = tuple(tools)
-        self._order: MutableMapping[str, int] = {}
         self._summary: str | None = None
         self._goal = Goal(self.lock)
         self._goal_shown: tuple[str, str] | None = None
@@ -133,7 +133,7 @@ class Conversation:
     @property
     def order(self) -> dict[str, int]:
         """Add position of every message ever added (a copy)."""
-        return dict(self._order)
+        return dict(self.ids.order)
 
     def keep_order_in(self, order: MutableMapping[str, int]) -> None:
         """Keep the add positions in ``order`` from now on (those recorded so far are moved into it).
@@ -142,13 +142,11 @@ class Conversation:
         of every message ever added does not grow its memory with the file; the positions are the same.
         """
         with self.lock:
-            for message_id, position in self._order.items():
-                order[message_id] = position
-            self._order = order
+            self.ids.keep_in(order)
 
     def knows(self, message_id: str) -> bool:
         """A message with this id was added before (live, compacted away or a system message)."""
-        return message_id in self._order
+        return self.ids.knows(message_id)
 
     def original_of(self, message: Message) -> Message | None:
         """The archived original of a live copy the session bounded or cleared, else ``None``.
@@ -167,18 +165,20 @@ class Conversation:
         by_id: dict[str, Message] = {m.id: m for m in self.live}
         by_id.update({m.id: m for m in self._system_extras})
         by_id.update({m.id: m for m in self.archive.messages()})  # the archived version is the original
-        return sorted((m for m in by_id.values() if m.id in self._order), key=lambda m: self._order[m.id])
+        order = self.ids.order
+        return sorted((m for m in by_id.values() if m.id in order), key=lambda m: order[m.id])
 
     # -- adding ------------------------------------------------------------------------------------------------
     def register(self, message: Message) -> None:
-        """Record a new message's add position.
+        """Record a new message's add position; the session's own messages move off its id (:class:`MessageIds`).
 
         Raises:
             InvalidMessageError: a message with the same id was added before.
         """
-        if message.id in self._order:
-            raise InvalidMessageError(f"message.id: {message.id!r} is already in this session", field="id")
-        self._order[message.id] = len(self._order)
+        if self.ids.register(message):  # an id of the form of the session's own: name those again
+            self._system_message = self._summary_cache = None
+            self._invalidate_prefix()
+            self.live.rename_own()
 
     def add_system(self, message: Message) -> None:
         """A registered system message: it joins the leading system block and is never compacted away."""
@@ -278,7 +278,7 @@ class Conversation:
     ) -> None:
         """Load saved state into a fresh conversation (a snapshot being restored)."""
         self.archive = archive if isinstance(archive, Archive) else Archive(archive)
-        self._order = dict(order)
+        self.ids.order = dict(order)
         self._summary = summary
         self._goal.set(goal, goal_id, live=False)
         self._pinned = list(pinned)
@@ -303,7 +303,7 @@ class Conversation:
         return Message(
             role="user",
             content=f"{SUMMARY_HEADER}\n{body}" if body else SUMMARY_HEADER,
-            id=f"ctxbudget-summary-{self.session_id}",
+            id=self.ids.own("summary"),
             metadata={"ctxbudget": "summary"},
         )
 
@@ -376,16 +376,14 @@ class Conversation:
         messages: list[Message] = []
         if self._system_prompt:
             if self._system_message is None or self._system_message.content != self._system_prompt:
-                self._system_message = Message(
-                    role="system", content=self._system_prompt, id=f"ctxbudget-system-{self.session_id}"
-                )
+                self._system_message = Message(role="system", content=self._system_prompt, id=self.ids.own("system"))
             messages.append(self._system_message)
         messages.extend(self._system_extras)
         if summary is not None:
             messages.append(summary)
-        messages.extend(self._pinned)
+        messages.extend(map(self.ids.own_form, self._pinned))  # a pinned form moved off a caller's id
         if self._context is not None:
-            messages.append(self._context)
+            messages.append(self.ids.own_form(self._context))
         self._prefix_cache = (summary, tuple(messages))
         return self._prefix_cache[1]
 

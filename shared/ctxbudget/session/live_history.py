@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ..messages._own_ids import free_id
 from ..messages.message import Message, MessageSequence
-from ..messages.toolpairs import missing_result
+from ..messages.toolpairs import own_result
 from .request import interrupted_notice
 
 __all__ = ["LiveHistory", "UnsentResult"]
@@ -36,6 +37,8 @@ class LiveHistory:
 
     Args:
         count: the token count of one message (the session's counter).
+        taken: whether a message the session was given has an id: the synthetic results and the notice take none
+            of those ids (nor each other's), :mod:`ctxbudget.messages._own_ids`.
 
     The lists it hands out (:attr:`messages`, :meth:`view`) are only ever appended to or swapped for new lists, so
     a view taken earlier stays valid (it covers a fixed prefix of a list nobody edits).
@@ -51,17 +54,20 @@ class LiveHistory:
         "_notice_at",
         "_open",
         "_open_tokens",
+        "_own",
         "_run",
         "_run_at",
         "_sent",
         "_sent_tokens",
         "_sizes",
+        "_taken",
         "_tokens",
         "_unpriced",
     )
 
-    def __init__(self, count: Callable[[Message], int]) -> None:
+    def __init__(self, count: Callable[[Message], int], taken: Callable[[str], bool] = lambda _id: False) -> None:
         self._count = count
+        self._taken = taken
         self._clear()
 
     def _clear(self) -> None:
@@ -85,6 +91,7 @@ class LiveHistory:
         self._closed: set[str] = set()  # calls of the latest run already answered
         self._interrupted: Message | None = None  # the latest assistant message, when it was an interrupted reply
         self._notice_at: int | None = None  # where in _sent its notice goes, once its run of results is closed
+        self._own: dict[str, Message] = {}  # the synthetic results built, by id, in the order they were built
 
     # -- reading -----------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -154,13 +161,21 @@ class LiveHistory:
             return MessageSequence(prefix, self._messages)  # the same list: adapters reuse their conversions
         base = self._sent if self._diverged else self._messages  # equal lists until a result is left out
         tail = [synthetic for synthetic, _ in self._synthetic_results()]
-        notice = interrupted_notice(self._interrupted) if self._interrupted is not None else None
+        notice = self._notice()
         if notice is None:
             return MessageSequence(prefix, base, tail=tail)
         if self._notice_at is None:  # the interrupted run is still the latest: the notice closes the request
             return MessageSequence(prefix, base, tail=[*tail, notice])
         split = self._notice_at
         return MessageSequence(prefix, base, split, tail=[notice, *base[split:]])
+
+    def _notice(self) -> Message | None:
+        """The interrupted-reply notice a request carries, or ``None``; its id is none a message of the request has."""
+        if self._interrupted is None:
+            return None
+        notice = interrupted_notice(self._interrupted)
+        message_id = free_id(notice.id, self._taken, self._own.__contains__)
+        return notice if message_id == notice.id else notice.model_copy(update={"id": message_id})
 
     # -- changing ----------------------------------------------------------------------------------------------
     def append(self, message: Message, size: int | None = None) -> UnsentResult | None:
@@ -193,6 +208,26 @@ class LiveHistory:
         self._clear()
         for index, message in enumerate(messages):
             self.append(message, None if sizes is None else sizes[index])
+
+    def rename_own(self) -> None:
+        """Name the synthetic results again, none with an id a message given since has (rare: O(history)).
+
+        The session calls it when a message arrives with an id of the form of theirs (``ctxbudget-...``). The sent
+        view is a new list (views taken earlier keep reading the old one).
+        """
+        built, self._own = self._own, {}
+        renamed = {id(message): self._own_result(message.tool_call_id or "") for message in built.values()}
+        if self._diverged:
+            self._sent = [renamed.get(id(message), message) for message in self._sent]
+        for call_id, known in self._open.items():  # replacing a value while iterating is safe: the keys stay
+            if known is not None:
+                self._open[call_id] = (renamed.get(id(known[0]), known[0]), known[1])
+
+    def _own_result(self, call_id: str) -> Message:
+        """The synthetic result of the call ``call_id``, with an id no other message of the request has."""
+        result = own_result(call_id, lambda message_id: self._taken(message_id) or message_id in self._own)
+        self._own[result.id] = result
+        return result
 
     def _add_result(self, message: Message, size: int) -> UnsentResult | None:
         call_id = message.tool_call_id or ""
@@ -227,7 +262,7 @@ class LiveHistory:
             return
         for call_id, known in self._open.items():
             if known is None:  # replacing a value while iterating is safe: the keys do not change
-                synthetic = missing_result(call_id)
+                synthetic = self._own_result(call_id)
                 size = self._count(synthetic)
                 self._open[call_id] = (synthetic, size)
                 self._open_tokens += size

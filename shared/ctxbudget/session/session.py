@@ -220,7 +220,7 @@ class ContextSession(MessageIntake):
                 Message(
                     role="user",
                     content=plan.rendered,
-                    id=f"ctxbudget-context-{self.session_id}",
+                    id=self.conversation.ids.own("context"),
                     metadata={"ctxbudget": "context"},
                 )
                 if plan.rendered
