@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["ENDS_WHOLE", "MARGIN", "PERIOD", "REGEX_LIMIT", "SPACES", "SpaceCuts"]
+__all__ = ["ENDS_WHOLE", "MARGIN", "PERIOD", "REGEX_LIMIT", "SPACES", "SpaceCuts", "run_start"]
 
 PERIOD = 128
 """Cuts inside a stretch of one whitespace character fall at multiples of this many characters from its start."""
@@ -121,21 +121,8 @@ class SpaceCuts:
         return self._run
 
     def _start(self, index: int, floor: int) -> int:
-        """The least ``i >= floor`` with ``text[i:index]`` all whitespace: gallop back, then halve the last step."""
-        text = self._text
-        known, step = index, 64  # text[known:index] is all whitespace
-        while known > floor:
-            begin = max(floor, known - step)
-            if _ALL.fullmatch(text, begin, known) is None:
-                while known - begin > 1:  # text[begin:known] holds a non-space; each probe costs half the rest
-                    middle = (begin + known) // 2
-                    if _ALL.fullmatch(text, middle, known) is None:
-                        begin = middle
-                    else:
-                        known = middle
-                return known
-            known, step = begin, step * 2
-        return known
+        """The least ``i >= floor`` with ``text[i:index]`` all whitespace."""
+        return run_start(self._text, _ALL, index, floor)
 
     def _candidate(self, start: int, end: int, newline: int, low: int) -> int | None:
         """The first cut at or after ``low`` in the run ``text[start:end]`` of a part (``start`` starts a pre-token)."""
@@ -160,3 +147,24 @@ class SpaceCuts:
             end = _end(_stretch(self._text[start]), self._text, start)
             self._same = (start, end)
         return end
+
+
+def run_start(text: str, run: re.Pattern[str], end: int, floor: int) -> int:
+    """The least ``i >= floor`` with ``text[i:end]`` a ``run`` (a pattern of one repeated class, ``[ ]*``).
+
+    Gallops back (64, 128, 256 ... characters) until a probe holds another character, then halves the last step:
+    O(log) probes of the regex engine, whatever the run's length.
+    """
+    known, step = end, 64  # text[known:end] is all run
+    while known > floor:
+        begin = max(floor, known - step)
+        if run.fullmatch(text, begin, known) is None:
+            while known - begin > 1:  # text[begin:known] holds another character; each probe costs half the rest
+                middle = (begin + known) // 2
+                if run.fullmatch(text, middle, known) is None:
+                    begin = middle
+                else:
+                    known = middle
+            return known
+        known, step = begin, step * 2
+    return known

@@ -41,6 +41,7 @@ import threading
 
 import tiktoken
 
+from ._space_runs import run_start
 from ._token_chunks import encode_piece, encode_text, last_cut
 
 __all__ = ["NEED", "find_stretch", "last_stretch", "lead", "trail", "units_ahead"]
@@ -252,18 +253,5 @@ def _run_end(text: str, char: str, start: int, stop: int) -> int:
 
 
 def _run_start(text: str, char: str, end: int, floor: int) -> int:
-    """The least ``i >= floor`` with ``text[i:end]`` all ``char``: gallop back, then halve the last step."""
-    pattern = _stretch(char)
-    known, step = end, 64  # text[known:end] is all char
-    while known > floor:
-        begin = max(floor, known - step)
-        if pattern.fullmatch(text, begin, known) is None:
-            while known - begin > 1:  # text[begin:known] holds another character; each probe costs half the rest
-                middle = (begin + known) // 2
-                if pattern.fullmatch(text, middle, known) is None:
-                    begin = middle
-                else:
-                    known = middle
-            return known
-        known, step = begin, step * 2
-    return known
+    """The least ``i >= floor`` with ``text[i:end]`` all ``char``."""
+    return run_start(text, _stretch(char), end, floor)
