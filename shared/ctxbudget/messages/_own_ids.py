@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["OWN_PREFIX", "free_id", "may_be_own"]
+from .message import Message
+
+__all__ = ["OWN_PREFIX", "free_id", "may_be_own", "with_free_id"]
 
 OWN_PREFIX = "ctxbudget-"
 """How the usual ids of the messages ctxbudget writes start (all but a pinned form, ``<message id>.pinned``)."""
@@ -28,6 +30,12 @@ def free_id(usual: str, *taken: Callable[[str], bool]) -> str:
     while any(has(f"{usual}~{number}") for has in taken):
         number += 1
     return f"{usual}~{number}"
+
+
+def with_free_id(message: Message, *taken: Callable[[str], bool], usual: str | None = None) -> Message:
+    """``message`` under :func:`free_id` of ``usual`` (default: its own id); the same object when that is its id."""
+    message_id = free_id(message.id if usual is None else usual, *taken)
+    return message if message_id == message.id else message.model_copy(update={"id": message_id})
 
 
 def may_be_own(message_id: str) -> bool:

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InvalidMessageError
-from ._own_ids import free_id
+from ._own_ids import with_free_id
 from .message import Message
 
 __all__ = [
@@ -178,9 +178,7 @@ def own_result(call_id: str, taken: Callable[[str], bool]) -> Message:
 
     The caller then counts this id as taken: two unanswered calls with one id (reused turn after turn) get two.
     """
-    result = missing_result(call_id)
-    message_id = free_id(result.id, taken)
-    return result if message_id == result.id else result.model_copy(update={"id": message_id})
+    return with_free_id(missing_result(call_id), taken)
 
 
 def safe_cut_points(messages: Sequence[Message]) -> list[bool]:

@@ -13,7 +13,7 @@ from collections.abc import MutableMapping
 from typing import Literal
 
 from ..errors import InvalidMessageError
-from ..messages._own_ids import free_id, may_be_own
+from ..messages._own_ids import free_id, may_be_own, with_free_id
 from ..messages.message import Message
 
 __all__ = ["MessageIds"]
@@ -71,5 +71,4 @@ class MessageIds:
             usual = f"{source}.pinned"
         else:
             return message
-        message_id = free_id(usual, self.knows)
-        return message if message_id == message.id else message.model_copy(update={"id": message_id})
+        return with_free_id(message, self.knows, usual=usual)

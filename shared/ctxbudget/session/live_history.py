@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..messages._own_ids import free_id
+from ..messages._own_ids import with_free_id
 from ..messages.message import Message, MessageSequence
 from ..messages.toolpairs import own_result
 from .request import interrupted_notice
@@ -173,9 +173,7 @@ class LiveHistory:
         """The interrupted-reply notice a request carries, or ``None``; its id is none a message of the request has."""
         if self._interrupted is None:
             return None
-        notice = interrupted_notice(self._interrupted)
-        message_id = free_id(notice.id, self._taken, self._own.__contains__)
-        return notice if message_id == notice.id else notice.model_copy(update={"id": message_id})
+        return with_free_id(interrupted_notice(self._interrupted), self._taken, self._own.__contains__)
 
     # -- changing ----------------------------------------------------------------------------------------------
     def append(self, message: Message, size: int | None = None) -> UnsentResult | None:

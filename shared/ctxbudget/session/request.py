@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..messages._own_ids import free_id
+from ..messages._own_ids import with_free_id
 from ..messages.message import Message, ToolSchema
 from ..providers import to_anthropic_request, to_openai_request, to_responses_request
 from ..providers.anthropic import CacheControl
@@ -129,9 +129,7 @@ def insert_interrupted_notice(messages: list[Message]) -> list[Message]:
     end = index + 1
     while end < len(messages) and messages[end].role == "tool":
         end += 1
-    notice = interrupted_notice(messages[index])
-    message_id = free_id(notice.id, {m.id for m in messages}.__contains__)  # no other message's id
-    notice = notice if message_id == notice.id else notice.model_copy(update={"id": message_id})
+    notice = with_free_id(interrupted_notice(messages[index]), {m.id for m in messages}.__contains__)
     return [*messages[:end], notice, *messages[end:]]
 
 
